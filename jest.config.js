@@ -1,0 +1,30 @@
+/**
+ * One run, three levels by suffix: *.spec.ts (pure), *.int-spec.ts (real
+ * PostgreSQL), e2e/*.e2e-spec.ts (running app over HTTP). Every test file gets
+ * its own database cloned from a migrated template (test/test-database.ts).
+ */
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/projections', '<rootDir>/e2e'],
+  testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
+  transform: { '^.+\\.ts$': swc },
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
+  // Two cores: two workers, each with its own database.
+  maxWorkers: 2,
+  testTimeout: 60_000,
+  watchman: false,
+};

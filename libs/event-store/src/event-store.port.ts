@@ -1,0 +1,117 @@
+/**
+ * The event store port: what every adapter (PostgreSQL, KurrentDB, in-memory)
+ * offers, and what the contract suite in `testing/` checks each one against.
+ */
+
+/** What the writer expects the stream to be before its append. */
+export type ExpectedRevision = 'no_stream' | 'any' | 'stream_exists' | bigint;
+
+export const NO_STREAM = 'no_stream' satisfies ExpectedRevision;
+export const ANY = 'any' satisfies ExpectedRevision;
+export const STREAM_EXISTS = 'stream_exists' satisfies ExpectedRevision;
+
+export type EventMetadata = Readonly<Record<string, unknown>>;
+
+/** An event as the writer hands it over. Give `id` to make retries idempotent. */
+export interface EventToAppend<Type extends string = string, Data = unknown> {
+  readonly id?: string;
+  readonly type: Type;
+  readonly data: Data;
+  readonly metadata?: EventMetadata;
+}
+
+/**
+ * A place in the global log. Positions order as (commit, prepare): for
+ * PostgreSQL commit is the writing transaction id and prepare the row's
+ * identity; for KurrentDB they are its own commit and prepare positions.
+ */
+export interface LogPosition {
+  readonly commit: bigint;
+  readonly prepare: bigint;
+}
+
+export const START: LogPosition = Object.freeze({ commit: -1n, prepare: -1n });
+
+export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  readonly id: string;
+  readonly streamId: string;
+  readonly revision: bigint;
+  readonly position: LogPosition;
+  readonly type: Type;
+  readonly data: Data;
+  readonly metadata: EventMetadata;
+  readonly recordedAt: Date;
+}
+
+export interface AppendResult {
+  readonly streamId: string;
+  /** Revision of the last event now in the stream. */
+  readonly nextRevision: bigint;
+  /** Position of the last event written by this append. */
+  readonly position: LogPosition;
+}
+
+export interface StreamAppend {
+  readonly streamId: string;
+  readonly expected: ExpectedRevision;
+  readonly events: readonly EventToAppend[];
+}
+
+export interface ReadStreamOptions {
+  readonly direction?: 'forwards' | 'backwards';
+  /** Inclusive start revision; defaults to the first (forwards) or last (backwards). */
+  readonly fromRevision?: bigint;
+  readonly maxCount?: number;
+  /** As-of reads: only events recorded at or before this instant. */
+  readonly until?: Date;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Defaults to START. */
+  readonly from?: LogPosition;
+  readonly maxCount?: number;
+}
+
+export interface SubscribeOptions {
+  /** Exclusive start, normally the subscriber's stored checkpoint. */
+  readonly from?: LogPosition;
+  readonly batchSize?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface EventStore {
+  readonly kind: 'postgres' | 'kurrentdb' | 'in-memory';
+
+  appendToStream(streamId: string, expected: ExpectedRevision, events: readonly EventToAppend[]): Promise<AppendResult>;
+
+  /** All or nothing across streams: one conflict fails the whole call. */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]>;
+
+  /** Events of one stream; an unknown stream reads as empty. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<readonly RecordedEvent[]>;
+
+  /**
+   * The global log after `from`, in commit order, gap-free: it never returns
+   * an event while an earlier-ordered one may still commit.
+   */
+  readAll(options?: ReadAllOptions): Promise<readonly RecordedEvent[]>;
+
+  /**
+   * Catch-up subscription to the global log: yields batches in order, first the
+   * history after `from`, then new events as they commit, until `signal` aborts.
+   * Durability is the subscriber's: it stores the last position of each batch it
+   * has handled (see ProjectionRunner) and passes it back as `from`.
+   */
+  subscribeToAll(options?: SubscribeOptions): AsyncIterable<readonly RecordedEvent[]>;
+
+  /** Resolves when the store answers; rejects with EventStoreUnavailableError otherwise. */
+  ping(): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+export function comparePositions(a: LogPosition, b: LogPosition): number {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
+  return 0;
+}

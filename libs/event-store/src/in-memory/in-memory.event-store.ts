@@ -1,0 +1,118 @@
+import { prepareAppends } from '../append-validation';
+import { WrongExpectedRevisionError } from '../event-store.errors';
+import {
+  START,
+  comparePositions,
+  type AppendResult,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type StreamAppend,
+  type SubscribeOptions,
+} from '../event-store.port';
+import { AppendSignal, pollAll } from '../subscription-loop';
+
+/** For fast unit tests of handlers only; the server never uses it. */
+export class InMemoryEventStore implements EventStore {
+  readonly kind = 'in-memory';
+  private readonly log: RecordedEvent[] = [];
+  private readonly streams = new Map<string, RecordedEvent[]>();
+  private readonly byId = new Map<string, RecordedEvent>();
+  private readonly appended = new AppendSignal();
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
+
+  async appendToStream(streamId: string, expected: ExpectedRevision, events: readonly EventToAppend[]): Promise<AppendResult> {
+    const [result] = await this.appendToStreams([{ streamId, expected, events }]);
+    return result!;
+  }
+
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]> {
+    const prepared = prepareAppends(appends);
+    const ids = prepared.flatMap((a) => a.events.map((e) => ({ streamId: a.streamId, id: e.id })));
+    const existing = ids.filter(({ id }) => this.byId.has(id));
+    if (existing.length > 0) {
+      if (existing.length === ids.length && existing.every(({ streamId, id }) => this.byId.get(id)?.streamId === streamId)) {
+        return prepared.map(({ streamId }) => {
+          const last = ids.filter((x) => x.streamId === streamId).map((x) => this.byId.get(x.id)!).at(-1)!;
+          return { streamId, nextRevision: last.revision, position: last.position };
+        });
+      }
+      throw new WrongExpectedRevisionError(prepared[0]!.streamId, prepared[0]!.expected, undefined);
+    }
+    // Check every stream before writing any: all or nothing.
+    for (const { streamId, expected } of prepared) {
+      const current = this.currentRevision(streamId);
+      const ok =
+        expected === 'any' ||
+        (expected === 'no_stream' && current === undefined) ||
+        (expected === 'stream_exists' && current !== undefined) ||
+        (typeof expected === 'bigint' && current === expected);
+      if (!ok) throw new WrongExpectedRevisionError(streamId, expected, current ?? 'no_stream');
+    }
+    const recordedAt = this.now();
+    const commit = BigInt(this.log.length);
+    const results = prepared.map(({ streamId, events }) => {
+      const stream = this.streams.get(streamId) ?? [];
+      this.streams.set(streamId, stream);
+      for (const event of events) {
+        const recorded: RecordedEvent = {
+          ...event,
+          streamId,
+          revision: BigInt(stream.length),
+          position: { commit, prepare: BigInt(this.log.length) },
+          recordedAt,
+        };
+        stream.push(recorded);
+        this.log.push(recorded);
+        this.byId.set(recorded.id, recorded);
+      }
+      const last = stream[stream.length - 1]!;
+      return { streamId, nextRevision: last.revision, position: last.position };
+    });
+    this.appended.notify();
+    return results;
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<readonly RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const until = options.until;
+    let events = (this.streams.get(streamId) ?? []).filter((e) => until === undefined || e.recordedAt <= until);
+    if (options.fromRevision !== undefined) {
+      const from = options.fromRevision;
+      events = events.filter((e) => (backwards ? e.revision <= from : e.revision >= from));
+    }
+    if (backwards) events = [...events].reverse();
+    return events.slice(0, options.maxCount ?? events.length);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {
+    const from = options.from ?? START;
+    return this.log.filter((e) => comparePositions(e.position, from) > 0).slice(0, options.maxCount ?? 1000);
+  }
+
+  subscribeToAll(options: SubscribeOptions = {}): AsyncIterable<readonly RecordedEvent[]> {
+    return pollAll({
+      from: options.from ?? START,
+      batchSize: options.batchSize ?? 500,
+      signal: options.signal,
+      idleWaitMs: 1000,
+      readBatch: (from, maxCount) => this.readAll({ from, maxCount }),
+      waitForAppend: (ms, signal) => this.appended.wait(ms, signal),
+    });
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.appended.notify();
+  }
+
+  private currentRevision(streamId: string): bigint | undefined {
+    const stream = this.streams.get(streamId);
+    return stream === undefined || stream.length === 0 ? undefined : stream[stream.length - 1]!.revision;
+  }
+}

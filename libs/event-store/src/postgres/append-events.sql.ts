@@ -1,0 +1,58 @@
+import type { Queryable } from '../../../platform/src/database/pg-pool';
+import { SQLSTATE, sqlStateOf } from '../../../platform/src/database/sqlstate';
+import type { PreparedAppend } from '../append-validation';
+import { InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
+import type { AppendResult, ExpectedRevision } from '../event-store.port';
+
+interface AppendRow {
+  r_stream: string;
+  r_revision: string;
+  r_commit: string;
+  r_position: string;
+}
+
+const EXPECTED_CODE: Record<Exclude<ExpectedRevision, bigint>, bigint> = { no_stream: -1n, any: -2n, stream_exists: -3n };
+
+/**
+ * One round trip for the whole append, however many streams and events:
+ * es_append (migrations/0001) locks the streams, checks every expected
+ * revision and inserts, atomically. Run inside a caller's transaction it must
+ * come before the transaction's first write (see the function's comment).
+ */
+export async function appendEvents(db: Queryable, appends: readonly PreparedAppend[]): Promise<AppendResult[]> {
+  const streams = appends.map((a) => a.streamId);
+  const expected = appends.map((a) => (typeof a.expected === 'bigint' ? a.expected : EXPECTED_CODE[a.expected]).toString());
+  const events = appends.flatMap((a, i) => a.events.map((e) => ({ s: i + 1, id: e.id, type: e.type, data: e.data, metadata: e.metadata })));
+  let rows: AppendRow[];
+  try {
+    ({ rows } = await db.query<AppendRow>('SELECT * FROM es_append($1::text[], $2::bigint[], $3::jsonb)', [streams, expected, JSON.stringify(events)]));
+  } catch (err) {
+    throw translateAppendError(err, appends);
+  }
+  const byStream = new Map(rows.map((r) => [r.r_stream, r]));
+  return appends.map(({ streamId }) => {
+    const row = byStream.get(streamId);
+    if (row === undefined) throw new Error(`es_append returned no result for stream ${streamId}`);
+    return { streamId, nextRevision: BigInt(row.r_revision), position: { commit: BigInt(row.r_commit), prepare: BigInt(row.r_position) } };
+  });
+}
+
+function translateAppendError(err: unknown, appends: readonly PreparedAppend[]): unknown {
+  switch (sqlStateOf(err)) {
+    case SQLSTATE.wrongExpectedRevision: {
+      const detail = JSON.parse((err as { detail?: string }).detail ?? '{}') as { stream?: string; actual?: number | null };
+      const failed = appends.find((a) => a.streamId === detail.stream) ?? appends[0];
+      const actual = detail.actual === undefined ? undefined : detail.actual === null ? 'no_stream' : BigInt(detail.actual);
+      return new WrongExpectedRevisionError(failed?.streamId ?? '', failed?.expected ?? 'any', actual);
+    }
+    case SQLSTATE.uniqueViolation:
+      // Only reachable if something wrote to events without es_append's lock.
+      return new WrongExpectedRevisionError(appends[0]?.streamId ?? '', appends[0]?.expected ?? 'any', undefined);
+    case SQLSTATE.untranslatableCharacter:
+    case SQLSTATE.invalidTextRepresentation:
+    case SQLSTATE.programLimitExceeded:
+      return new InvalidAppendError(`event data cannot be stored: ${(err as Error).message}`);
+    default:
+      return err;
+  }
+}

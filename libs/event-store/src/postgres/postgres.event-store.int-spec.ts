@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '../../../../test/test-database';
+import { WrongExpectedRevisionError } from '../event-store.errors';
+import { START, type RecordedEvent } from '../event-store.port';
+import { describeEventStoreContract } from '../testing/event-store.contract';
+import { PostgresEventStore } from './postgres.event-store';
+
+describeEventStoreContract('postgres', async () => {
+  const db = await createTestDatabase();
+  return { store: new PostgresEventStore(db.pool, { idleWaitMs: 20 }), teardown: () => db.drop() };
+});
+
+describe('PostgreSQL event store: commit order', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new PostgresEventStore(db.pool);
+  });
+  afterAll(() => db.drop());
+
+  const prefix = (): string => `t${randomUUID().slice(0, 8)}`;
+  const ofPrefix = (p: string, events: readonly RecordedEvent[]): string[] => events.filter((e) => e.streamId.startsWith(p)).map((e) => e.type);
+
+  it('does not let a reader move past a transaction that is still open while a later one commits', async () => {
+    const p = prefix();
+    const slow = await db.pool.connect();
+    try {
+      await slow.query('BEGIN');
+      await store.appendWith(slow, [{ streamId: `${p}-slow`, expected: 'no_stream', events: [{ type: 'WrittenFirst', data: {} }] }]);
+      await store.appendToStream(`${p}-fast`, 'no_stream', [{ type: 'CommittedFirst', data: {} }]);
+
+      // The fast writer committed, but its event sorts after the open one: not readable yet.
+      const early = await store.readAll({ from: START, maxCount: 10_000 });
+      expect(ofPrefix(p, early)).toEqual([]);
+      const checkpoint = early.at(-1)?.position ?? START;
+
+      await slow.query('COMMIT');
+      const late = await waitForEvents(store, checkpoint, p, 2);
+      expect(late).toEqual(['WrittenFirst', 'CommittedFirst']);
+    } finally {
+      slow.release();
+    }
+  });
+
+  it('refuses an append from a transaction that wrote before a later writer of the same stream', async () => {
+    const p = prefix();
+    const early = await db.pool.connect();
+    try {
+      await early.query('BEGIN');
+      await early.query('SELECT pg_current_xact_id()'); // a first write: the transaction now has its id
+      await store.appendToStream(`${p}-s`, 'no_stream', [{ type: 'ByLaterTransaction', data: {} }]);
+      await expect(
+        store.appendWith(early, [{ streamId: `${p}-s`, expected: 'any', events: [{ type: 'WouldSortFirst', data: {} }] }]),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await early.query('ROLLBACK');
+    } finally {
+      early.release();
+    }
+    // Retried in a fresh transaction it goes through, after the other writer's event.
+    await store.appendToStream(`${p}-s`, 'any', [{ type: 'Retried', data: {} }]);
+    expect(await waitForEvents(store, START, p, 2)).toEqual(['ByLaterTransaction', 'Retried']);
+  });
+
+  it('accepts an append after earlier writes when no later transaction touched the stream', async () => {
+    const p = prefix();
+    const tx = await db.pool.connect();
+    try {
+      await tx.query('BEGIN');
+      await tx.query('SELECT pg_current_xact_id()');
+      await store.appendWith(tx, [{ streamId: `${p}-s`, expected: 'no_stream', events: [{ type: 'A', data: {} }] }]);
+      await store.appendWith(tx, [{ streamId: `${p}-s`, expected: 0n, events: [{ type: 'B', data: {} }] }]);
+      await tx.query('COMMIT');
+    } finally {
+      tx.release();
+    }
+    expect((await store.readStream(`${p}-s`)).map((e) => e.type)).toEqual(['A', 'B']);
+  });
+
+  it('rejects data PostgreSQL cannot store as an invalid append, writing nothing', async () => {
+    const p = prefix();
+    await expect(store.appendToStream(`${p}-nul`, 'any', [{ type: 'Bad', data: { text: 'a\u0000b' } }])).rejects.toMatchObject({ code: 'invalid-append' });
+    expect(await store.readStream(`${p}-nul`)).toEqual([]);
+  });
+});
+
+async function waitForEvents(store: PostgresEventStore, from: RecordedEvent['position'], prefix: string, count: number): Promise<string[]> {
+  const deadline = Date.now() + 10_000;
+  while (true) {
+    const types = (await store.readAll({ from, maxCount: 10_000 })).filter((e) => e.streamId.startsWith(prefix)).map((e) => e.type);
+    if (types.length >= count || Date.now() > deadline) return types;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,95 @@
+import type { Pool } from 'pg';
+import type { Queryable } from '../../../platform/src/database/pg-pool';
+import { isUnavailable } from '../../../platform/src/database/sqlstate';
+import { prepareAppends } from '../append-validation';
+import { EventStoreUnavailableError } from '../event-store.errors';
+import {
+  START,
+  type AppendResult,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type StreamAppend,
+  type SubscribeOptions,
+} from '../event-store.port';
+import { AppendSignal, pollAll } from '../subscription-loop';
+import { appendEvents } from './append-events.sql';
+import { readAllEvents, readStreamEvents } from './read-events.sql';
+
+export interface PostgresEventStoreOptions {
+  /** Idle wait of a caught-up subscription before it reads again (appends in this process wake it at once). */
+  readonly idleWaitMs?: number;
+}
+
+/** The default store: the `events` table and es_append of migrations/0001. */
+export class PostgresEventStore implements EventStore {
+  readonly kind = 'postgres';
+  private readonly appended = new AppendSignal();
+  private readonly idleWaitMs: number;
+
+  constructor(
+    private readonly pool: Pool,
+    options: PostgresEventStoreOptions = {},
+  ) {
+    this.idleWaitMs = options.idleWaitMs ?? 100;
+  }
+
+  async appendToStream(streamId: string, expected: ExpectedRevision, events: readonly EventToAppend[]): Promise<AppendResult> {
+    const [result] = await this.appendToStreams([{ streamId, expected, events }]);
+    return result!;
+  }
+
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]> {
+    const results = await this.appendWith(this.pool, appends);
+    this.appended.notify();
+    return results;
+  }
+
+  /**
+   * Append inside the caller's transaction (write-through of read models).
+   * Call it before the transaction writes anything else; the caller notifies
+   * nobody until commit, so subscribers find the events by polling.
+   */
+  appendWith(db: Queryable, appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    return guard(() => appendEvents(db, prepareAppends(appends)));
+  }
+
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<readonly RecordedEvent[]> {
+    return guard(() => readStreamEvents(this.pool, streamId, options));
+  }
+
+  readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {
+    return guard(() => readAllEvents(this.pool, options.from ?? START, options.maxCount ?? 1000));
+  }
+
+  subscribeToAll(options: SubscribeOptions = {}): AsyncIterable<readonly RecordedEvent[]> {
+    return pollAll({
+      from: options.from ?? START,
+      batchSize: options.batchSize ?? 500,
+      signal: options.signal,
+      idleWaitMs: this.idleWaitMs,
+      readBatch: (from, maxCount) => this.readAll({ from, maxCount }),
+      waitForAppend: (ms, signal) => this.appended.wait(ms, signal),
+    });
+  }
+
+  async ping(): Promise<void> {
+    await guard(() => this.pool.query('SELECT 1 FROM events LIMIT 0'));
+  }
+
+  async close(): Promise<void> {
+    this.appended.notify();
+  }
+}
+
+async function guard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUnavailable(err)) throw new EventStoreUnavailableError(`PostgreSQL event store unavailable: ${(err as Error).message}`, { cause: err });
+    throw err;
+  }
+}

@@ -1,0 +1,66 @@
+import type { Queryable } from '../../../platform/src/database/pg-pool';
+import type { LogPosition, ReadStreamOptions, RecordedEvent } from '../event-store.port';
+
+interface EventRow {
+  event_id: string;
+  stream_id: string;
+  stream_revision: string;
+  transaction_id: string;
+  global_position: string;
+  event_type: string;
+  data: unknown;
+  metadata: Record<string, unknown>;
+  recorded_at: Date;
+}
+
+const COLUMNS = 'event_id, stream_id, stream_revision, transaction_id::text, global_position, event_type, data, metadata, recorded_at';
+
+/** Largest bigint PostgreSQL accepts: "no limit" for LIMIT and revision bounds. */
+const MAX_BIGINT = '9223372036854775807';
+
+/** Range scan of events_stream_revision_key, either direction. */
+export async function readStreamEvents(db: Queryable, streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+  const backwards = options.direction === 'backwards';
+  const from = options.fromRevision?.toString() ?? (backwards ? MAX_BIGINT : '0');
+  const { rows } = await db.query<EventRow>(
+    `SELECT ${COLUMNS} FROM events
+      WHERE stream_id = $1
+        AND stream_revision ${backwards ? '<=' : '>='} $2
+        AND ($3::timestamptz IS NULL OR recorded_at <= $3)
+      ORDER BY stream_revision ${backwards ? 'DESC' : 'ASC'}
+      LIMIT $4`,
+    [streamId, from, options.until ?? null, options.maxCount ?? MAX_BIGINT],
+  );
+  return rows.map(toRecordedEvent);
+}
+
+/**
+ * The global log after `from`, gap-free under concurrent writers: only
+ * transactions older than the oldest one still running are read, so an event
+ * whose transaction commits later can never sort before what was returned.
+ * Uses events_global_order_idx; the row comparison is one index range.
+ */
+export async function readAllEvents(db: Queryable, from: LogPosition, maxCount: number): Promise<RecordedEvent[]> {
+  const { rows } = await db.query<EventRow>(
+    `SELECT ${COLUMNS} FROM events
+      WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY transaction_id, global_position
+      LIMIT $3`,
+    [(from.commit < 0n ? 0n : from.commit).toString(), from.prepare.toString(), maxCount],
+  );
+  return rows.map(toRecordedEvent);
+}
+
+function toRecordedEvent(row: EventRow): RecordedEvent {
+  return {
+    id: row.event_id,
+    streamId: row.stream_id,
+    revision: BigInt(row.stream_revision),
+    position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.global_position) },
+    type: row.event_type,
+    data: row.data,
+    metadata: row.metadata,
+    recordedAt: row.recorded_at,
+  };
+}

@@ -1,0 +1,282 @@
+import { randomUUID } from 'node:crypto';
+import { WrongExpectedRevisionError } from '../event-store.errors';
+import { START, comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '../event-store.port';
+
+export interface ContractFixture {
+  readonly store: EventStore;
+  teardown(): Promise<void>;
+}
+
+/**
+ * The behaviour every adapter must show, run against each one. Streams carry a
+ * random prefix per test, so the suite also runs on a shared server.
+ */
+export function describeEventStoreContract(adapter: string, createFixture: () => Promise<ContractFixture>): void {
+  describe(`event store contract: ${adapter}`, () => {
+    let fixture: ContractFixture;
+    let store: EventStore;
+    let prefix: string;
+    const stream = (name: string): string => `${prefix}-${name}`;
+    const mine = (events: readonly RecordedEvent[]): RecordedEvent[] => events.filter((e) => e.streamId.startsWith(prefix));
+    const readMine = (from: LogPosition, count: number): Promise<RecordedEvent[]> => readUntil(store, from, mine, count);
+
+    beforeAll(async () => {
+      fixture = await createFixture();
+      store = fixture.store;
+    });
+    afterAll(async () => fixture?.teardown());
+    beforeEach(() => {
+      prefix = `t${randomUUID().slice(0, 8)}`;
+    });
+
+    it('appends to a new stream and reads back what was written, with ids, revisions, positions and times', async () => {
+      const id = randomUUID();
+      const result = await store.appendToStream(stream('run'), 'no_stream', [
+        { id, type: 'RunScheduled', data: { dueAt: '2026-03-15T01:00:00Z' }, metadata: { actor: 'team:billing', schemaVersion: 1 } },
+        { type: 'RunLeased', data: { attempt: 1 } },
+      ]);
+      expect(result.nextRevision).toBe(1n);
+      const events = await store.readStream(stream('run'));
+      expect(events.map((e) => [e.type, e.revision])).toEqual([
+        ['RunScheduled', 0n],
+        ['RunLeased', 1n],
+      ]);
+      expect(events[0]).toMatchObject({ id, streamId: stream('run'), data: { dueAt: '2026-03-15T01:00:00Z' }, metadata: { actor: 'team:billing', schemaVersion: 1 } });
+      expect(events[1]?.metadata).toEqual({});
+      expect(events[0]?.recordedAt).toBeInstanceOf(Date);
+      expect(comparePositions(events[0]!.position, events[1]!.position)).toBeLessThan(0);
+      expect(events[1]?.position).toEqual(result.position);
+    });
+
+    it('honours every kind of expected revision and reports the actual one on a conflict', async () => {
+      const s = stream('job');
+      await expect(store.appendToStream(s, 'stream_exists', [event('A')])).rejects.toMatchObject({ code: 'wrong-expected-revision', streamId: s });
+      await store.appendToStream(s, 'no_stream', [event('A')]);
+      const conflict = await store.appendToStream(s, 'no_stream', [event('B')]).catch((e: unknown) => e);
+      expect(conflict).toBeInstanceOf(WrongExpectedRevisionError);
+      expect(conflict).toMatchObject({ streamId: s, expected: 'no_stream' });
+      await expect(store.appendToStream(s, 5n, [event('B')])).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.appendToStream(s, 0n, [event('B')])).resolves.toMatchObject({ nextRevision: 1n });
+      await expect(store.appendToStream(s, 'stream_exists', [event('C')])).resolves.toMatchObject({ nextRevision: 2n });
+      await expect(store.appendToStream(s, 'any', [event('D')])).resolves.toMatchObject({ nextRevision: 3n });
+      expect((await store.readStream(s)).map((e) => e.type)).toEqual(['A', 'B', 'C', 'D']);
+    });
+
+    it('lets exactly one of many concurrent appenders win each revision', async () => {
+      const s = stream('contended');
+      await store.appendToStream(s, 'no_stream', [event('Created')]);
+      for (let revision = 0n; revision < 10n; revision++) {
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, writer) => store.appendToStream(s, revision, [event('Claimed', { writer })])),
+        );
+        const won = outcomes.filter((o) => o.status === 'fulfilled');
+        const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+        expect(won).toHaveLength(1);
+        expect(lost).toHaveLength(7);
+        for (const loss of lost) expect(loss.reason).toBeInstanceOf(WrongExpectedRevisionError);
+      }
+      const events = await store.readStream(s);
+      expect(events.map((e) => e.revision)).toEqual(Array.from({ length: 11 }, (_, i) => BigInt(i)));
+    });
+
+    it('appends to several streams all or nothing', async () => {
+      const results = await store.appendToStreams([
+        { streamId: stream('a'), expected: 'no_stream', events: [event('A1'), event('A2')] },
+        { streamId: stream('b'), expected: 'no_stream', events: [event('B1')] },
+      ]);
+      expect(results.map((r) => [r.streamId, r.nextRevision])).toEqual([
+        [stream('a'), 1n],
+        [stream('b'), 0n],
+      ]);
+      await expect(
+        store.appendToStreams([
+          { streamId: stream('c'), expected: 'no_stream', events: [event('C1')] },
+          { streamId: stream('a'), expected: 0n, events: [event('A3')] },
+        ]),
+      ).rejects.toMatchObject({ code: 'wrong-expected-revision', streamId: stream('a') });
+      expect(await store.readStream(stream('c'))).toEqual([]);
+      expect((await store.readStream(stream('a'))).map((e) => e.type)).toEqual(['A1', 'A2']);
+    });
+
+    it('treats a retried append with the same event ids as a success, not a duplicate', async () => {
+      const events = [event('RunLeased', { n: 1 }, randomUUID()), event('RunSucceeded', { n: 2 }, randomUUID())];
+      const first = await store.appendToStream(stream('retry'), 'no_stream', events);
+      const retried = await store.appendToStream(stream('retry'), 'no_stream', events);
+      expect(retried).toEqual(first);
+      expect(await store.readStream(stream('retry'))).toHaveLength(2);
+      // The same ids cannot land in another stream.
+      await expect(store.appendToStream(stream('other'), 'any', events)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      expect(await store.readStream(stream('other'))).toEqual([]);
+    });
+
+    it('reads a stream forwards and backwards, from a revision, a page, and as of a time', async () => {
+      const s = stream('history');
+      await store.appendToStream(s, 'no_stream', [event('E0'), event('E1'), event('E2')]);
+      await sleep(20);
+      await store.appendToStream(s, 2n, [event('E3'), event('E4')]);
+      // The store's own clock, so the test holds whatever the skew to this process.
+      const between = (await store.readStream(s))[2]!.recordedAt;
+      const types = (events: readonly RecordedEvent[]): string[] => events.map((e) => e.type);
+      expect(types(await store.readStream(s, { fromRevision: 2n, maxCount: 2 }))).toEqual(['E2', 'E3']);
+      expect(types(await store.readStream(s, { direction: 'backwards', maxCount: 2 }))).toEqual(['E4', 'E3']);
+      expect(types(await store.readStream(s, { direction: 'backwards', fromRevision: 1n }))).toEqual(['E1', 'E0']);
+      expect(types(await store.readStream(s, { until: between }))).toEqual(['E0', 'E1', 'E2']);
+      expect(types(await store.readStream(s, { direction: 'backwards', until: between, maxCount: 1 }))).toEqual(['E2']);
+      expect(await store.readStream(stream('never-written'))).toEqual([]);
+    });
+
+    it('reads the global log in order and continues exactly after a position', async () => {
+      for (let i = 0; i < 5; i++) {
+        await store.appendToStreams([
+          { streamId: stream('x'), expected: 'any', events: [event('X', { i })] },
+          { streamId: stream('y'), expected: 'any', events: [event('Y', { i })] },
+        ]);
+      }
+      const all = await readMine(START, 10);
+      expect(all.map((e) => `${e.type}${(e.data as { i: number }).i}`)).toEqual(['X0', 'Y0', 'X1', 'Y1', 'X2', 'Y2', 'X3', 'Y3', 'X4', 'Y4']);
+      for (let i = 1; i < all.length; i++) expect(comparePositions(all[i - 1]!.position, all[i]!.position)).toBeLessThan(0);
+      const rest = await readMine(all[3]!.position, 6);
+      expect(rest.map((e) => e.id)).toEqual(all.slice(4).map((e) => e.id));
+      const page = await store.readAll({ from: all[0]!.position, maxCount: 2 });
+      expect(page).toHaveLength(2);
+    });
+
+    it('never lets a reader of the global log skip an event under concurrent writers', async () => {
+      const writers = 8;
+      const appendsPerWriter = 24;
+      let writing = true;
+      const seen: RecordedEvent[] = [];
+      const expected = writers * appendsPerWriter * 1.5;
+      const start = await lastPosition(store);
+      const reader = (async () => {
+        let from = start;
+        const deadline = Date.now() + 30_000;
+        while (writing || seen.length < expected) {
+          if (Date.now() > deadline) throw new Error(`reader saw ${seen.length} of ${expected} events`);
+          const batch = await store.readAll({ from, maxCount: 200 });
+          seen.push(...mine(batch));
+          if (batch.length > 0) from = batch[batch.length - 1]!.position;
+          else await sleep(5);
+        }
+      })();
+      await Promise.all(
+        Array.from({ length: writers }, async (_, w) => {
+          for (let i = 0; i < appendsPerWriter; i++) {
+            // Half the appends share streams, half touch two streams at once.
+            if (i % 2 === 0) await store.appendToStream(stream(`shared-${i % 3}`), 'any', [event('S', { w, i })]);
+            else await store.appendToStreams([
+              { streamId: stream(`own-${w}`), expected: 'any', events: [event('O', { w, i })] },
+              { streamId: stream(`pair-${w % 2}`), expected: 'any', events: [event('P', { w, i })] },
+            ]);
+          }
+        }),
+      ).finally(() => {
+        writing = false;
+      });
+      await reader;
+      const written = await readMine(START, expected);
+      expect(written).toHaveLength(expected);
+      expect(seen.map((e) => e.id)).toEqual(written.map((e) => e.id));
+      const lastRevision = new Map<string, bigint>();
+      for (const e of seen) {
+        expect(e.revision).toBe((lastRevision.get(e.streamId) ?? -1n) + 1n);
+        lastRevision.set(e.streamId, e.revision);
+      }
+    });
+
+    it('stores a 256 KB event intact', async () => {
+      const blob = 'x'.repeat(256 * 1024 - 64);
+      await store.appendToStream(stream('big'), 'no_stream', [event('Big', { blob })]);
+      const [read] = await store.readStream(stream('big'));
+      expect((read?.data as { blob: string }).blob).toBe(blob);
+    });
+
+    it('keeps unicode in stream ids, types, data and metadata', async () => {
+      const text = 'Zürich 東京 مرحبا 🚀👩🏽‍💻 é (e\u0301) \u2028 "quotes" \\ back';
+      const s = stream(`unicode-日本-🚀`);
+      await store.appendToStream(s, 'no_stream', [{ type: 'Ünïcödé', data: { text, nested: [text] }, metadata: { actor: text } }]);
+      const [read] = await store.readStream(s);
+      expect(read).toMatchObject({ streamId: s, type: 'Ünïcödé', data: { text, nested: [text] }, metadata: { actor: text } });
+    });
+
+    it('delivers history then live events to a catch-up subscription, and resumes from a checkpoint', async () => {
+      const s = stream('sub');
+      const start = await lastPosition(store);
+      await store.appendToStream(s, 'no_stream', [event('H0'), event('H1')]);
+      const abort = new AbortController();
+      const received: RecordedEvent[] = [];
+      const consumer = (async () => {
+        for await (const batch of store.subscribeToAll({ from: start, batchSize: 10, signal: abort.signal })) {
+          received.push(...mine(batch));
+          if (received.length >= 4) abort.abort();
+        }
+      })();
+      await waitFor(() => received.length >= 2);
+      await store.appendToStream(s, 1n, [event('L2'), event('L3')]);
+      await consumer;
+      expect(received.map((e) => e.type)).toEqual(['H0', 'H1', 'L2', 'L3']);
+
+      const resumed: RecordedEvent[] = [];
+      const again = new AbortController();
+      for await (const batch of store.subscribeToAll({ from: received[1]!.position, signal: again.signal })) {
+        resumed.push(...mine(batch));
+        if (resumed.length >= 2) again.abort();
+      }
+      expect(resumed.map((e) => e.type)).toEqual(['L2', 'L3']);
+    });
+
+    it('answers a ping', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+  });
+}
+
+function event(type: string, data: Record<string, unknown> = {}, id?: string): { id?: string; type: string; data: Record<string, unknown> } {
+  return id === undefined ? { type, data } : { id, type, data };
+}
+
+async function readWholeLog(store: EventStore, from: LogPosition): Promise<RecordedEvent[]> {
+  const all: RecordedEvent[] = [];
+  let position = from;
+  while (true) {
+    const batch = await store.readAll({ from: position, maxCount: 1000 });
+    if (batch.length === 0) return all;
+    all.push(...batch);
+    position = batch[batch.length - 1]!.position;
+  }
+}
+
+/**
+ * The global log holds back events while an older transaction anywhere on the
+ * server is open (that is the gap-free rule), so wait for what this test wrote.
+ */
+async function readUntil(
+  store: EventStore,
+  from: LogPosition,
+  filter: (events: readonly RecordedEvent[]) => RecordedEvent[],
+  count: number,
+): Promise<RecordedEvent[]> {
+  let events: RecordedEvent[] = [];
+  await waitFor(async () => {
+    events = filter(await readWholeLog(store, from));
+    return events.length >= count;
+  });
+  return events;
+}
+
+async function lastPosition(store: EventStore): Promise<LogPosition> {
+  const all = await readWholeLog(store, START);
+  return all.length === 0 ? START : all[all.length - 1]!.position;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}

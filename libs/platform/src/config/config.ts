@@ -1,0 +1,96 @@
+import * as path from 'node:path';
+
+/** A bad setting: the process prints `message` alone and exits non-zero. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export type EventStoreKind = 'postgres' | 'kurrentdb';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Config {
+  readonly port: number;
+  /** Unset: embedded PostgreSQL under `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly embeddedPgPort: number;
+  readonly pgPoolSize: number;
+  readonly eventStore: EventStoreKind;
+  readonly kurrentDbConnectionString: string | undefined;
+  readonly logLevel: LogLevel;
+}
+
+/** Every environment variable the processes read, with its default; the README table mirrors this. */
+export const CONFIG_VARIABLES = {
+  PORT: '3000',
+  DATABASE_URL: '(unset: embedded PostgreSQL)',
+  DATA_DIR: './.data',
+  EMBEDDED_PG_PORT: '0 (any free port)',
+  PG_POOL_SIZE: '10',
+  EVENT_STORE: 'postgres',
+  KURRENTDB_CONNECTION_STRING: '(unset)',
+  LOG_LEVEL: 'info',
+} as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const eventStore = parseChoice(env, 'EVENT_STORE', ['postgres', 'kurrentdb'] as const, 'postgres');
+  const kurrentDbConnectionString = nonEmpty(env['KURRENTDB_CONNECTION_STRING']);
+  if (eventStore === 'kurrentdb' && kurrentDbConnectionString === undefined) {
+    throw new ConfigError('EVENT_STORE=kurrentdb needs KURRENTDB_CONNECTION_STRING (for example kurrentdb://localhost:2113?tls=false)');
+  }
+  return {
+    port: parseInteger(env, 'PORT', 3000, 0, 65535),
+    databaseUrl: parseDatabaseUrl(nonEmpty(env['DATABASE_URL'])),
+    dataDir: path.resolve(cwd, nonEmpty(env['DATA_DIR']) ?? '.data'),
+    embeddedPgPort: parseInteger(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
+    pgPoolSize: parseInteger(env, 'PG_POOL_SIZE', 10, 1, 500),
+    eventStore,
+    kurrentDbConnectionString,
+    logLevel: parseChoice(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function parseDatabaseUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('DATABASE_URL is not a URL; expected postgres://user:password@host:5432/database');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, not ${url.protocol}//`);
+  }
+  if (url.hostname === '' && !url.searchParams.has('host')) {
+    throw new ConfigError('DATABASE_URL has no host; expected postgres://user:password@host:5432/database');
+  }
+  return value;
+}
+
+function parseInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function parseChoice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const choice = choices.find((c) => c === raw.toLowerCase());
+  if (choice === undefined) {
+    throw new ConfigError(`${name} must be one of ${choices.join(', ')}, not "${raw}"`);
+  }
+  return choice;
+}

@@ -1,0 +1,27 @@
+/** SQLSTATE codes we act on, by name (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
+export const SQLSTATE = {
+  uniqueViolation: '23505',
+  untranslatableCharacter: '22P05',
+  invalidTextRepresentation: '22P02',
+  programLimitExceeded: '54000',
+  /** Raised by es_append when a stream is not at its expected revision. */
+  wrongExpectedRevision: 'ES409',
+} as const;
+
+/** The server or the connection is gone or going: the caller may try again later. */
+const UNAVAILABLE_CLASSES = ['08', '53', '57P'] as const;
+
+export function sqlStateOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.length === 5 ? code : undefined;
+}
+
+export function isUnavailable(err: unknown): boolean {
+  const code = sqlStateOf(err);
+  if (code !== undefined) return UNAVAILABLE_CLASSES.some((prefix) => code.startsWith(prefix));
+  // Socket-level failures from the driver carry a Node error code instead.
+  const nodeCode = (err as { code?: unknown } | null)?.code;
+  if (typeof nodeCode === 'string' && /^E[A-Z]+/.test(nodeCode)) return true;
+  const message = err instanceof Error ? err.message : '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(message);
+}

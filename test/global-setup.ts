@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../libs/platform/src/database/embedded-postgres';
+import { migrate } from '../libs/platform/src/database/migrate';
+import { TEST_ENV, databaseUrl } from './test-environment';
+
+declare global {
+  // eslint-disable-next-line no-var
+  var __embeddedPostgres: EmbeddedPostgres | undefined;
+}
+
+/**
+ * Tests use DATABASE_URL when set, an embedded PostgreSQL otherwise. Either
+ * way a template database is migrated once; each test file clones it.
+ */
+export default async function globalSetup(): Promise<void> {
+  let serverUrl = process.env['DATABASE_URL'];
+  if (serverUrl === undefined || serverUrl === '') {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-test-pg-'));
+    await chmod(dataDir, 0o755); // as root the server runs as 'postgres', which must enter it
+    globalThis.__embeddedPostgres = await startEmbeddedPostgres({ dataDir, ephemeral: true });
+    serverUrl = globalThis.__embeddedPostgres.connectionString;
+    process.stdout.write(`\nDATABASE_URL unset: tests run on an embedded PostgreSQL (${dataDir})\n`);
+  }
+  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const template = `sched_tpl_${runId}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${template}`);
+  } finally {
+    await admin.end();
+  }
+  await migrate(databaseUrl(serverUrl, template));
+  process.env[TEST_ENV.adminUrl] = serverUrl;
+  process.env[TEST_ENV.templateDatabase] = template;
+  process.env[TEST_ENV.runId] = runId;
+}

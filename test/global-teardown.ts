@@ -1,0 +1,22 @@
+import { Client } from 'pg';
+import { TEST_ENV } from './test-environment';
+
+export default async function globalTeardown(): Promise<void> {
+  const serverUrl = process.env[TEST_ENV.adminUrl];
+  const runId = process.env[TEST_ENV.runId];
+  if (serverUrl !== undefined && runId !== undefined && globalThis.__embeddedPostgres === undefined) {
+    // A shared server: leave no databases of this run behind.
+    const admin = new Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ datname: string }>(
+        `SELECT datname FROM pg_database WHERE datname LIKE 'sched\\_%' AND datname LIKE $1`,
+        [`%${runId}%`],
+      );
+      for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  }
+  await globalThis.__embeddedPostgres?.stop();
+}

@@ -1,0 +1,12 @@
+/** Set by test/global-setup.ts, read by every test file. */
+export const TEST_ENV = {
+  adminUrl: 'SCHEDULER_TEST_ADMIN_URL',
+  templateDatabase: 'SCHEDULER_TEST_TEMPLATE_DB',
+  runId: 'SCHEDULER_TEST_RUN_ID',
+} as const;
+
+export function databaseUrl(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
