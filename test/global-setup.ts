@@ -8,7 +8,6 @@ import { migrate } from '../libs/platform/src/database/migrate';
 import { TEST_ENV, databaseUrl } from './test-environment';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __embeddedPostgres: EmbeddedPostgres | undefined;
 }
 

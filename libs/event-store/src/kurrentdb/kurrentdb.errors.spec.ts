@@ -145,6 +145,18 @@ describe('KurrentDbEventStore error paths (fake client)', () => {
     expect(appendToStream).toHaveBeenCalledWith('job-1', [expect.objectContaining({ type: 'RunLeased', contentType: 'application/json' })], { streamState: 1n });
   });
 
+  it('reads the position back when the server answers an idempotent retry without one', async () => {
+    const appendToStream = jest.fn().mockResolvedValue({ success: true, nextExpectedRevision: 1n, position: undefined });
+    const readStream = jest.fn(() =>
+      (async function* () {
+        yield { event: { streamId: 'job-1', id: 'x', revision: 1n, type: 'A', created: new Date(0), data: {}, metadata: undefined, position: { commit: 7n, prepare: 7n } } };
+      })(),
+    );
+    const result = await storeWith({ appendToStream, readStream }).appendToStream('job-1', 'no_stream', [{ type: 'A', data: {} }, { type: 'B', data: {} }]);
+    expect(result).toEqual({ streamId: 'job-1', nextRevision: 1n, position: { commit: 7n, prepare: 7n } });
+    expect(readStream).toHaveBeenCalledWith('job-1', expect.objectContaining({ fromRevision: 1n, maxCount: 1 }));
+  });
+
   it('rejects what a multi-stream append cannot carry before calling the server', async () => {
     const multiStreamAppend = jest.fn();
     const store = storeWith({ multiStreamAppend });

@@ -2,6 +2,7 @@ import type {
   AllStreamResolvedEvent, AppendStreamState, CommandError, CurrentStreamState, EventData, JSONType, KurrentDBClient,
   Position, ReadPosition, WrongExpectedVersionError,
 } from '@kurrent/kurrentdb-client';
+import type * as KurrentClient from '@kurrent/kurrentdb-client';
 
 import { prepareAppends, type PreparedAppend, type PreparedEvent } from '../append-validation';
 import { EventStoreUnavailableError, InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
@@ -10,13 +11,16 @@ import {
   type LogPosition, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type StreamAppend, type SubscribeOptions,
 } from '../event-store.port';
 
-type KurrentModule = typeof import('@kurrent/kurrentdb-client');
+type KurrentModule = typeof KurrentClient;
 
 let kurrentModule: Promise<KurrentModule> | undefined;
 
 /** Loaded on first use, never at module scope: PostgreSQL-only installs must not load the client or its native bridge. */
 function loadKurrent(): Promise<KurrentModule> {
-  return (kurrentModule ??= import('@kurrent/kurrentdb-client'));
+  // require, not import(): in CommonJS output import() goes through ESM loading of a CommonJS package,
+  // whose named exports Node can only guess.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (kurrentModule ??= Promise.resolve(require('@kurrent/kurrentdb-client') as KurrentModule));
 }
 
 export async function createKurrentDbEventStore(connectionString: string): Promise<KurrentDbEventStore> {
@@ -46,7 +50,10 @@ export class KurrentDbEventStore implements EventStore {
     // Only with throwOnAppendFailure=false in the connection string does a conflict come back as a result; its
     // revision is then unreliable (the batch-append path reports a boolean), so the actual revision stays unknown.
     if (!result.success) throw new WrongExpectedRevisionError(streamId, expected, undefined);
-    return { streamId, nextRevision: result.nextExpectedRevision, position: copyPosition(result.position) };
+    const nextRevision = result.nextExpectedRevision;
+    // The server may answer an idempotent retry without a position; the last event, read back, has it.
+    const position = result.position ?? (await this.readStream(streamId, { fromRevision: nextRevision, maxCount: 1 }))[0]?.position;
+    return { streamId, nextRevision, position: copyPosition(position) };
   }
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]> {
@@ -281,6 +288,7 @@ function toRecordedEvent({ event, commitPosition }: ResolvedLike): RecordedEvent
   return { id, streamId, revision, position: copyPosition(position), type, data, metadata: isJsonObject(metadata) ? metadata : {}, recordedAt: created };
 }
 
+/** START stands in for a position the server did not give, never expected from a 25.1+ server. */
 function copyPosition(position: Position | undefined): LogPosition {
   return position === undefined ? START : { commit: position.commit, prepare: position.prepare };
 }

@@ -74,6 +74,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw new Error(
       `embedded PostgreSQL did not start on port ${port} (is another server using ${clusterDir} or the port?)` +
         (err instanceof Error ? `: ${err.message}` : ''),
+      { cause: err },
     );
   }
   // The guard against an orphaned server: stop() sends SIGINT synchronously.
@@ -102,7 +103,7 @@ function releaseSignalHandlers(): void {
 
 async function ensureWritableDataDir(dataDir: string): Promise<void> {
   try {
-    await fs.mkdir(dataDir, { recursive: true });
+    await makeDirectories(dataDir);
     await fs.access(dataDir, fsConstants.W_OK);
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code ?? 'not writable';
@@ -135,6 +136,16 @@ async function readOrCreatePassword(dataDir: string): Promise<string> {
     await fs.writeFile(file, password + '\n', { mode: 0o600 });
     return password;
   }
+}
+
+/** mkdir -p, one level at a time: Node's recursive mkdir spins forever under /proc. */
+async function makeDirectories(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let current = path.resolve(dir); !(await exists(current)); current = path.dirname(current)) {
+    missing.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const level of missing) await fs.mkdir(level);
 }
 
 async function exists(file: string): Promise<boolean> {

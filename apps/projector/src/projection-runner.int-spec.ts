@@ -1,0 +1,106 @@
+import { createTestDatabase, type TestDatabase } from '../../../test/test-database';
+import { PostgresEventStore } from '../../../libs/event-store/src/postgres/postgres.event-store';
+import type { Queryable } from '../../../libs/platform/src/database/pg-pool';
+import { JsonLogger } from '../../../libs/platform/src/logging/logger';
+import type { RecordedEvent } from '../../../libs/event-store/src/event-store.port';
+import { streamActivityProjection } from '../../../projections/stream-activity.projection';
+import type { Projection } from './projection';
+import { loadCheckpoint } from './projection-checkpoints.sql';
+import { ProjectionRunner } from './projection-runner';
+
+const logger = new JsonLogger('error');
+
+describe('projection runner (stream-activity on PostgreSQL)', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  beforeEach(async () => {
+    db = await createTestDatabase();
+    store = new PostgresEventStore(db.pool, { idleWaitMs: 20 });
+  });
+  afterEach(() => db.drop());
+
+  const activity = async (): Promise<Array<Record<string, unknown>>> =>
+    (await db.pool.query('SELECT stream_id, category, revision::int, last_event_type FROM stream_activity ORDER BY stream_id')).rows;
+
+  async function writeHistory(): Promise<void> {
+    await store.appendToStream('run-1', 'no_stream', [{ type: 'RunScheduled', data: {} }, { type: 'RunLeased', data: {} }]);
+    await store.appendToStream('job-export', 'no_stream', [{ type: 'JobDefined', data: {} }]);
+    await store.appendToStream('run-1', 1n, [{ type: 'RunSucceeded', data: {} }]);
+    await store.appendToStream('run-2', 'no_stream', [{ type: 'RunScheduled', data: {} }]);
+  }
+  const expected = [
+    { stream_id: 'job-export', category: 'job', revision: 0, last_event_type: 'JobDefined' },
+    { stream_id: 'run-1', category: 'run', revision: 2, last_event_type: 'RunSucceeded' },
+    { stream_id: 'run-2', category: 'run', revision: 0, last_event_type: 'RunScheduled' },
+  ];
+
+  it('builds the read model from the log and stores the checkpoint at the last event', async () => {
+    await writeHistory();
+    const runner = new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 });
+    expect(await runner.catchUp()).toBe(5);
+    expect(await activity()).toEqual(expected);
+    const last = (await store.readAll()).at(-1)!;
+    expect((await loadCheckpoint(db.pool, 'stream-activity'))?.position).toEqual(last.position);
+  });
+
+  it('is unchanged when the whole log is delivered again', async () => {
+    await writeHistory();
+    const runner = new ProjectionRunner(store, db.pool, streamActivityProjection, logger);
+    await runner.catchUp();
+    // Redelivery: the checkpoint goes back to the start, every event comes again.
+    await db.pool.query('UPDATE projection_checkpoints SET commit_position = -1, prepare_position = -1');
+    expect(await runner.catchUp()).toBe(5);
+    expect(await activity()).toEqual(expected);
+  });
+
+  it('resumes after a crash in the middle of a batch without skipping or double-applying', async () => {
+    await writeHistory();
+    let calls = 0;
+    const crashing: Projection = {
+      ...streamActivityProjection,
+      apply: async (tx: Queryable, events: readonly RecordedEvent[]) => {
+        await streamActivityProjection.apply(tx, events);
+        if (++calls === 2) throw new Error('process died here');
+      },
+    };
+    await expect(new ProjectionRunner(store, db.pool, crashing, logger, { batchSize: 2 }).catchUp()).rejects.toThrow('process died here');
+    // The first batch (2 events) committed with its checkpoint; the second rolled back whole.
+    expect(await activity()).toEqual([{ stream_id: 'run-1', category: 'run', revision: 1, last_event_type: 'RunLeased' }]);
+    expect(await new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 }).catchUp()).toBe(3);
+    expect(await activity()).toEqual(expected);
+  });
+
+  it('rebuilds a projection whose version changed', async () => {
+    await writeHistory();
+    await new ProjectionRunner(store, db.pool, streamActivityProjection, logger).catchUp();
+    await db.pool.query("UPDATE stream_activity SET last_event_type = 'Corrupted'");
+    const v2: Projection = { ...streamActivityProjection, version: 2 };
+    expect(await new ProjectionRunner(store, db.pool, v2, logger).catchUp()).toBe(5);
+    expect(await activity()).toEqual(expected);
+    expect((await loadCheckpoint(db.pool, 'stream-activity'))?.version).toBe(2);
+  });
+
+  it('follows the live log with one active runner when two are started', async () => {
+    const stop = new AbortController();
+    const runners = [1, 2].map(() => new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { retryDelayMs: 50 }).run(stop.signal));
+    try {
+      await writeHistory();
+      await waitFor(async () => JSON.stringify(await activity()) === JSON.stringify(expected));
+      const { rows } = await db.pool.query<{ holders: number }>(
+        "SELECT count(*)::int AS holders FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      );
+      expect(rows[0]?.holders).toBe(1);
+    } finally {
+      stop.abort();
+      await Promise.all(runners);
+    }
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

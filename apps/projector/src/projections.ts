@@ -1,0 +1,5 @@
+import { streamActivityProjection } from '../../../projections/stream-activity.projection';
+import type { Projection } from './projection';
+
+/** Every projection the projector runs, one runner each. */
+export const PROJECTIONS: readonly Projection[] = [streamActivityProjection];

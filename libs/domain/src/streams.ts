@@ -1,0 +1,37 @@
+/**
+ * Stream and event names are a contract (DESIGN.md): dashboards, the API and
+ * auditors read them. Past tense, never renamed; a changed shape gets a new
+ * schema version and an upcaster.
+ */
+export const JobEventType = {
+  JobDefined: 'JobDefined',
+  JobPaused: 'JobPaused',
+  JobResumed: 'JobResumed',
+  JobDeleted: 'JobDeleted',
+} as const;
+export type JobEventType = (typeof JobEventType)[keyof typeof JobEventType];
+
+export const RunEventType = {
+  RunScheduled: 'RunScheduled',
+  RunLeased: 'RunLeased',
+  LeaseExtended: 'LeaseExtended',
+  RunSucceeded: 'RunSucceeded',
+  RunFailed: 'RunFailed',
+  LeaseExpired: 'LeaseExpired',
+  RunDead: 'RunDead',
+  RunCancelled: 'RunCancelled',
+  RunReplayed: 'RunReplayed',
+  RunDiscarded: 'RunDiscarded',
+} as const;
+export type RunEventType = (typeof RunEventType)[keyof typeof RunEventType];
+
+export const jobStreamId = (jobName: string): string => `job-${jobName}`;
+export const runStreamId = (runId: string): string => `run-${runId}`;
+
+/** What every event's metadata carries: who decided, why, and the shape's version. */
+export interface EventMetadata {
+  readonly actor: string;
+  readonly schemaVersion: number;
+  readonly causationId?: string;
+  readonly correlationId?: string;
+}

@@ -1,0 +1,82 @@
+import { Catch, HttpException, HttpStatus, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { JsonLogger } from '../logging/logger';
+
+/** RFC 9457 problem details; `type` is stable, clients branch on it. */
+export interface ProblemDetails {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly instance?: string;
+  readonly [extension: string]: unknown;
+}
+
+/** An error that knows its problem type; thrown by handlers, rendered by the filter. */
+export class ProblemError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problemType: string,
+    readonly title: string,
+    detail: string,
+    readonly extensions: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(detail);
+    this.name = 'ProblemError';
+  }
+}
+
+export const problemType = (slug: string): string => `/problems/${slug}`;
+
+const SLUG_BY_STATUS: Record<number, string> = {
+  400: 'validation-error',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  405: 'method-not-allowed',
+  409: 'conflict',
+  413: 'payload-too-large',
+  415: 'unsupported-media-type',
+  429: 'quota-exceeded',
+  503: 'unavailable',
+};
+
+/**
+ * The one place errors become responses. Known errors keep their status and
+ * type; anything else is a 500 with no internals, logged with its stack.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  constructor(private readonly logger: JsonLogger) {}
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const problem = this.toProblem(error, request);
+    if (problem.status >= 500) this.logger.error('request failed', { method: request.method, path: request.path, err: error instanceof Error ? error.stack : String(error) });
+    response.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+  }
+
+  private toProblem(error: unknown, request: Request): ProblemDetails {
+    const instance = request.originalUrl;
+    if (error instanceof ProblemError) {
+      return { ...error.extensions, type: error.problemType, title: error.title, status: error.status, detail: error.message, instance };
+    }
+    if (error instanceof HttpException) {
+      const status = error.getStatus();
+      const body = error.getResponse();
+      const message = typeof body === 'object' && body !== null && 'message' in body ? (body as { message: unknown }).message : error.message;
+      const detail = Array.isArray(message) ? message.join('; ') : String(message);
+      return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: HttpStatus[status]?.toString().replace(/_/g, ' ').toLowerCase() ?? 'error', status, detail, instance };
+    }
+    // body-parser's errors: malformed JSON, oversized bodies, bad charsets.
+    const parserError = error as { type?: unknown; status?: unknown; message?: unknown };
+    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+      const status = parserError.status;
+      const detail = parserError.type === 'entity.parse.failed' ? 'request body is not valid JSON' : String(parserError.message);
+      return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: 'bad request', status, detail, instance };
+    }
+    return { type: problemType('internal-error'), title: 'internal error', status: 500, detail: 'the server could not complete the request; it has been logged', instance };
+  }
+}

@@ -1,0 +1,6 @@
+/** Injection tokens for what the runtime builds before Nest starts. */
+export const CONFIG = Symbol('CONFIG');
+export const LOGGER = Symbol('LOGGER');
+export const PG_POOL = Symbol('PG_POOL');
+export const EVENT_STORE = Symbol('EVENT_STORE');
+export { CLOCK } from '../clock/clock';
