@@ -20,7 +20,7 @@ export default async function globalSetup(): Promise<void> {
   if (serverUrl === undefined || serverUrl === '') {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-test-pg-'));
     await chmod(dataDir, 0o755); // as root the server runs as 'postgres', which must enter it
-    globalThis.__embeddedPostgres = await startEmbeddedPostgres({ dataDir, ephemeral: true });
+    globalThis.__embeddedPostgres = await startEmbeddedPostgres({ dataDir, ephemeral: true, unsafeFast: true });
     serverUrl = globalThis.__embeddedPostgres.connectionString;
     process.stdout.write(`\nDATABASE_URL unset: tests run on an embedded PostgreSQL (${dataDir})\n`);
   }

@@ -44,3 +44,11 @@ function requiredEnv(name: string): string {
   if (value === undefined) throw new Error(`${name} is not set: run the tests with jest (test/global-setup.ts sets it)`);
   return value;
 }
+
+/** An empty database (no migrations), for tests of the migrator itself. */
+export async function createEmptyDatabase(): Promise<Omit<TestDatabase, 'pool'>> {
+  const serverUrl = requiredEnv(TEST_ENV.adminUrl);
+  const name = `sched_e_${requiredEnv(TEST_ENV.runId)}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
+  return { url: databaseUrl(serverUrl, name), name, drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}

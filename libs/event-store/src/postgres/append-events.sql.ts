@@ -16,16 +16,25 @@ const EXPECTED_CODE: Record<Exclude<ExpectedRevision, bigint>, bigint> = { no_st
 /**
  * One round trip for the whole append, however many streams and events:
  * es_append (migrations/0001) locks the streams, checks every expected
- * revision and inserts, atomically. Run inside a caller's transaction it must
- * come before the transaction's first write (see the function's comment).
+ * revision, recognises a retry of an append that committed, and inserts,
+ * atomically. Run inside a caller's transaction it must come before the
+ * transaction's first write (see the function's comment).
  */
 export async function appendEvents(db: Queryable, appends: readonly PreparedAppend[]): Promise<AppendResult[]> {
   const streams = appends.map((a) => a.streamId);
   const expected = appends.map((a) => (typeof a.expected === 'bigint' ? a.expected : EXPECTED_CODE[a.expected]).toString());
-  const events = appends.flatMap((a, i) => a.events.map((e) => ({ s: i + 1, id: e.id, type: e.type, data: e.data, metadata: e.metadata })));
+  const lastIds = appends.map((a) => a.events[a.events.length - 1]!.id);
+  const events = JSON.stringify(
+    appends.flatMap((a, i) => a.events.map((e, n) => ({ s: i + 1, n, id: e.id, type: e.type, data: e.data, metadata: e.metadata }))),
+  );
   let rows: AppendRow[];
   try {
-    ({ rows } = await db.query<AppendRow>('SELECT * FROM es_append($1::text[], $2::bigint[], $3::jsonb)', [streams, expected, JSON.stringify(events)]));
+    // Named: prepared once per connection, not parsed on every append.
+    ({ rows } = await db.query<AppendRow>({
+      name: 'es_append',
+      text: 'SELECT * FROM es_append($1::text[], $2::bigint[], $3::uuid[], $4::json)',
+      values: [streams, expected, lastIds, events],
+    }));
   } catch (err) {
     throw translateAppendError(err, appends);
   }

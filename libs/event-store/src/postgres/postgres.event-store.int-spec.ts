@@ -77,14 +77,6 @@ describe('PostgreSQL event store: commit order', () => {
     expect((await store.readStream(`${p}-s`)).map((e) => e.type)).toEqual(['A', 'B']);
   });
 
-  it('refuses event ids already written to another stream (KurrentDB does not check this)', async () => {
-    const p = prefix();
-    const events = [{ id: randomUUID(), type: 'Once', data: {} }];
-    await store.appendToStream(`${p}-first`, 'no_stream', events);
-    await expect(store.appendToStream(`${p}-other`, 'any', events)).rejects.toBeInstanceOf(WrongExpectedRevisionError);
-    expect(await store.readStream(`${p}-other`)).toEqual([]);
-  });
-
   it('rejects data PostgreSQL cannot store as an invalid append, writing nothing', async () => {
     const p = prefix();
     await expect(store.appendToStream(`${p}-nul`, 'any', [{ type: 'Bad', data: { text: 'a\u0000b' } }])).rejects.toMatchObject({ code: 'invalid-append' });

@@ -43,7 +43,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]> {
-    const results = await this.appendWith(this.pool, appends);
+    const results = await guard(() => appendEvents(this.pool, prepareAppends(appends)));
     this.appended.notify();
     return results;
   }

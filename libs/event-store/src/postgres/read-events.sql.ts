@@ -5,7 +5,7 @@ interface EventRow {
   event_id: string;
   stream_id: string;
   stream_revision: string;
-  transaction_id: string;
+  commit_position: string;
   global_position: string;
   event_type: string;
   data: unknown;
@@ -13,7 +13,9 @@ interface EventRow {
   recorded_at: Date;
 }
 
-const COLUMNS = 'event_id, stream_id, stream_revision, transaction_id::text, global_position, event_type, data, metadata, recorded_at';
+// transaction_id is read as text under another name: ordering by the output
+// name would sort by the text and leave the index.
+const COLUMNS = 'event_id, stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type, data, metadata, recorded_at';
 
 /** Largest bigint PostgreSQL accepts: "no limit" for LIMIT and revision bounds. */
 const MAX_BIGINT = '9223372036854775807';
@@ -45,7 +47,7 @@ export async function readAllEvents(db: Queryable, from: LogPosition, maxCount: 
     `SELECT ${COLUMNS} FROM events
       WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-      ORDER BY transaction_id, global_position
+      ORDER BY events.transaction_id, events.global_position
       LIMIT $3`,
     [(from.commit < 0n ? 0n : from.commit).toString(), from.prepare.toString(), maxCount],
   );
@@ -57,7 +59,7 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
     id: row.event_id,
     streamId: row.stream_id,
     revision: BigInt(row.stream_revision),
-    position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.global_position) },
+    position: { commit: BigInt(row.commit_position), prepare: BigInt(row.global_position) },
     type: row.event_type,
     data: row.data,
     metadata: row.metadata,

@@ -3,6 +3,7 @@ import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 /** Anything a query can run on: the pool, or a client inside a transaction. */
 export interface Queryable {
   query<Row extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: Row[]; rowCount: number | null }>;
+  query<Row extends QueryResultRow = QueryResultRow>(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: Row[]; rowCount: number | null }>;
 }
 
 export interface PoolOptions {

@@ -37,7 +37,8 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
   }
 }
 
-async function createApp(runtime: Runtime, modules: ProcessDefinition['modules'], logger: JsonLogger): Promise<INestApplication> {
+/** The Nest application of a process: its roles, the runtime's parts and /healthz. Tests start it too. */
+export async function createApp(runtime: Runtime, modules: ProcessDefinition['modules'], logger: JsonLogger = runtime.logger): Promise<INestApplication> {
   @Module({ imports: [RuntimeModule.forRoot(runtime), ...modules], controllers: [HealthController] })
   class ProcessModule {}
   return NestFactory.create(ProcessModule, { logger, abortOnError: false });

