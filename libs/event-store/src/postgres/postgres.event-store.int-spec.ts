@@ -4,6 +4,7 @@ import { WrongExpectedRevisionError } from '../event-store.errors';
 import { START, type RecordedEvent } from '../event-store.port';
 import { describeEventStoreContract } from '../testing/event-store.contract';
 import { PostgresEventStore } from './postgres.event-store';
+import { READ_ALL_SQL } from './read-events.sql';
 
 describeEventStoreContract('postgres', async () => {
   const db = await createTestDatabase();
@@ -75,6 +76,16 @@ describe('PostgreSQL event store: commit order', () => {
       tx.release();
     }
     expect((await store.readStream(`${p}-s`)).map((e) => e.type)).toEqual(['A', 'B']);
+  });
+
+  it('reads the global log by a range scan of the primary key, without sorting', async () => {
+    await db.pool.query(`INSERT INTO events (event_id, stream_id, stream_revision, event_type, data)
+      SELECT gen_random_uuid(), 'plan-' || g, 0, 'Filler', '{}' FROM generate_series(1, 20000) g`);
+    await db.pool.query('ANALYZE events');
+    const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${READ_ALL_SQL}`, ['0', '-1', 1000]);
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toMatch(/Index Scan using events_pkey/);
+    expect(plan).not.toMatch(/Sort/);
   });
 
   it('rejects data PostgreSQL cannot store as an invalid append, writing nothing', async () => {

@@ -40,17 +40,21 @@ export async function readStreamEvents(db: Queryable, streamId: string, options:
  * The global log after `from`, gap-free under concurrent writers: only
  * transactions older than the oldest one still running are read, so an event
  * whose transaction commits later can never sort before what was returned.
- * Uses events_global_order_idx; the row comparison is one index range.
+ * One range scan of events_pkey (transaction_id, global_position), no sort:
+ * the row comparison is the index's own order.
  */
+export const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
+  WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY events.transaction_id, events.global_position
+  LIMIT $3`;
+
 export async function readAllEvents(db: Queryable, from: LogPosition, maxCount: number): Promise<RecordedEvent[]> {
-  const { rows } = await db.query<EventRow>(
-    `SELECT ${COLUMNS} FROM events
-      WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-      ORDER BY events.transaction_id, events.global_position
-      LIMIT $3`,
-    [(from.commit < 0n ? 0n : from.commit).toString(), from.prepare.toString(), maxCount],
-  );
+  const { rows } = await db.query<EventRow>({
+    name: 'es_read_all',
+    text: READ_ALL_SQL,
+    values: [(from.commit < 0n ? 0n : from.commit).toString(), from.prepare.toString(), maxCount],
+  });
   return rows.map(toRecordedEvent);
 }
 
