@@ -8,7 +8,8 @@ CREATE TABLE events (
   global_position bigint GENERATED ALWAYS AS IDENTITY,
   transaction_id  xid8 NOT NULL DEFAULT pg_current_xact_id(),
   event_id        uuid NOT NULL,
-  stream_id       text NOT NULL CHECK (stream_id <> ''),
+  -- "C": byte order, the cheapest comparison for the (stream, revision) index.
+  stream_id       text COLLATE "C" NOT NULL CHECK (stream_id <> ''),
   stream_revision bigint NOT NULL CHECK (stream_revision >= 0),
   event_type      text NOT NULL CHECK (event_type <> ''),
   -- json, not jsonb: kept exactly as written (an audit log should), and
