@@ -1,0 +1,89 @@
+import { DomainError } from '../domain-error';
+import { backoffSeconds } from './backoff';
+import type { RunEvent, RunScheduledData } from './run-events';
+import type { RunSnapshot } from './run-state';
+
+/** No lease lasts longer than this in total, whatever the heartbeats (reference 8). */
+export const MAX_TOTAL_LEASE_SECONDS = 6 * 60 * 60;
+
+export type RunCommand =
+  | { readonly type: 'ScheduleRun'; readonly run: RunScheduledData }
+  | { readonly type: 'LeaseRun'; readonly workerId: string; readonly leaseSeconds: number; readonly now: Date }
+  | { readonly type: 'ExtendLease'; readonly fencingToken: number; readonly leaseSeconds: number; readonly now: Date }
+  | {
+      readonly type: 'CompleteRun';
+      readonly fencingToken: number;
+      readonly outcome: 'success' | 'failure';
+      readonly error: string | null;
+      readonly retryable: boolean;
+      readonly now: Date;
+      /** Random draw in [0, 1) for the backoff. */
+      readonly draw: number;
+    }
+  | { readonly type: 'ExpireLease'; readonly now: Date; readonly draw: number }
+  | { readonly type: 'CancelRun'; readonly now: Date }
+  | { readonly type: 'ReplayRun'; readonly now: Date }
+  | { readonly type: 'DiscardRun'; readonly now: Date };
+
+/** decide(command, state) -> events. Pure: time and randomness are in the command. */
+export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
+  if (command.type === 'ScheduleRun') {
+    if (state.status !== 'absent') throw new DomainError('invalid-transition', `run ${command.run.runId} already exists`);
+    return [{ type: 'RunScheduled', data: command.run }];
+  }
+  if (state.status === 'absent') throw new DomainError('not-found', 'run not found');
+  const at = (date: Date): string => date.toISOString();
+  const plusSeconds = (date: Date, seconds: number): Date => new Date(date.getTime() + seconds * 1000);
+  switch (command.type) {
+    case 'LeaseRun': {
+      if (state.status !== 'scheduled' && state.status !== 'retry_wait') throw new DomainError('invalid-transition', `a ${state.status} run cannot be leased`);
+      if (Date.parse(state.availableAt) > command.now.getTime()) throw new DomainError('not-ready', `run is not due before ${state.availableAt}`);
+      const cap = Math.min(MAX_TOTAL_LEASE_SECONDS, state.definition.timeoutSeconds);
+      const expires = plusSeconds(command.now, Math.min(command.leaseSeconds, cap));
+      return [{ type: 'RunLeased', data: { attempt: state.attempt + 1, fencingToken: state.revision + 1, workerId: command.workerId, leasedAt: at(command.now), leaseExpiresAt: at(expires) } }];
+    }
+    case 'ExtendLease': {
+      const lease = currentLease(state, command.fencingToken);
+      const cap = plusSeconds(new Date(lease.leasedAt), Math.min(MAX_TOTAL_LEASE_SECONDS, state.definition.timeoutSeconds));
+      const wanted = plusSeconds(command.now, command.leaseSeconds);
+      return [{ type: 'LeaseExtended', data: { fencingToken: lease.fencingToken, leaseExpiresAt: at(wanted < cap ? wanted : cap) } }];
+    }
+    case 'CompleteRun': {
+      const lease = currentLease(state, command.fencingToken);
+      if (command.outcome === 'success') return [{ type: 'RunSucceeded', data: { attempt: state.attempt, fencingToken: lease.fencingToken, completedAt: at(command.now) } }];
+      const retryAt = command.retryable && state.attempt < state.attemptLimit ? at(plusSeconds(command.now, backoffSeconds(state.attempt, state.definition.retry, command.draw))) : null;
+      const failed: RunEvent = { type: 'RunFailed', data: { attempt: state.attempt, fencingToken: lease.fencingToken, error: command.error, retryable: command.retryable, failedAt: at(command.now), retryAt } };
+      if (retryAt !== null) return [failed];
+      const reason = command.retryable ? 'attempts_exhausted' : 'not_retryable';
+      return [failed, { type: 'RunDead', data: { attempt: state.attempt, reason, lastError: command.error, deadAt: at(command.now) } }];
+    }
+    case 'ExpireLease': {
+      if (state.status !== 'leased' || state.lease === null) throw new DomainError('invalid-transition', `a ${state.status} run has no lease to expire`);
+      if (Date.parse(state.lease.expiresAt) > command.now.getTime()) throw new DomainError('invalid-transition', 'the lease has not expired');
+      const retryAt = state.attempt < state.attemptLimit ? at(plusSeconds(command.now, backoffSeconds(state.attempt, state.definition.retry, command.draw))) : null;
+      const expired: RunEvent = { type: 'LeaseExpired', data: { attempt: state.attempt, fencingToken: state.lease.fencingToken, expiredAt: at(command.now), retryAt } };
+      if (retryAt !== null) return [expired];
+      return [expired, { type: 'RunDead', data: { attempt: state.attempt, reason: 'lease_expired', lastError: state.lastError ?? 'lease expired', deadAt: at(command.now) } }];
+    }
+    case 'CancelRun':
+      if (state.status !== 'scheduled' && state.status !== 'retry_wait') throw new DomainError('invalid-transition', `a ${state.status} run cannot be cancelled`);
+      return [{ type: 'RunCancelled', data: { cancelledAt: at(command.now) } }];
+    case 'ReplayRun':
+      if (state.status !== 'dead' || state.discarded) throw new DomainError('invalid-transition', `only a dead run in the DLQ can be replayed, this one is ${state.discarded ? 'discarded' : state.status}`);
+      return [{ type: 'RunReplayed', data: { replayedAt: at(command.now), attemptLimit: state.attempt + state.definition.retry.maxAttempts } }];
+    case 'DiscardRun':
+      if (state.status !== 'dead' || state.discarded) throw new DomainError('invalid-transition', `only a dead run in the DLQ can be discarded, this one is ${state.discarded ? 'discarded' : state.status}`);
+      return [{ type: 'RunDiscarded', data: { discardedAt: at(command.now) } }];
+    default: {
+      const unknown: never = command;
+      throw new Error(`unknown run command ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function currentLease(state: Exclude<RunSnapshot, { status: 'absent' }>, fencingToken: number): NonNullable<typeof state.lease> {
+  if (state.status !== 'leased' || state.lease === null || state.lease.fencingToken !== fencingToken) {
+    throw new DomainError('stale-lease', `fencing token ${fencingToken} is not the run's current lease`);
+  }
+  return state.lease;
+}

@@ -1,0 +1,110 @@
+import type { RunEventType } from '../streams';
+
+export const Priority = { critical: 'critical', default: 'default', bulk: 'bulk' } as const;
+export type Priority = (typeof Priority)[keyof typeof Priority];
+
+/** How a run came to be; catch-up runs of the scheduler say so. */
+export type RunSource = 'api' | 'batch' | 'schedule' | 'catch_up' | 'backfill';
+
+/** Reference 4.2 / 7.3: attempts in all, and the full-jitter backoff bounds. */
+export interface RetryPolicy {
+  readonly maxAttempts: number;
+  readonly baseSeconds: number;
+  readonly maxSeconds: number;
+}
+
+export interface RunScheduledData {
+  readonly runId: string;
+  readonly job: string;
+  readonly team: string;
+  readonly queue: string;
+  readonly priority: Priority;
+  /** ISO-8601 UTC: when the run becomes ready. */
+  readonly dueAt: string;
+  readonly payload: unknown;
+  readonly idempotencyKey: string;
+  readonly retry: RetryPolicy;
+  readonly timeoutSeconds: number;
+  readonly source: RunSource;
+}
+
+export interface RunLeasedData {
+  readonly attempt: number;
+  /** The revision of this event in the run's stream: greater than every earlier token of the run. */
+  readonly fencingToken: number;
+  readonly workerId: string;
+  readonly leasedAt: string;
+  readonly leaseExpiresAt: string;
+}
+
+export interface LeaseExtendedData {
+  readonly fencingToken: number;
+  readonly leaseExpiresAt: string;
+}
+
+export interface RunSucceededData {
+  readonly attempt: number;
+  readonly fencingToken: number;
+  readonly completedAt: string;
+}
+
+export interface RunFailedData {
+  readonly attempt: number;
+  readonly fencingToken: number;
+  readonly error: string | null;
+  readonly retryable: boolean;
+  readonly failedAt: string;
+  /** When the next attempt is due; null when none is left (a RunDead follows). */
+  readonly retryAt: string | null;
+}
+
+export interface LeaseExpiredData {
+  readonly attempt: number;
+  readonly fencingToken: number;
+  readonly expiredAt: string;
+  readonly retryAt: string | null;
+}
+
+export type DeathReason = 'attempts_exhausted' | 'not_retryable' | 'lease_expired';
+
+export interface RunDeadData {
+  readonly attempt: number;
+  readonly reason: DeathReason;
+  readonly lastError: string | null;
+  readonly deadAt: string;
+}
+
+export interface RunCancelledData {
+  readonly cancelledAt: string;
+}
+
+export interface RunReplayedData {
+  readonly replayedAt: string;
+  /** The last attempt number allowed from now on: a fresh budget, the count goes on. */
+  readonly attemptLimit: number;
+}
+
+export interface RunDiscardedData {
+  readonly discardedAt: string;
+}
+
+interface Event<Type extends RunEventType, Data> {
+  readonly type: Type;
+  readonly data: Data;
+}
+
+/** Every event of a `run-<id>` stream. */
+export type RunEvent =
+  | Event<'RunScheduled', RunScheduledData>
+  | Event<'RunLeased', RunLeasedData>
+  | Event<'LeaseExtended', LeaseExtendedData>
+  | Event<'RunSucceeded', RunSucceededData>
+  | Event<'RunFailed', RunFailedData>
+  | Event<'LeaseExpired', LeaseExpiredData>
+  | Event<'RunDead', RunDeadData>
+  | Event<'RunCancelled', RunCancelledData>
+  | Event<'RunReplayed', RunReplayedData>
+  | Event<'RunDiscarded', RunDiscardedData>;
+
+/** Current shape version of run events' data, stored in every event's metadata. */
+export const RUN_EVENT_SCHEMA_VERSION = 1;
