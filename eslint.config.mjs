@@ -10,6 +10,9 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
+    // Nest injects by the constructor's parameter types: tell the type-import
+    // rule those imports are values at run time.
+    languageOptions: { parserOptions: { emitDecoratorMetadata: true, experimentalDecorators: true } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],

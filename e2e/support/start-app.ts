@@ -4,6 +4,7 @@ import type { EventStore } from '../../libs/event-store/src/event-store.port';
 import { systemClock } from '../../libs/platform/src/clock/clock';
 import { loadConfig } from '../../libs/platform/src/config/config';
 import { JsonLogger } from '../../libs/platform/src/logging/logger';
+import { hashToken } from '../../libs/platform/src/runtime/admin-token';
 import { createApp, type ProcessDefinition } from '../../libs/platform/src/runtime/run-process';
 
 export interface RunningApp {
@@ -13,9 +14,9 @@ export interface RunningApp {
 }
 
 /** The real Nest application, listening on a free port, on the given database and event store. */
-export async function startApp(pool: Pool, eventStore: EventStore, modules: ProcessDefinition['modules']): Promise<RunningApp> {
+export async function startApp(pool: Pool, eventStore: EventStore, modules: ProcessDefinition['modules'], adminToken?: string): Promise<RunningApp> {
   const logger = new JsonLogger('error');
-  const runtime = { config: loadConfig({}), logger, clock: systemClock, pool, eventStore, close: async () => undefined };
+  const runtime = { config: loadConfig({}), logger, clock: systemClock, pool, eventStore, adminTokenHash: adminToken === undefined ? undefined : hashToken(adminToken), close: async () => undefined };
   const app = await createApp(runtime, modules, logger);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };

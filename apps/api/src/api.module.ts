@@ -1,11 +1,30 @@
-import { Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { Module, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ProblemDetailsFilter } from '../../../libs/platform/src/http/problem-details.filter';
 import type { JsonLogger } from '../../../libs/platform/src/logging/logger';
 import { LOGGER } from '../../../libs/platform/src/runtime/tokens';
+import { AuthGuard } from './auth/auth.guard';
+import { JobsController } from './jobs/jobs.controller';
+import { JobsService } from './jobs/jobs.service';
+import { RunsController } from './runs/runs.controller';
+import { RunsService } from './runs/runs.service';
+import { TeamsController } from './teams/teams.controller';
+import { LeaseService } from './workers/lease.service';
+import { ReadySignal } from './workers/ready-signal';
+import { WorkersController } from './workers/workers.controller';
 
 /** The REST /v1 API and the worker protocol. Every error leaves as RFC 9457 problem details. */
 @Module({
-  providers: [{ provide: APP_FILTER, inject: [LOGGER], useFactory: (logger: JsonLogger) => new ProblemDetailsFilter(logger.child('http')) }],
+  controllers: [TeamsController, JobsController, RunsController, WorkersController],
+  providers: [
+    { provide: APP_FILTER, inject: [LOGGER], useFactory: (logger: JsonLogger) => new ProblemDetailsFilter(logger.child('http')) },
+    // Unknown fields, wrong types and out-of-range numbers are a 400 with field-level detail.
+    { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, forbidUnknownValues: true }) },
+    AuthGuard,
+    JobsService,
+    RunsService,
+    LeaseService,
+    ReadySignal,
+  ],
 })
 export class ApiModule {}

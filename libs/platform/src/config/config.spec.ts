@@ -11,6 +11,7 @@ describe('configuration', () => {
       eventStore: 'postgres',
       kurrentDbConnectionString: undefined,
       logLevel: 'info',
+      adminToken: undefined,
     });
   });
 
@@ -41,6 +42,7 @@ describe('configuration', () => {
     [{ PORT: '70000' }, /PORT must be a whole number/],
     [{ PG_POOL_SIZE: '0' }, /PG_POOL_SIZE must be a whole number from 1/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    [{ SCHEDULER_ADMIN_TOKEN: 'short' }, /SCHEDULER_ADMIN_TOKEN must be at least 24 characters/],
   ])('refuses %p with a message that says what to fix', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -21,6 +21,8 @@ export interface Config {
   readonly eventStore: EventStoreKind;
   readonly kurrentDbConnectionString: string | undefined;
   readonly logLevel: LogLevel;
+  /** Unset: generated in embedded mode (kept in DATA_DIR), none otherwise. */
+  readonly adminToken: string | undefined;
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -33,6 +35,7 @@ export const CONFIG_VARIABLES = {
   EVENT_STORE: 'postgres',
   KURRENTDB_CONNECTION_STRING: '(unset)',
   LOG_LEVEL: 'info',
+  SCHEDULER_ADMIN_TOKEN: '(unset: generated in embedded mode)',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -52,6 +55,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     eventStore,
     kurrentDbConnectionString,
     logLevel: parseChoice(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    adminToken: parseAdminToken(nonEmpty(env['SCHEDULER_ADMIN_TOKEN'])),
   };
 }
 
@@ -73,6 +77,11 @@ function parseDatabaseUrl(value: string | undefined): string | undefined {
   if (url.hostname === '' && !url.searchParams.has('host')) {
     throw new ConfigError('DATABASE_URL has no host; expected postgres://user:password@host:5432/database');
   }
+  return value;
+}
+
+function parseAdminToken(value: string | undefined): string | undefined {
+  if (value !== undefined && value.length < 24) throw new ConfigError('SCHEDULER_ADMIN_TOKEN must be at least 24 characters long');
   return value;
 }
 

@@ -1,5 +1,7 @@
 import { Catch, HttpException, HttpStatus, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { DomainError } from '../../../domain/src/domain-error';
+import { EventStoreError } from '../../../event-store/src/event-store.errors';
 import type { JsonLogger } from '../logging/logger';
 
 /** RFC 9457 problem details; `type` is stable, clients branch on it. */
@@ -27,6 +29,14 @@ export class ProblemError extends Error {
 }
 
 export const problemType = (slug: string): string => `/problems/${slug}`;
+
+const DOMAIN_STATUS: Record<DomainError['code'], number> = {
+  'stale-lease': 409,
+  'invalid-transition': 409,
+  'not-ready': 409,
+  'not-found': 404,
+  'validation-error': 400,
+};
 
 const SLUG_BY_STATUS: Record<number, string> = {
   400: 'validation-error',
@@ -62,6 +72,15 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const instance = request.originalUrl;
     if (error instanceof ProblemError) {
       return { ...error.extensions, type: error.problemType, title: error.title, status: error.status, detail: error.message, instance };
+    }
+    if (error instanceof DomainError) {
+      const status = DOMAIN_STATUS[error.code];
+      return { type: problemType(error.code), title: error.code.replace(/-/g, ' '), status, detail: error.message, instance };
+    }
+    if (error instanceof EventStoreError) {
+      // A conflict left after the bounded retries, or the store being away.
+      const [status, slug] = error.code === 'event-store-unavailable' ? [503, 'unavailable'] : error.code === 'invalid-append' ? [400, 'validation-error'] : [409, 'conflict'];
+      return { type: problemType(slug), title: slug.replace(/-/g, ' '), status, detail: error.message, instance };
     }
     if (error instanceof HttpException) {
       const status = error.getStatus();

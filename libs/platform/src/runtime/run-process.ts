@@ -1,5 +1,6 @@
 import { Module, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ConfigError, loadConfig } from '../config/config';
 import { HealthController } from '../health/health.controller';
 import { JsonLogger } from '../logging/logger';
@@ -41,7 +42,10 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
 export async function createApp(runtime: Runtime, modules: ProcessDefinition['modules'], logger: JsonLogger = runtime.logger): Promise<INestApplication> {
   @Module({ imports: [RuntimeModule.forRoot(runtime), ...modules], controllers: [HealthController] })
   class ProcessModule {}
-  return NestFactory.create(ProcessModule, { logger, abortOnError: false });
+  const app = await NestFactory.create<NestExpressApplication>(ProcessModule, { logger, abortOnError: false, bodyParser: false });
+  // Payloads may be 256 KB (413 above that, from the handler); bodies a little more.
+  app.useBodyParser('json', { limit: '1mb' });
+  return app;
 }
 
 async function listen(app: INestApplication, port: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { CLOCK } from '../clock/clock';
 import type { Runtime } from './runtime';
-import { CONFIG, EVENT_STORE, LOGGER, PG_POOL } from './tokens';
+import { ADMIN_TOKEN_HASH, CONFIG, EVENT_STORE, LOGGER, PG_POOL } from './tokens';
 
 /** Hands the runtime's parts to Nest: the composition root is runProcess, not the container. */
 @Global()
@@ -14,6 +14,7 @@ export class RuntimeModule {
       { provide: CLOCK, useValue: runtime.clock },
       { provide: PG_POOL, useValue: runtime.pool },
       { provide: EVENT_STORE, useValue: runtime.eventStore },
+      { provide: ADMIN_TOKEN_HASH, useValue: runtime.adminTokenHash ?? null },
     ];
     return { module: RuntimeModule, providers, exports: providers.map((p) => p.provide) };
   }

@@ -7,6 +7,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../database/embedd
 import { migrate } from '../database/migrate';
 import { createPool } from '../database/pg-pool';
 import type { JsonLogger } from '../logging/logger';
+import { resolveAdminTokenHash } from './admin-token';
 import { StartupError, describeConnectionError } from './startup-error';
 
 /** What every process needs before Nest starts: the database, migrated, and the event store. */
@@ -16,6 +17,8 @@ export interface Runtime {
   readonly clock: Clock;
   readonly pool: Pool;
   readonly eventStore: EventStore;
+  /** SHA-256 of the admin token; undefined when admin calls are refused. */
+  readonly adminTokenHash: string | undefined;
   /** Stops in reverse order of start; the embedded server last. */
   close(): Promise<void>;
 }
@@ -39,12 +42,14 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
     await eventStore.ping().catch((err: unknown) => {
       throw new StartupError(`event store ${config.eventStore} is not reachable: ${(err as Error).message}`);
     });
+    const adminTokenHash = await resolveAdminTokenHash(config, logger);
     return {
       config,
       logger,
       clock: systemClock,
       pool,
       eventStore,
+      adminTokenHash,
       close: async () => {
         await eventStore.close().catch((err: unknown) => logger.warn('closing the event store failed', { err: String(err) }));
         await pool.end().catch(() => undefined);

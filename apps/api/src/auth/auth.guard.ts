@@ -1,0 +1,37 @@
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import type { Pool } from 'pg';
+import { timingSafeEqual } from 'node:crypto';
+import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
+import { hashToken } from '../../../../libs/platform/src/runtime/admin-token';
+import { ADMIN_TOKEN_HASH, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
+import type { Caller } from './caller';
+import { findToken } from './tokens.sql';
+
+/** Every /v1 call: `Authorization: Bearer <token>`, or 401. */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(ADMIN_TOKEN_HASH) private readonly adminTokenHash: string | null,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Request & { caller?: Caller }>();
+    const match = /^Bearer\s+(\S{1,512})$/i.exec(request.headers.authorization ?? '');
+    if (match === null) throw unauthorized('send Authorization: Bearer <token>');
+    const hash = hashToken(match[1]!);
+    if (this.adminTokenHash !== null && timingSafeEqual(Buffer.from(hash), Buffer.from(this.adminTokenHash))) {
+      request.caller = { kind: 'admin' };
+      return true;
+    }
+    const row = await findToken(this.pool, hash);
+    if (row === undefined || row.kind === 'admin' || row.team === null) throw unauthorized('the token is not valid');
+    request.caller = row.kind === 'team' ? { kind: 'team', team: row.team, queues: row.queues } : { kind: 'worker', team: row.team, queues: row.queues };
+    return true;
+  }
+}
+
+function unauthorized(detail: string): ProblemError {
+  return new ProblemError(401, problemType('unauthorized'), 'unauthorized', detail);
+}

@@ -1,0 +1,41 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
+
+/** Who is calling, from the bearer token. */
+export interface TeamCaller {
+  readonly kind: 'team';
+  readonly team: string;
+  readonly queues: readonly string[];
+}
+export interface WorkerCaller {
+  readonly kind: 'worker';
+  readonly team: string;
+  readonly queues: readonly string[];
+}
+export type Caller = { readonly kind: 'admin' } | TeamCaller | WorkerCaller;
+
+export const CurrentCaller = createParamDecorator((_: unknown, context: ExecutionContext): Caller => {
+  const caller = context.switchToHttp().getRequest<{ caller?: Caller }>().caller;
+  if (caller === undefined) throw new Error('AuthGuard did not run');
+  return caller;
+});
+
+const forbidden = (detail: string): ProblemError => new ProblemError(403, problemType('forbidden'), 'forbidden', detail);
+
+export function requireAdmin(caller: Caller): void {
+  if (caller.kind !== 'admin') throw forbidden('this call needs the admin token');
+}
+
+export function requireTeam(caller: Caller): TeamCaller {
+  if (caller.kind !== 'team') throw forbidden('this call needs a team token');
+  return caller;
+}
+
+export function requireWorker(caller: Caller): WorkerCaller {
+  if (caller.kind !== 'worker') throw forbidden('this call needs a worker token');
+  return caller;
+}
+
+export function requireQueue(caller: TeamCaller | WorkerCaller, queue: string): void {
+  if (!caller.queues.includes(queue)) throw forbidden(`the token is not granted queue ${queue}`);
+}

@@ -1,0 +1,63 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Res, UseGuards } from '@nestjs/common';
+import type { Response } from 'express';
+import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
+import { AuthGuard } from '../auth/auth.guard';
+import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/caller';
+import { parseName, splitAction } from '../names';
+import { assertPayloadSize } from '../payload-size';
+import { JobBody } from './job-dto';
+import { JobsService, type DefinedJob } from './jobs.service';
+
+const DEFAULT_RETRY = { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 };
+
+@Controller('v1/jobs')
+@UseGuards(AuthGuard)
+export class JobsController {
+  constructor(private readonly jobs: JobsService) {}
+
+  /** Create (201) or update (200); the same definition again changes nothing. */
+  @Put(':name')
+  async put(@CurrentCaller() caller: Caller, @Param('name') rawName: string, @Body() body: JobBody, @Res({ passthrough: true }) response: Response): Promise<JobView> {
+    const team = requireTeam(caller);
+    const name = parseName(rawName, 'job name');
+    requireQueue(team, body.queue);
+    assertPayloadSize(body.payload);
+    const definition: JobDefinition = {
+      name,
+      team: team.team,
+      queue: body.queue,
+      priority: body.priority ?? 'default',
+      timeoutSeconds: body.timeoutSeconds ?? 3600,
+      retry: body.retry === undefined ? DEFAULT_RETRY : { maxAttempts: body.retry.maxAttempts, baseSeconds: body.retry.baseSeconds, maxSeconds: body.retry.maxSeconds },
+      concurrency: body.concurrency ?? null,
+      payload: body.payload ?? null,
+      schedule: body.schedule ?? null,
+    };
+    const { job, created } = await this.jobs.define(team, definition);
+    response.status(created ? 201 : 200);
+    return view(job);
+  }
+
+  @Get(':name')
+  async get(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
+    return view(await this.jobs.get(requireTeam(caller), parseName(rawName, 'job name')));
+  }
+
+  /** POST /v1/jobs/{name}:pause and :resume, the colon form of reference 4.1. */
+  @Post(':nameAction')
+  @HttpCode(200)
+  async action(@CurrentCaller() caller: Caller, @Param('nameAction') nameAction: string): Promise<JobView> {
+    const { name, action } = splitAction(nameAction, ['pause', 'resume']);
+    return view(await this.jobs.setPaused(requireTeam(caller), name, action === 'pause'));
+  }
+}
+
+export interface JobView extends Omit<JobDefinition, 'team'> {
+  readonly team: string;
+  readonly version: number;
+  readonly paused: boolean;
+}
+
+function view(job: DefinedJob): JobView {
+  return { ...job.definition, version: job.version, paused: job.paused };
+}

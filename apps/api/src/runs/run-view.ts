@@ -1,0 +1,30 @@
+import type { RunSnapshot } from '../../../../libs/domain/src/run/run-state';
+import { visibleState } from '../../../../libs/domain/src/run/run-state';
+
+export interface RunView {
+  readonly runId: string;
+  readonly job: string;
+  readonly state: string;
+  readonly dueAt: string;
+  readonly attempt: number;
+  readonly idempotencyKey: string;
+  readonly queue: string;
+  readonly priority: string;
+  readonly leaseExpiresAt: string | null;
+  readonly lastError: string | null;
+}
+
+export function runView(state: Exclude<RunSnapshot, { status: 'absent' }>, now: Date): RunView {
+  return {
+    runId: state.definition.runId,
+    job: state.definition.job,
+    state: visibleState(state, now),
+    dueAt: state.definition.dueAt,
+    attempt: state.attempt,
+    idempotencyKey: state.definition.idempotencyKey,
+    queue: state.definition.queue,
+    priority: state.definition.priority,
+    leaseExpiresAt: state.lease?.expiresAt ?? null,
+    lastError: state.lastError,
+  };
+}

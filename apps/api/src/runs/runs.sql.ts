@@ -1,0 +1,51 @@
+import type { Queryable } from '../../../../libs/platform/src/database/pg-pool';
+import type { RunSnapshot } from '../../../../libs/domain/src/run/run-state';
+
+type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
+
+/** Write the run's row from the decider's state; an older revision never overwrites a newer row. */
+export async function upsertRun(db: Queryable, state: RunSnapshot): Promise<void> {
+  if (state.status === 'absent') return;
+  await upsertRuns(db, [state]);
+}
+
+/** Many runs in one statement (batch enqueue, batch claims). */
+export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
+  if (states.length === 0) return;
+  await db.query(
+    `INSERT INTO runs AS r (run_id, team, job, queue, priority, state, available_at, due_at, attempt, lease_expires_at, dead_at, discarded, snapshot, revision, updated_at)
+     SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.state, x.available_at, x.due_at, x.attempt, x.lease_expires_at, x.dead_at, x.discarded, x.snapshot, x.revision, now()
+       FROM jsonb_to_recordset($1::jsonb) AS x(run_id text, team text, job text, queue text, priority text, state text, available_at timestamptz,
+            due_at timestamptz, attempt int, lease_expires_at timestamptz, dead_at timestamptz, discarded boolean, snapshot jsonb, revision bigint)
+     ON CONFLICT (run_id) DO UPDATE
+        SET state = EXCLUDED.state, available_at = EXCLUDED.available_at, attempt = EXCLUDED.attempt,
+            lease_expires_at = EXCLUDED.lease_expires_at, dead_at = EXCLUDED.dead_at, discarded = EXCLUDED.discarded,
+            snapshot = EXCLUDED.snapshot, revision = EXCLUDED.revision, updated_at = now()
+      WHERE r.revision < EXCLUDED.revision`,
+    [
+      JSON.stringify(
+        states.map((s) => ({
+          run_id: s.definition.runId,
+          team: s.definition.team,
+          job: s.definition.job,
+          queue: s.definition.queue,
+          priority: s.definition.priority,
+          state: s.status,
+          available_at: s.availableAt,
+          due_at: s.definition.dueAt,
+          attempt: s.attempt,
+          lease_expires_at: s.lease?.expiresAt ?? null,
+          dead_at: s.death?.deadAt ?? null,
+          discarded: s.discarded,
+          snapshot: s,
+          revision: s.revision,
+        })),
+      ),
+    ],
+  );
+}
+
+export async function findRunSnapshot(db: Queryable, runId: string): Promise<PresentRun | undefined> {
+  const { rows } = await db.query<{ snapshot: PresentRun }>('SELECT snapshot FROM runs WHERE run_id = $1', [runId]);
+  return rows[0]?.snapshot;
+}

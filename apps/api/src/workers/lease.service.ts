@@ -1,0 +1,93 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { decide } from '../../../../libs/domain/src/run/run-decider';
+import { RUN_EVENT_SCHEMA_VERSION, type RunLeasedData } from '../../../../libs/domain/src/run/run-events';
+import { evolve } from '../../../../libs/domain/src/run/run-state';
+import { runStreamId } from '../../../../libs/domain/src/streams';
+import type { EventStore, StreamAppend } from '../../../../libs/event-store/src/event-store.port';
+import { PostgresEventStore } from '../../../../libs/event-store/src/postgres/postgres.event-store';
+import { withTransaction } from '../../../../libs/platform/src/database/pg-pool';
+import { EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
+import type { WorkerCaller } from '../auth/caller';
+import type { PresentRun } from '../runs/runs.service';
+import { upsertRuns } from '../runs/runs.sql';
+import { lockReadyRuns, loadLockedRuns, nextAvailableAt } from './claim-ready-runs.sql';
+import { ReadySignal } from './ready-signal';
+
+export interface LeaseRequest {
+  readonly queues: readonly string[];
+  readonly max: number;
+  readonly waitSeconds: number;
+  readonly leaseSeconds: number;
+  readonly workerId: string;
+}
+
+export interface Lease {
+  readonly runId: string;
+  readonly job: string;
+  readonly attempt: number;
+  readonly idempotencyKey: string;
+  readonly fencingToken: number;
+  readonly leaseExpiresAt: string;
+  readonly payload: unknown;
+}
+
+/** Without a wake-up, a waiting lease request looks again this often (runs made ready by other processes). */
+const FALLBACK_POLL_MS = 250;
+
+@Injectable()
+export class LeaseService {
+  constructor(
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly ready: ReadySignal,
+  ) {}
+
+  /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
+  async lease(caller: WorkerCaller, request: LeaseRequest): Promise<Lease[]> {
+    const deadline = Date.now() + request.waitSeconds * 1000;
+    while (true) {
+      const leases = await this.claim(caller, request);
+      const left = deadline - Date.now();
+      if (leases.length > 0 || left <= 0) return leases;
+      const next = await nextAvailableAt(this.pool, caller.team, request.queues);
+      const untilNext = next === null ? Infinity : next.getTime() - Date.now();
+      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)));
+    }
+  }
+
+  /**
+   * One transaction, five round trips for the whole batch: lock candidates,
+   * read them, append every RunLeased (expecting the revision read, under the
+   * lock no other writer can move it), write the rows through, commit.
+   */
+  private async claim(caller: WorkerCaller, request: LeaseRequest): Promise<Lease[]> {
+    const store = this.eventStore;
+    if (!(store instanceof PostgresEventStore)) throw new Error('batch claims need the PostgreSQL event store');
+    return withTransaction(this.pool, async (tx) => {
+      const ids = await lockReadyRuns(tx, caller.team, request.queues, request.max);
+      if (ids.length === 0) return [];
+      const { runs, now } = await loadLockedRuns(tx, ids);
+      const leased: Array<{ run: PresentRun; data: RunLeasedData }> = [];
+      const appends: StreamAppend[] = [];
+      for (const run of runs) {
+        const [event] = decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run);
+        if (event?.type !== 'RunLeased') continue;
+        leased.push({ run: evolve(run, event) as PresentRun, data: event.data });
+        appends.push({ streamId: runStreamId(run.definition.runId), expected: BigInt(run.revision), events: [{ type: event.type, data: event.data, metadata: { actor: `worker:${caller.team}:${request.workerId}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION } }] });
+      }
+      if (appends.length === 0) return [];
+      await store.appendWith(tx, appends);
+      await upsertRuns(tx, leased.map((l) => l.run));
+      return leased.map(({ run, data }) => ({
+        runId: run.definition.runId,
+        job: run.definition.job,
+        attempt: data.attempt,
+        idempotencyKey: run.definition.idempotencyKey,
+        fencingToken: data.fencingToken,
+        leaseExpiresAt: data.leaseExpiresAt,
+        payload: run.definition.payload,
+      }));
+    });
+  }
+}

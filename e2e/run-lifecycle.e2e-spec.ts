@@ -1,0 +1,218 @@
+import { ApiModule } from '../apps/api/src/api.module';
+import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
+import { createTestDatabase, type TestDatabase } from '../test/test-database';
+import { apiClient, type ApiClient } from './support/api-client';
+import { startApp, type RunningApp } from './support/start-app';
+
+const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
+
+interface Lease {
+  runId: string;
+  job: string;
+  attempt: number;
+  idempotencyKey: string;
+  fencingToken: number;
+  leaseExpiresAt: string;
+  payload: unknown;
+}
+
+describe('run lifecycle over HTTP', () => {
+  let db: TestDatabase;
+  let app: RunningApp;
+  let admin: ApiClient;
+  let team: ApiClient;
+  let worker: ApiClient;
+  let otherTeam: ApiClient;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN);
+    admin = apiClient(app.url, ADMIN_TOKEN);
+    expect((await admin.post('/v1/teams', { id: 'billing' })).status).toBe(201);
+    expect((await admin.post('/v1/teams', { id: 'growth' })).status).toBe(201);
+    const issue = async (teamId: string, kind: string, queues: string[]): Promise<string> => {
+      const response = await admin.post<{ token: string }>(`/v1/teams/${teamId}/tokens`, { kind, queues });
+      expect(response.status).toBe(201);
+      return response.body.token;
+    };
+    team = apiClient(app.url, await issue('billing', 'team', ['billing', 'billing-slow']));
+    worker = apiClient(app.url, await issue('billing', 'worker', ['billing']));
+    otherTeam = apiClient(app.url, await issue('growth', 'team', ['growth']));
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  const job = (name: string, overrides: Record<string, unknown> = {}): Promise<unknown> =>
+    team.put(`/v1/jobs/${name}`, { queue: 'billing', priority: 'critical', timeoutSeconds: 900, retry: { maxAttempts: 2, baseSeconds: 0, maxSeconds: 0 }, payload: { format: 'csv' }, ...overrides });
+  const leaseAll = async (max = 100): Promise<Lease[]> => (await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max })).body.leases;
+  const eventTypes = async (runId: string): Promise<string[]> => (await team.get<{ events: Array<{ type: string }> }>(`/v1/runs/${runId}/events`)).body.events.map((e) => e.type);
+
+  describe('authentication', () => {
+    it('answers 401 without a token or with an unknown one, as a problem', async () => {
+      const anonymous = await apiClient(app.url).get('/v1/jobs/anything');
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.contentType).toMatch(/application\/problem\+json/);
+      expect(anonymous.body).toMatchObject({ type: '/problems/unauthorized', status: 401 });
+      expect((await apiClient(app.url, 'sch_team_not-a-real-token').get('/v1/jobs/anything')).status).toBe(401);
+    });
+
+    it('keeps admin calls for the admin and team calls for team tokens', async () => {
+      expect((await team.post('/v1/teams', { id: 'sneaky' })).status).toBe(403);
+      expect((await worker.put('/v1/jobs/x', { queue: 'billing' })).status).toBe(403);
+      expect((await team.post('/v1/lease', { queues: ['billing'], max: 1 })).status).toBe(403);
+    });
+
+    it('refuses a job on a queue the token was not granted', async () => {
+      const response = await team.put('/v1/jobs/elsewhere', { queue: 'growth' });
+      expect(response.status).toBe(403);
+      expect(response.body).toMatchObject({ type: '/problems/forbidden' });
+    });
+  });
+
+  describe('job definitions', () => {
+    it('creates (201), repeats without a new version (200), updates to version 2, and reads back', async () => {
+      const created = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', { queue: 'billing', priority: 'critical', timeoutSeconds: 900, retry: { maxAttempts: 5, baseSeconds: 30, maxSeconds: 1800 }, concurrency: 1, payload: { format: 'csv' }, schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin' } });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ name: 'billing.export-invoices', queue: 'billing', priority: 'critical', version: 1, paused: false, schedule: { cron: '0 2 * * *' } });
+      const again = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', { queue: 'billing', priority: 'critical', timeoutSeconds: 900, retry: { maxAttempts: 5, baseSeconds: 30, maxSeconds: 1800 }, concurrency: 1, payload: { format: 'csv' }, schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin' } });
+      expect([again.status, again.body.version]).toEqual([200, 1]);
+      const updated = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', { queue: 'billing', priority: 'default' });
+      expect([updated.status, updated.body.version]).toEqual([200, 2]);
+      expect((await team.get('/v1/jobs/billing.export-invoices')).body).toMatchObject({ priority: 'default', version: 2 });
+    });
+
+    it("hides a team's job from another team", async () => {
+      await job('billing.private');
+      expect((await otherTeam.get('/v1/jobs/billing.private')).status).toBe(404);
+      expect((await otherTeam.put('/v1/jobs/billing.private', { queue: 'growth' })).status).toBe(404);
+    });
+  });
+
+  describe('runs and workers', () => {
+    it('runs a job end to end: enqueue, lease with a fencing token, heartbeat, complete, and the full history', async () => {
+      await job('billing.e2e');
+      const enqueued = await team.post<{ runId: string; state: string; attempt: number; idempotencyKey: string }>('/v1/jobs/billing.e2e/runs', { payload: { invoice: 42 } });
+      expect(enqueued.status).toBe(201);
+      expect(enqueued.body).toMatchObject({ job: 'billing.e2e', state: 'ready', attempt: 0 });
+      const [lease] = await leaseAll();
+      expect(lease).toMatchObject({ runId: enqueued.body.runId, job: 'billing.e2e', attempt: 1, idempotencyKey: enqueued.body.idempotencyKey, fencingToken: 1, payload: { invoice: 42 } });
+      const heartbeat = await worker.post<{ leaseExpiresAt: string }>(`/v1/runs/${lease!.runId}/heartbeat`, { fencingToken: lease!.fencingToken, leaseSeconds: 60 });
+      expect(heartbeat.status).toBe(200);
+      expect(Date.parse(heartbeat.body.leaseExpiresAt)).toBeGreaterThan(Date.parse(lease!.leaseExpiresAt));
+      const complete = await worker.post(`/v1/runs/${lease!.runId}/complete`, { fencingToken: lease!.fencingToken, outcome: 'success' });
+      expect(complete.body).toMatchObject({ state: 'succeeded' });
+      expect((await team.get(`/v1/runs/${lease!.runId}`)).body).toMatchObject({ state: 'succeeded', attempt: 1 });
+      const history = await team.get<{ events: Array<{ type: string; revision: number; metadata: { actor: string } }> }>(`/v1/runs/${lease!.runId}/events`);
+      expect(history.body.events.map((e) => [e.type, e.revision, e.metadata.actor])).toEqual([
+        ['RunScheduled', 0, 'team:billing'],
+        ['RunLeased', 1, 'worker:billing:anonymous'],
+        ['LeaseExtended', 2, 'worker:billing'],
+        ['RunSucceeded', 3, 'worker:billing'],
+      ]);
+    });
+
+    it('returns the same run for a repeated Idempotency-Key', async () => {
+      await job('billing.idem');
+      const first = await team.post<{ runId: string; idempotencyKey: string }>('/v1/jobs/billing.idem/runs', {}, { 'idempotency-key': 'invoice-2026-03' });
+      const second = await team.post<{ runId: string }>('/v1/jobs/billing.idem/runs', {}, { 'idempotency-key': 'invoice-2026-03' });
+      expect([first.status, second.status]).toEqual([201, 200]);
+      expect(second.body.runId).toBe(first.body.runId);
+      expect(first.body.idempotencyKey).toBe('invoice-2026-03');
+      await leaseAll();
+    });
+
+    it('retries a failure, answers a stale fencing token with 409 stale-lease, and dead-letters the last failure', async () => {
+      await job('billing.flaky');
+      const { body: run } = await team.post<{ runId: string }>('/v1/jobs/billing.flaky/runs', {});
+      const [first] = await leaseAll();
+      const failed = await worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: first!.fencingToken, outcome: 'failure', error: 'downstream 503' });
+      expect(failed.body).toMatchObject({ state: 'retry_wait' });
+      const stale = await worker.post(`/v1/runs/${run.runId}/heartbeat`, { fencingToken: first!.fencingToken });
+      expect(stale.status).toBe(409);
+      expect(stale.body).toMatchObject({ type: '/problems/stale-lease' });
+      const [second] = await leaseAll();
+      expect(second).toMatchObject({ runId: run.runId, attempt: 2 });
+      expect(second!.fencingToken).toBeGreaterThan(first!.fencingToken);
+      const last = await worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: second!.fencingToken, outcome: 'failure', error: 'still down' });
+      expect(last.body).toMatchObject({ state: 'dead' });
+      expect(await eventTypes(run.runId)).toEqual(['RunScheduled', 'RunLeased', 'RunFailed', 'RunLeased', 'RunFailed', 'RunDead']);
+      expect((await team.get(`/v1/runs/${run.runId}`)).body).toMatchObject({ state: 'dead', lastError: 'still down' });
+    });
+
+    it('sends a non-retryable failure straight to dead', async () => {
+      await job('billing.poison');
+      await team.post('/v1/jobs/billing.poison/runs', {});
+      const [lease] = await leaseAll();
+      const response = await worker.post(`/v1/runs/${lease!.runId}/complete`, { fencingToken: lease!.fencingToken, outcome: 'failure', error: 'bad input', retryable: false });
+      expect(response.body).toMatchObject({ state: 'dead' });
+    });
+
+    it('does not lease a paused job until it resumes', async () => {
+      await job('billing.pausable');
+      expect((await team.post('/v1/jobs/billing.pausable:pause')).body).toMatchObject({ paused: true });
+      const { body: run } = await team.post<{ runId: string }>('/v1/jobs/billing.pausable/runs', {});
+      expect((await leaseAll()).map((l) => l.runId)).not.toContain(run.runId);
+      expect((await team.post('/v1/jobs/billing.pausable:resume')).body).toMatchObject({ paused: false });
+      expect((await leaseAll()).map((l) => l.runId)).toContain(run.runId);
+    });
+
+    it('cancels a delayed run, and refuses to cancel a finished one with 409 invalid-transition', async () => {
+      await job('billing.cancellable');
+      const { body: delayed } = await team.post<{ runId: string; state: string }>('/v1/jobs/billing.cancellable/runs', { delaySeconds: 3600 });
+      expect(delayed.state).toBe('scheduled');
+      expect((await team.post(`/v1/runs/${delayed.runId}:cancel`)).body).toMatchObject({ state: 'cancelled' });
+      expect((await team.post(`/v1/runs/${delayed.runId}:cancel`)).body).toMatchObject({ status: 409, type: '/problems/invalid-transition' });
+      expect((await otherTeam.get(`/v1/runs/${delayed.runId}`)).status).toBe(404);
+    });
+
+    it('long-polls: a waiting lease request returns as soon as a run is enqueued', async () => {
+      await job('billing.longpoll');
+      await leaseAll();
+      const started = Date.now();
+      const waiting = worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 1, waitSeconds: 10 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await team.post('/v1/jobs/billing.longpoll/runs', {});
+      const { body } = await waiting;
+      expect(body.leases).toHaveLength(1);
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+
+    it('long-polls until the deadline and returns an empty list when nothing comes', async () => {
+      const started = Date.now();
+      const { status, body } = await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 5, waitSeconds: 1 });
+      expect([status, body.leases]).toEqual([200, []]);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    });
+  });
+
+  describe('bad input gets a 4xx problem, never a 500, and writes nothing', () => {
+    it.each([
+      ['malformed JSON', () => team.raw('PUT', '/v1/jobs/bad.json', '{"queue": "billing"', { 'content-type': 'application/json' }), 400],
+      ['an unknown field', () => team.put('/v1/jobs/bad.unknown', { queue: 'billing', colour: 'red' }), 400],
+      ['a wrong type', () => team.put('/v1/jobs/bad.type', { queue: 'billing', timeoutSeconds: 'soon' }), 400],
+      ['a huge number', () => team.put('/v1/jobs/bad.huge', { queue: 'billing', timeoutSeconds: 1e300 }), 400],
+      ['a negative duration', () => team.put('/v1/jobs/bad.negative', { queue: 'billing', retry: { maxAttempts: 1, baseSeconds: -5, maxSeconds: 1 } }), 400],
+      ['an unknown priority', () => team.put('/v1/jobs/bad.priority', { queue: 'billing', priority: 'urgent' }), 400],
+      ['a name 10 KB long', () => team.put(`/v1/jobs/${'x'.repeat(10_000)}`, { queue: 'billing' }), 400],
+      ['a name with an encoded slash', () => team.put('/v1/jobs/a%2Fb', { queue: 'billing' }), 400],
+      ['a payload over 256 KB', () => team.put('/v1/jobs/bad.payload', { queue: 'billing', payload: { blob: 'x'.repeat(300 * 1024) } }), 413],
+      ['a lease for 0 runs', () => worker.post('/v1/lease', { queues: ['billing'], max: 0 }), 400],
+      ['a lease wait of an hour', () => worker.post('/v1/lease', { queues: ['billing'], max: 1, waitSeconds: 3600 }), 400],
+      ['an unknown method', () => team.post('/v1/jobs/billing.e2e:explode'), 404],
+      ['runAt and delaySeconds together', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: '2030-01-01T00:00:00Z', delaySeconds: 5 }), 400],
+      ['a runAt that is not a time', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: 'tomorrow' }), 400],
+    ])('%s', async (_what, send, status) => {
+      const response = await send();
+      expect(response.status).toBe(status);
+      expect(response.contentType).toMatch(/application\/problem\+json/);
+      expect(response.body).toMatchObject({ type: expect.stringMatching(/^\/problems\//), title: expect.any(String), status, detail: expect.any(String) });
+    });
+
+    it('wrote no job for any of them', async () => {
+      const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE stream_id LIKE 'job-bad.%'");
+      expect(rows[0]).toEqual({ n: 0 });
+    });
+  });
+});

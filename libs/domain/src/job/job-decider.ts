@@ -1,0 +1,86 @@
+import { DomainError } from '../domain-error';
+import type { Priority, RetryPolicy } from '../run/run-events';
+
+/** A job definition as reference 4.2 shapes it. `schedule` is kept as given (see the schedules work). */
+export interface JobDefinition {
+  readonly name: string;
+  readonly team: string;
+  readonly queue: string;
+  readonly priority: Priority;
+  readonly timeoutSeconds: number;
+  readonly retry: RetryPolicy;
+  readonly concurrency: number | null;
+  readonly payload: unknown;
+  readonly schedule: unknown;
+}
+
+export type JobEvent =
+  | { readonly type: 'JobDefined'; readonly data: { readonly definition: JobDefinition; readonly version: number } }
+  | { readonly type: 'JobPaused'; readonly data: { readonly pausedAt: string } }
+  | { readonly type: 'JobResumed'; readonly data: { readonly resumedAt: string } };
+
+export type JobSnapshot =
+  | { readonly status: 'absent'; readonly revision: -1 }
+  | { readonly status: 'defined'; readonly revision: number; readonly definition: JobDefinition; readonly version: number; readonly paused: boolean };
+
+export const NO_JOB: JobSnapshot = { status: 'absent', revision: -1 };
+
+export type JobCommand =
+  | { readonly type: 'DefineJob'; readonly definition: JobDefinition }
+  | { readonly type: 'PauseJob'; readonly now: Date }
+  | { readonly type: 'ResumeJob'; readonly now: Date };
+
+export function evolveJob(state: JobSnapshot, event: JobEvent): JobSnapshot {
+  const revision = state.revision + 1;
+  switch (event.type) {
+    case 'JobDefined':
+      return { status: 'defined', revision, definition: event.data.definition, version: event.data.version, paused: state.status === 'defined' && state.paused };
+    case 'JobPaused':
+    case 'JobResumed':
+      if (state.status === 'absent') throw new Error(`${event.type} before JobDefined`);
+      return { ...state, revision, paused: event.type === 'JobPaused' };
+    default: {
+      const unknown: never = event;
+      throw new Error(`unknown job event ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** Defining the same definition again decides nothing (PUT is idempotent); pausing a paused job too. */
+export function decideJob(command: JobCommand, state: JobSnapshot): JobEvent[] {
+  switch (command.type) {
+    case 'DefineJob':
+      if (state.status === 'defined') {
+        if (state.definition.team !== command.definition.team) throw new DomainError('not-found', `job ${command.definition.name} not found`);
+        if (sameDefinition(state.definition, command.definition)) return [];
+      }
+      return [{ type: 'JobDefined', data: { definition: command.definition, version: state.status === 'defined' ? state.version + 1 : 1 } }];
+    case 'PauseJob':
+    case 'ResumeJob': {
+      if (state.status === 'absent') throw new DomainError('not-found', 'job not found');
+      const pause = command.type === 'PauseJob';
+      if (state.paused === pause) return [];
+      return pause ? [{ type: 'JobPaused', data: { pausedAt: command.now.toISOString() } }] : [{ type: 'JobResumed', data: { resumedAt: command.now.toISOString() } }];
+    }
+    default: {
+      const unknown: never = command;
+      throw new Error(`unknown job command ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function sameDefinition(a: JobDefinition, b: JobDefinition): boolean {
+  return canonical(a) === canonical(b);
+}
+
+/** JSON with sorted keys: key order in a request does not make a new version. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

@@ -1,0 +1,10 @@
+/**
+ * The worker SDK of the scheduler: SchedulerClient speaks the worker protocol
+ * (lease, heartbeat, complete); Worker runs handlers on leased runs.
+ */
+export { SchedulerClient, type CallOptions, type SchedulerClientOptions } from './scheduler-client';
+export { Worker } from './worker';
+export type { RunContext, RunHandler, ShutdownOptions, WorkerClient, WorkerLogger, WorkerOptions } from './worker-options';
+export { GracePeriodOverError } from './run-execution';
+export { NonRetryableError, SchedulerApiError, STALE_LEASE_PROBLEM, StaleLeaseError } from './errors';
+export type { CompleteRequest, CompleteResponse, HeartbeatResponse, LeaseRequest, LeaseResponse, LeasedRun, RunOutcome } from './protocol';

@@ -1,0 +1,54 @@
+/**
+ * Wire shapes of the worker protocol (issue 3, reference design 4.2): JSON
+ * over HTTP, `Authorization: Bearer <worker token>` on every call.
+ */
+
+/** `POST /v1/lease` body. */
+export interface LeaseRequest {
+  readonly queues: readonly string[];
+  /** 1..100 runs per call. */
+  readonly max: number;
+  /** 0..30: how long the server may hold the request open waiting for work. */
+  readonly waitSeconds?: number;
+  /** 1..3600 whole seconds on the real server (default 30 there). */
+  readonly leaseSeconds?: number;
+  readonly workerId?: string;
+}
+
+/** One leased run, as `POST /v1/lease` returns it. */
+export interface LeasedRun {
+  readonly runId: string;
+  readonly job: string;
+  readonly attempt: number;
+  /** Stable across attempts: hand it to downstream systems so a rerun has no second effect. */
+  readonly idempotencyKey: string;
+  /** Grows with every lease of the run; every later call for the run must carry it. */
+  readonly fencingToken: number;
+  readonly leaseExpiresAt: string;
+  readonly payload: unknown;
+}
+
+export interface LeaseResponse {
+  readonly leases: readonly LeasedRun[];
+}
+
+export interface HeartbeatResponse {
+  readonly leaseExpiresAt: string;
+}
+
+export type RunOutcome = 'success' | 'failure';
+
+/** `POST /v1/runs/{runId}/complete` body. */
+export interface CompleteRequest {
+  readonly fencingToken: number;
+  readonly outcome: RunOutcome;
+  readonly error?: string;
+  /** false sends the run straight to the dead-letter queue. */
+  readonly retryable?: boolean;
+}
+
+export interface CompleteResponse {
+  readonly runId: string;
+  /** The run's state after the completion (`succeeded`, `retry_wait`, `dead`, ...). */
+  readonly state: string;
+}

@@ -1,0 +1,151 @@
+import { backoffDelayMs, sleep } from './backoff';
+import { isTransient, NonRetryableError, StaleLeaseError } from './errors';
+import type { CompleteRequest, LeasedRun } from './protocol';
+import type { RunContext, RunHandler, WorkerClient, WorkerLogger } from './worker-options';
+
+export interface RunExecutionSettings {
+  readonly client: WorkerClient;
+  readonly handler: RunHandler;
+  readonly leaseSeconds: number;
+  readonly heartbeatIntervalMs: number;
+  readonly logger: WorkerLogger;
+}
+
+/** Completion is idempotent on the server, so a lost answer may be retried a few times. */
+const COMPLETE_ATTEMPTS = 3;
+/** Enough to find the cause; the server refuses oversized bodies. */
+const MAX_ERROR_LENGTH = 4_000;
+
+/** Why a handler's signal was aborted at shutdown (a StaleLeaseError is the other reason). */
+export class GracePeriodOverError extends Error {
+  constructor() {
+    super('worker shutdown: grace period over, the run is left to its lease expiry');
+    this.name = 'GracePeriodOverError';
+  }
+}
+
+/**
+ * One leased run: its handler, the heartbeats that keep the lease while the
+ * handler works, and the completion. `handling` -> `completing` -> `done`, or
+ * straight to `done` when the run is lost (stale lease) or abandoned
+ * (shutdown), in which case the handler's result is dropped.
+ */
+export class RunExecution {
+  private phase: 'handling' | 'completing' | 'done' = 'handling';
+  private readonly abort = new AbortController();
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private markSettled!: () => void;
+  /** Settles when this worker owes the run nothing more: its slot is free again. */
+  readonly settled = new Promise<void>((resolve) => (this.markSettled = resolve));
+
+  constructor(
+    readonly run: LeasedRun,
+    private readonly settings: RunExecutionSettings,
+  ) {}
+
+  start(): Promise<void> {
+    this.scheduleHeartbeat();
+    void this.execute();
+    return this.settled;
+  }
+
+  /** Shutdown's grace is over: abort the handler and leave the run to the server's lease expiry. */
+  abandon(): void {
+    if (this.phase !== 'handling') return; // a completion under way is let through
+    this.release(new GracePeriodOverError());
+    // The handler may ignore its signal; the worker must not wait for it.
+    this.markSettled();
+  }
+
+  private async execute(): Promise<void> {
+    const { run, settings } = this;
+    let request: CompleteRequest;
+    try {
+      await settings.handler(run, this.context());
+      request = { fencingToken: run.fencingToken, outcome: 'success' };
+    } catch (error) {
+      request = { fencingToken: run.fencingToken, outcome: 'failure', error: describe(error), retryable: !(error instanceof NonRetryableError) };
+    }
+    if (this.phase === 'handling') {
+      this.phase = 'completing';
+      clearTimeout(this.heartbeatTimer);
+      await this.complete(request);
+      this.phase = 'done';
+    } else {
+      settings.logger.info('result dropped: the run is no longer ours', { ...this.fields(), reason: String(this.abort.signal.reason) });
+    }
+    // A lost run keeps its slot until its handler returns, so the concurrency limit holds.
+    this.markSettled();
+  }
+
+  private context(): RunContext {
+    const { run } = this;
+    return {
+      signal: this.abort.signal,
+      idempotencyKey: run.idempotencyKey,
+      fencingToken: run.fencingToken,
+      attempt: run.attempt,
+      heartbeat: () => this.heartbeat(),
+    };
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (this.phase === 'done') throw this.abort.signal.reason;
+    try {
+      await this.settings.client.heartbeat(this.run.runId, this.run.fencingToken, this.settings.leaseSeconds);
+    } catch (error) {
+      // Completing already: the server answers stale-lease to a heartbeat that lands after it.
+      if (error instanceof StaleLeaseError && this.phase === 'handling') this.release(error);
+      throw error;
+    }
+  }
+
+  // A chain of timeouts, not an interval: a slow heartbeat never overlaps the next.
+  private scheduleHeartbeat(): void {
+    this.heartbeatTimer = setTimeout(() => {
+      this.heartbeat()
+        .catch((error: unknown) => {
+          // Anything but stale is transient: the next beat, a third of a lease later, retries.
+          if (!(error instanceof StaleLeaseError)) this.settings.logger.warn('heartbeat failed', { ...this.fields(), error: describe(error) });
+        })
+        .finally(() => {
+          if (this.phase === 'handling') this.scheduleHeartbeat();
+        });
+    }, this.settings.heartbeatIntervalMs);
+  }
+
+  private release(reason: Error): void {
+    this.phase = 'done';
+    clearTimeout(this.heartbeatTimer);
+    this.settings.logger.warn(reason instanceof StaleLeaseError ? 'lease lost: aborting the handler' : 'grace period over: aborting the handler', this.fields());
+    this.abort.abort(reason);
+  }
+
+  private async complete(request: CompleteRequest): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.settings.client.complete(this.run.runId, request);
+        return;
+      } catch (error) {
+        if (error instanceof StaleLeaseError) {
+          this.settings.logger.warn('completion refused, stale lease: result dropped', { ...this.fields(), outcome: request.outcome });
+          return;
+        }
+        if (attempt >= COMPLETE_ATTEMPTS || !isTransient(error)) {
+          this.settings.logger.error('could not complete the run; it runs again after its lease expires', { ...this.fields(), error: describe(error) });
+          return;
+        }
+        await sleep(backoffDelayMs(attempt));
+      }
+    }
+  }
+
+  private fields(): Record<string, unknown> {
+    return { runId: this.run.runId, job: this.run.job, attempt: this.run.attempt, fencingToken: this.run.fencingToken };
+  }
+}
+
+function describe(error: unknown): string {
+  const text = error instanceof Error ? error.message || error.name : String(error);
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH)}...` : text;
+}

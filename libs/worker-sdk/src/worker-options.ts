@@ -1,0 +1,67 @@
+import type { LeasedRun } from './protocol';
+import type { SchedulerClient } from './scheduler-client';
+
+/** What a handler gets besides the run itself. */
+export interface RunContext {
+  /**
+   * Aborted when the run is no longer ours (a heartbeat or the completion got
+   * `stale-lease`) or when shutdown's grace period is over. Its `reason` says
+   * which. Pass it to fetch and friends; stop soon after it fires.
+   */
+  readonly signal: AbortSignal;
+  /** Hand it to downstream systems (an Idempotency-Key header, say): it is the same on every attempt. */
+  readonly idempotencyKey: string;
+  /** Hand it to fenced storage: a write with an older token than the last one seen must be refused. */
+  readonly fencingToken: number;
+  readonly attempt: number;
+  /** Extends the lease now (heartbeats are also automatic); rejects with StaleLeaseError if the run is gone. */
+  heartbeat(): Promise<void>;
+}
+
+/**
+ * Resolve: the run is completed as a success. Throw: completed as a failure
+ * with the error's message, retryable unless it is a NonRetryableError.
+ */
+export type RunHandler = (run: LeasedRun, context: RunContext) => Promise<void>;
+
+export interface WorkerLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** The three calls the worker makes; a SchedulerClient, or anything shaped like one. */
+export type WorkerClient = Pick<SchedulerClient, 'lease' | 'heartbeat' | 'complete'>;
+
+export interface WorkerOptions {
+  readonly client: WorkerClient;
+  readonly queues: readonly string[];
+  readonly handler: RunHandler;
+  /** Most runs in flight at once. Default 10. */
+  readonly concurrency?: number;
+  /**
+   * Lease length asked for on lease and on every heartbeat. Default 30. The
+   * real server takes whole seconds from 1 to 3600; fractions are only for
+   * tests against a fake server.
+   */
+  readonly leaseSeconds?: number;
+  /** Long-poll length of a lease call, 0..30. Default 20. */
+  readonly waitSeconds?: number;
+  /** Time between automatic heartbeats. Default a third of the lease, so two can fail before it lapses. */
+  readonly heartbeatIntervalMs?: number;
+  /** Sent with each lease call; shows in the run's history. */
+  readonly workerId?: string;
+  /** Default: warnings and errors on the console. JsonLogger of libs/platform fits. */
+  readonly logger?: WorkerLogger;
+}
+
+export interface ShutdownOptions {
+  /** How long in-flight handlers may take to finish. Default 30 s. */
+  readonly graceMs?: number;
+}
+
+export const consoleLogger: WorkerLogger = {
+  info: () => undefined,
+  warn: (message, fields) => console.warn(`worker: ${message}`, fields ?? ''),
+  error: (message, fields) => console.error(`worker: ${message}`, fields ?? ''),
+};

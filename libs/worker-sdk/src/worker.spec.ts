@@ -1,0 +1,239 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { NonRetryableError, StaleLeaseError } from './errors';
+import { GracePeriodOverError } from './run-execution';
+import { SchedulerClient } from './scheduler-client';
+import { FakeSchedulerServer } from './testing/fake-scheduler-server';
+import { gate, recordingLogger, waitFor } from './testing/wait-for';
+import { Worker } from './worker';
+import type { WorkerOptions } from './worker-options';
+
+describe('Worker against a scheduler over HTTP', () => {
+  let server: FakeSchedulerServer;
+  let logger: ReturnType<typeof recordingLogger>;
+  let workers: Worker[];
+
+  beforeEach(async () => {
+    server = await FakeSchedulerServer.start();
+    logger = recordingLogger();
+    workers = [];
+  });
+
+  afterEach(async () => {
+    await Promise.all(workers.map((worker) => worker.shutdown({ graceMs: 0 })));
+    await server.close();
+  });
+
+  function startWorker(options: Partial<WorkerOptions> & Pick<WorkerOptions, 'handler'>): { worker: Worker; running: Promise<void> } {
+    const client = new SchedulerClient({ baseUrl: server.baseUrl, token: server.token });
+    const worker = new Worker({ client, queues: ['billing'], logger, ...options });
+    workers.push(worker);
+    return { worker, running: worker.run() };
+  }
+
+  const completed = (): number => server.callsOf('complete').filter((call) => call.status === 200).length;
+  const logged = (message: string, runId: string) => (): boolean => logger.entries.some((entry) => entry.message.startsWith(message) && entry.fields['runId'] === runId);
+
+  it('completes every queued run exactly once, with the outcome, error and retryable flag of its handler', async () => {
+    const modes = ['ok', 'fails', 'malformed'] as const;
+    const runs = Array.from({ length: 12 }, (_, n) => server.enqueue({ payload: { n, mode: modes[n % 3] } }));
+    const handled: string[] = [];
+    startWorker({
+      concurrency: 4,
+      handler: async (run) => {
+        handled.push(run.runId);
+        const { n, mode } = run.payload as { n: number; mode: (typeof modes)[number] };
+        if (mode === 'fails') throw new Error(`export ${n} timed out`);
+        if (mode === 'malformed') throw new NonRetryableError(`invoice ${n} is malformed`);
+      },
+    });
+
+    await waitFor('12 completions', () => completed() === 12);
+    expect([...handled].sort()).toEqual(runs.map((run) => run.runId).sort());
+    runs.forEach((run, n) => {
+      const bodies = server.callsOf('complete', run.runId).map((call) => call.body);
+      const expected = [
+        { fencingToken: run.fencingToken, outcome: 'success' },
+        { fencingToken: run.fencingToken, outcome: 'failure', error: `export ${n} timed out`, retryable: true },
+        { fencingToken: run.fencingToken, outcome: 'failure', error: `invoice ${n} is malformed`, retryable: false },
+      ][n % 3];
+      expect(bodies).toStrictEqual([expected]);
+    });
+  });
+
+  it('gives the handler the run payload, idempotency key, fencing token and attempt', async () => {
+    const run = server.enqueue({ idempotencyKey: 'billing.export@2026-03-15T02:00:00+01:00', attempt: 2, payload: { format: 'csv' } });
+    let seen: Record<string, unknown> | undefined;
+    startWorker({
+      handler: async (leased, context) => {
+        seen = { runId: leased.runId, job: leased.job, payload: leased.payload, idempotencyKey: context.idempotencyKey, fencingToken: context.fencingToken, attempt: context.attempt };
+      },
+    });
+
+    await waitFor('the handler', () => seen !== undefined);
+    expect(seen).toEqual({ runId: run.runId, job: 'billing.export', payload: { format: 'csv' }, idempotencyKey: 'billing.export@2026-03-15T02:00:00+01:00', fencingToken: run.fencingToken, attempt: 2 });
+    expect(run.fencingToken).toBeGreaterThan(0);
+  });
+
+  it('never runs more than `concurrency` handlers at once and leases only for free slots', async () => {
+    for (let n = 0; n < 10; n += 1) server.enqueue();
+    let running = 0;
+    let peak = 0;
+    startWorker({
+      concurrency: 3,
+      handler: async () => {
+        running += 1;
+        peak = Math.max(peak, running);
+        await delay(30); // the work
+        running -= 1;
+      },
+    });
+
+    await waitFor('10 completions', () => completed() === 10);
+    expect(peak).toBe(3);
+    const leaseCalls = server.callsOf('lease');
+    expect(leaseCalls[0]!.body['max']).toBe(3);
+    // The server's count of unfinished leases is a lower bound of the worker's runs in flight.
+    for (const call of leaseCalls) expect(Number(call.body['max']) + call.outstanding).toBeLessThanOrEqual(3);
+  });
+
+  it('asks for at most 100 runs per lease call, whatever the concurrency', async () => {
+    for (let n = 0; n < 150; n += 1) server.enqueue();
+    startWorker({ concurrency: 250, handler: async () => undefined });
+
+    await waitFor('150 completions', () => completed() === 150);
+    const asked = server.callsOf('lease').map((call) => call.body['max']);
+    expect(asked[0]).toBe(100);
+    expect(asked.every((max) => Number(max) <= 100)).toBe(true);
+  });
+
+  it('heartbeats about every third of the lease while a slow handler works, so the lease never lapses', async () => {
+    const run = server.enqueue();
+    startWorker({ leaseSeconds: 0.45, handler: () => waitFor('3 heartbeats', () => server.callsOf('heartbeat', run.runId).length >= 3) });
+
+    await waitFor('the completion', () => completed() === 1);
+    const beats = server.callsOf('heartbeat', run.runId);
+    const times = [server.callsOf('lease')[0]!.at, ...beats.map((beat) => beat.at)];
+    const gaps = times.slice(1).map((at, i) => at - times[i]!);
+    // A third of 450 ms, give or take; well inside the lease either way.
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(110);
+    for (const gap of gaps) expect(gap).toBeLessThan(340);
+    expect(beats.map((beat) => [beat.status, beat.body])).toEqual(beats.map(() => [200, { fencingToken: run.fencingToken, leaseSeconds: 0.45 }]));
+    expect(server.expiredLeases).toBe(0);
+  });
+
+  it('takes a heartbeat interval of its own for a whole-second lease', async () => {
+    const run = server.enqueue();
+    startWorker({ leaseSeconds: 30, heartbeatIntervalMs: 100, handler: () => waitFor('3 heartbeats', () => server.callsOf('heartbeat', run.runId).length >= 3) });
+
+    await waitFor('the completion', () => completed() === 1);
+    expect(server.callsOf('heartbeat', run.runId).map((beat) => beat.body['leaseSeconds'])).toEqual([30, 30, 30]);
+  });
+
+  it('aborts the handler when a heartbeat finds the lease stale, and sends no completion for that run', async () => {
+    const run = server.enqueue();
+    let abortReason: unknown;
+    const { worker } = startWorker({
+      leaseSeconds: 0.3,
+      handler: async (_run, { signal }) => {
+        server.reassign(run.runId); // another worker takes the run over meanwhile
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        abortReason = signal.reason; // then returns as a success, which must be dropped
+      },
+    });
+
+    await waitFor('the result to be dropped', logged('result dropped', run.runId));
+    expect(abortReason).toBeInstanceOf(StaleLeaseError);
+    await worker.shutdown({ graceMs: 1_000 }); // any completion still under way has arrived by now
+    expect(server.callsOf('complete', run.runId)).toHaveLength(0);
+    expect(server.callsOf('heartbeat', run.runId).map((beat) => beat.status)).toEqual([409]);
+  });
+
+  it('drops the result without retrying when the completion finds the lease stale', async () => {
+    const run = server.enqueue();
+    const { worker } = startWorker({ handler: async () => server.reassign(run.runId) });
+
+    await waitFor('the refused completion', logged('completion refused', run.runId));
+    await worker.shutdown();
+    expect(server.callsOf('complete', run.runId).map((call) => call.status)).toEqual([409]);
+  });
+
+  it('on shutdown stops leasing at once, waits for in-flight handlers and completes them', async () => {
+    const run = server.enqueue();
+    const release = gate();
+    let started = false;
+    const { worker, running } = startWorker({ concurrency: 2, waitSeconds: 20, handler: async () => {
+        started = true;
+        await release.promise;
+      },
+    });
+    let stopped = false;
+    void running.then(() => (stopped = true));
+    await waitFor('the handler and a second long poll', () => started && server.callsOf('lease').length === 2);
+
+    const stopping = worker.shutdown({ graceMs: 5_000 });
+    await waitFor('the long poll to be aborted', () => server.callsOf('lease')[1]!.clientAborted, 500);
+    server.enqueue(); // work that arrives during the drain is not leased
+    expect(stopped).toBe(false);
+    release.open();
+    await Promise.all([stopping, running]);
+    expect(server.callsOf('complete', run.runId).map((call) => [call.status, call.body['outcome']])).toEqual([[200, 'success']]);
+    expect(server.callsOf('lease')).toHaveLength(2);
+  });
+
+  it('aborts a handler that outlives the grace period and leaves its run uncompleted', async () => {
+    const run = server.enqueue();
+    const release = gate();
+    let abortReason: unknown;
+    const { worker, running } = startWorker({
+      handler: async (_run, { signal }) => {
+        signal.addEventListener('abort', () => (abortReason = signal.reason));
+        await release.promise; // ignores its signal
+      },
+    });
+    await waitFor('the run leased and the next poll open', () => server.callsOf('lease').length === 2);
+
+    const shutdownAt = Date.now();
+    await worker.shutdown({ graceMs: 200 });
+    await running;
+    expect(Date.now() - shutdownAt).toBeGreaterThanOrEqual(150);
+    expect(abortReason).toBeInstanceOf(GracePeriodOverError);
+    release.open(); // it finishes late: the result is dropped
+    await waitFor('the late result to be dropped', logged('result dropped', run.runId));
+    expect(server.callsOf('complete', run.runId)).toHaveLength(0);
+    expect(server.runs.get(run.runId)!.state).toBe('leased'); // for the server's lease expiry to hand on
+  });
+
+  it('backs off on server errors, then recovers', async () => {
+    server.failNext('lease', 3, 500);
+    const run = server.enqueue();
+    startWorker({ handler: async () => undefined });
+
+    await waitFor('the completion', () => server.callsOf('complete', run.runId).length === 1);
+    const leaseCalls = server.callsOf('lease');
+    expect(leaseCalls.slice(0, 4).map((call) => call.status)).toEqual([500, 500, 500, 200]);
+    // 100, 200, 400 ms with equal jitter: at least half of each.
+    [50, 100, 200].forEach((least, i) => expect(leaseCalls[i + 1]!.at - leaseCalls[i]!.at).toBeGreaterThanOrEqual(least - 5));
+    expect(logger.entries.filter((entry) => entry.message.startsWith('lease failed')).map((entry) => entry.fields['failures'])).toEqual([1, 2, 3]);
+  });
+
+  it('polls at most once a second when the server answers empty at once', async () => {
+    startWorker({ waitSeconds: 0, handler: async () => undefined });
+
+    await waitFor('a second poll', () => server.callsOf('lease').length >= 2);
+    const [first, second] = server.callsOf('lease');
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  it('stopOnSignals shuts down on SIGTERM, then removes its listeners', async () => {
+    const listeners = process.listenerCount('SIGTERM');
+    const { worker, running } = startWorker({ handler: async () => undefined });
+    worker.stopOnSignals({ graceMs: 1_000 });
+    expect(process.listenerCount('SIGTERM')).toBe(listeners + 1);
+    await waitFor('a long poll', () => server.callsOf('lease').length === 1);
+
+    process.emit('SIGTERM');
+    await running;
+    await waitFor('the long poll to be aborted', () => server.callsOf('lease')[0]!.clientAborted, 500);
+    expect(process.listenerCount('SIGTERM')).toBe(listeners);
+  });
+});

@@ -1,0 +1,165 @@
+import { backoffDelayMs, sleep } from './backoff';
+import type { LeasedRun } from './protocol';
+import { RunExecution, type RunExecutionSettings } from './run-execution';
+import { consoleLogger, type ShutdownOptions, type WorkerClient, type WorkerLogger, type WorkerOptions } from './worker-options';
+
+/** The protocol's ceiling for one lease call. */
+const MAX_LEASES_PER_CALL = 100;
+const DEFAULT_GRACE_MS = 30_000;
+/** An empty answer sooner than this (waitSeconds 0, a server that does not long-poll) waits out the rest. */
+const MIN_EMPTY_POLL_MS = 1_000;
+
+/**
+ * Leases runs from the given queues and runs `handler` on each, at most
+ * `concurrency` at a time, with automatic heartbeats and completion.
+ * `run()` until `shutdown()`; see stopOnSignals() for a process's lifetime.
+ */
+export class Worker {
+  private readonly client: WorkerClient;
+  private readonly queues: readonly string[];
+  private readonly concurrency: number;
+  private readonly leaseSeconds: number;
+  private readonly waitSeconds: number;
+  private readonly workerId: string | undefined;
+  private readonly logger: WorkerLogger;
+  private readonly execution: RunExecutionSettings;
+  private readonly inFlight = new Set<RunExecution>();
+  /** Aborts the long poll in progress and any back-off sleep. */
+  private readonly stopLeasing = new AbortController();
+  private started = false;
+  private finished = false;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private graceDeadline = Infinity;
+  private graceOver = false;
+  private wakeLoop: (() => void) | undefined;
+  private markStopped!: () => void;
+  private readonly stopped = new Promise<void>((resolve) => (this.markStopped = resolve));
+
+  constructor(options: WorkerOptions) {
+    this.client = options.client;
+    this.queues = options.queues;
+    this.concurrency = options.concurrency ?? 10;
+    this.leaseSeconds = options.leaseSeconds ?? 30;
+    this.waitSeconds = options.waitSeconds ?? 20;
+    this.workerId = options.workerId;
+    this.logger = options.logger ?? consoleLogger;
+    const heartbeatIntervalMs = options.heartbeatIntervalMs ?? (this.leaseSeconds * 1000) / 3;
+    if (this.queues.length === 0) throw new RangeError('Worker: queues must name at least one queue');
+    if (!Number.isInteger(this.concurrency) || this.concurrency < 1) throw new RangeError(`Worker: concurrency must be a whole number >= 1, not ${this.concurrency}`);
+    if (!(this.leaseSeconds > 0 && this.leaseSeconds <= 3600)) throw new RangeError(`Worker: leaseSeconds must be in (0, 3600], not ${this.leaseSeconds}`);
+    if (!(this.waitSeconds >= 0 && this.waitSeconds <= 30)) throw new RangeError(`Worker: waitSeconds must be in [0, 30], not ${this.waitSeconds}`);
+    if (!(heartbeatIntervalMs > 0 && heartbeatIntervalMs < this.leaseSeconds * 1000)) throw new RangeError(`Worker: heartbeatIntervalMs must be positive and shorter than the lease, not ${heartbeatIntervalMs}`);
+    this.execution = { client: this.client, handler: options.handler, leaseSeconds: this.leaseSeconds, heartbeatIntervalMs, logger: this.logger };
+  }
+
+  /** Leases and handles runs until shutdown() has stopped leasing and drained the runs in flight. */
+  async run(): Promise<void> {
+    if (this.started) throw new Error('Worker.run() was already called; a worker runs once');
+    this.started = true;
+    await this.leaseLoop();
+    // No run starts after the loop, so this set is final.
+    await Promise.all([...this.inFlight].map((execution) => execution.settled));
+    clearTimeout(this.graceTimer);
+    this.finished = true;
+    this.markStopped();
+  }
+
+  /**
+   * Stops leasing at once, lets in-flight handlers finish and complete within
+   * `graceMs`, then aborts the rest and leaves them to their lease expiry
+   * (they are not completed). Resolves when run() does. A second call may
+   * shorten the grace period, never lengthen it.
+   */
+  shutdown(options: ShutdownOptions = {}): Promise<void> {
+    if (!this.stopLeasing.signal.aborted) {
+      this.logger.info('shutting down: leasing stopped', { inFlight: this.inFlight.size });
+      this.stopLeasing.abort();
+      this.wake();
+    }
+    if (!this.started || this.finished) {
+      this.markStopped();
+      return this.stopped;
+    }
+    const deadline = Date.now() + (options.graceMs ?? DEFAULT_GRACE_MS);
+    if (deadline < this.graceDeadline) {
+      this.graceDeadline = deadline;
+      clearTimeout(this.graceTimer);
+      this.graceTimer = setTimeout(() => this.abandonInFlight(), deadline - Date.now());
+    }
+    return this.stopped;
+  }
+
+  /**
+   * Shuts down on SIGTERM or SIGINT (a second signal skips what is left of
+   * the grace period). The listeners go once the worker has stopped, so the
+   * process exits as usual after that. Returns a function that removes them.
+   */
+  stopOnSignals(options: ShutdownOptions = {}, signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): () => void {
+    let received = 0;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      received += 1;
+      this.logger.info(`${signal} received`, { inFlight: this.inFlight.size });
+      void this.shutdown(received === 1 ? options : { graceMs: 0 });
+    };
+    const remove = (): void => {
+      for (const signal of signals) process.off(signal, onSignal);
+    };
+    for (const signal of signals) process.on(signal, onSignal);
+    void this.stopped.then(remove);
+    return remove;
+  }
+
+  private async leaseLoop(): Promise<void> {
+    const signal = this.stopLeasing.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      const free = this.concurrency - this.inFlight.size;
+      if (free <= 0) {
+        await new Promise<void>((resolve) => (this.wakeLoop = resolve));
+        continue;
+      }
+      const askedAt = Date.now();
+      try {
+        const { leases } = await this.client.lease(
+          { queues: this.queues, max: Math.min(free, MAX_LEASES_PER_CALL), waitSeconds: this.waitSeconds, leaseSeconds: this.leaseSeconds, workerId: this.workerId },
+          { signal },
+        );
+        failures = 0;
+        for (const run of leases) this.start(run);
+        const elapsedMs = Date.now() - askedAt;
+        if (leases.length === 0 && elapsedMs < MIN_EMPTY_POLL_MS) await sleep(MIN_EMPTY_POLL_MS - elapsedMs, signal);
+      } catch (error) {
+        if (signal.aborted) break; // shutdown aborted the long poll
+        failures += 1;
+        const delayMs = backoffDelayMs(failures);
+        this.logger.warn('lease failed; retrying', { failures, delayMs: Math.round(delayMs), error: error instanceof Error ? error.message : String(error) });
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  private start(run: LeasedRun): void {
+    if (this.graceOver) {
+      // Leased in the instant shutdown ran out of grace: the lease expiry hands it on.
+      this.logger.warn('run leased after the grace period; left to its lease expiry', { runId: run.runId });
+      return;
+    }
+    const execution = new RunExecution(run, this.execution);
+    this.inFlight.add(execution);
+    void execution.start().then(() => {
+      this.inFlight.delete(execution);
+      this.wake();
+    });
+  }
+
+  private abandonInFlight(): void {
+    this.graceOver = true;
+    for (const execution of this.inFlight) execution.abandon();
+  }
+
+  private wake(): void {
+    const wake = this.wakeLoop;
+    this.wakeLoop = undefined;
+    wake?.();
+  }
+}
