@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { SchedulerService } from './scheduler.service';
 
 /**
- * The scheduler role: for the shards it owns, materialise due cron/rrule runs
- * and reap expired leases (see DESIGN.md, Processes).
+ * The scheduler role: reaps expired leases (and, with the schedules work,
+ * materialises cron and rrule runs; see DESIGN.md, Processes).
  */
-@Module({})
+@Module({ providers: [SchedulerService] })
 export class SchedulerModule {}

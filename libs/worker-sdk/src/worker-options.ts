@@ -65,3 +65,25 @@ export const consoleLogger: WorkerLogger = {
   warn: (message, fields) => console.warn(`worker: ${message}`, fields ?? ''),
   error: (message, fields) => console.error(`worker: ${message}`, fields ?? ''),
 };
+
+export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'workerId'>> & Pick<WorkerOptions, 'workerId'>;
+
+/** Defaults filled in; a bad value fails the constructor, not the first lease. */
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  const leaseSeconds = options.leaseSeconds ?? 30;
+  const resolved: ResolvedWorkerOptions = {
+    ...options,
+    concurrency: options.concurrency ?? 10,
+    leaseSeconds,
+    waitSeconds: options.waitSeconds ?? 20,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? (leaseSeconds * 1000) / 3,
+    logger: options.logger ?? consoleLogger,
+  };
+  const { queues, concurrency, waitSeconds, heartbeatIntervalMs } = resolved;
+  if (queues.length === 0) throw new RangeError('Worker: queues must name at least one queue');
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`Worker: concurrency must be a whole number >= 1, not ${concurrency}`);
+  if (!(leaseSeconds > 0 && leaseSeconds <= 3600)) throw new RangeError(`Worker: leaseSeconds must be in (0, 3600], not ${leaseSeconds}`);
+  if (!(waitSeconds >= 0 && waitSeconds <= 30)) throw new RangeError(`Worker: waitSeconds must be in [0, 30], not ${waitSeconds}`);
+  if (!(heartbeatIntervalMs > 0 && heartbeatIntervalMs < leaseSeconds * 1000)) throw new RangeError(`Worker: heartbeatIntervalMs must be positive and shorter than the lease, not ${heartbeatIntervalMs}`);
+  return resolved;
+}

@@ -1,7 +1,7 @@
 import { backoffDelayMs, sleep } from './backoff';
 import type { LeasedRun } from './protocol';
 import { RunExecution, type RunExecutionSettings } from './run-execution';
-import { consoleLogger, type ShutdownOptions, type WorkerClient, type WorkerLogger, type WorkerOptions } from './worker-options';
+import { resolveWorkerOptions, type ResolvedWorkerOptions, type ShutdownOptions, type WorkerOptions } from './worker-options';
 
 /** The protocol's ceiling for one lease call. */
 const MAX_LEASES_PER_CALL = 100;
@@ -15,13 +15,7 @@ const MIN_EMPTY_POLL_MS = 1_000;
  * `run()` until `shutdown()`; see stopOnSignals() for a process's lifetime.
  */
 export class Worker {
-  private readonly client: WorkerClient;
-  private readonly queues: readonly string[];
-  private readonly concurrency: number;
-  private readonly leaseSeconds: number;
-  private readonly waitSeconds: number;
-  private readonly workerId: string | undefined;
-  private readonly logger: WorkerLogger;
+  private readonly options: ResolvedWorkerOptions;
   private readonly execution: RunExecutionSettings;
   private readonly inFlight = new Set<RunExecution>();
   /** Aborts the long poll in progress and any back-off sleep. */
@@ -36,20 +30,9 @@ export class Worker {
   private readonly stopped = new Promise<void>((resolve) => (this.markStopped = resolve));
 
   constructor(options: WorkerOptions) {
-    this.client = options.client;
-    this.queues = options.queues;
-    this.concurrency = options.concurrency ?? 10;
-    this.leaseSeconds = options.leaseSeconds ?? 30;
-    this.waitSeconds = options.waitSeconds ?? 20;
-    this.workerId = options.workerId;
-    this.logger = options.logger ?? consoleLogger;
-    const heartbeatIntervalMs = options.heartbeatIntervalMs ?? (this.leaseSeconds * 1000) / 3;
-    if (this.queues.length === 0) throw new RangeError('Worker: queues must name at least one queue');
-    if (!Number.isInteger(this.concurrency) || this.concurrency < 1) throw new RangeError(`Worker: concurrency must be a whole number >= 1, not ${this.concurrency}`);
-    if (!(this.leaseSeconds > 0 && this.leaseSeconds <= 3600)) throw new RangeError(`Worker: leaseSeconds must be in (0, 3600], not ${this.leaseSeconds}`);
-    if (!(this.waitSeconds >= 0 && this.waitSeconds <= 30)) throw new RangeError(`Worker: waitSeconds must be in [0, 30], not ${this.waitSeconds}`);
-    if (!(heartbeatIntervalMs > 0 && heartbeatIntervalMs < this.leaseSeconds * 1000)) throw new RangeError(`Worker: heartbeatIntervalMs must be positive and shorter than the lease, not ${heartbeatIntervalMs}`);
-    this.execution = { client: this.client, handler: options.handler, leaseSeconds: this.leaseSeconds, heartbeatIntervalMs, logger: this.logger };
+    this.options = resolveWorkerOptions(options);
+    const { client, handler, leaseSeconds, heartbeatIntervalMs, logger } = this.options;
+    this.execution = { client, handler, leaseSeconds, heartbeatIntervalMs, logger };
   }
 
   /** Leases and handles runs until shutdown() has stopped leasing and drained the runs in flight. */
@@ -72,7 +55,7 @@ export class Worker {
    */
   shutdown(options: ShutdownOptions = {}): Promise<void> {
     if (!this.stopLeasing.signal.aborted) {
-      this.logger.info('shutting down: leasing stopped', { inFlight: this.inFlight.size });
+      this.options.logger.info('shutting down: leasing stopped', { inFlight: this.inFlight.size });
       this.stopLeasing.abort();
       this.wake();
     }
@@ -98,7 +81,7 @@ export class Worker {
     let received = 0;
     const onSignal = (signal: NodeJS.Signals): void => {
       received += 1;
-      this.logger.info(`${signal} received`, { inFlight: this.inFlight.size });
+      this.options.logger.info(`${signal} received`, { inFlight: this.inFlight.size });
       void this.shutdown(received === 1 ? options : { graceMs: 0 });
     };
     const remove = (): void => {
@@ -110,20 +93,18 @@ export class Worker {
   }
 
   private async leaseLoop(): Promise<void> {
+    const { client, queues, concurrency, waitSeconds, leaseSeconds, workerId, logger } = this.options;
     const signal = this.stopLeasing.signal;
     let failures = 0;
     while (!signal.aborted) {
-      const free = this.concurrency - this.inFlight.size;
+      const free = concurrency - this.inFlight.size;
       if (free <= 0) {
         await new Promise<void>((resolve) => (this.wakeLoop = resolve));
         continue;
       }
       const askedAt = Date.now();
       try {
-        const { leases } = await this.client.lease(
-          { queues: this.queues, max: Math.min(free, MAX_LEASES_PER_CALL), waitSeconds: this.waitSeconds, leaseSeconds: this.leaseSeconds, workerId: this.workerId },
-          { signal },
-        );
+        const { leases } = await client.lease({ queues, max: Math.min(free, MAX_LEASES_PER_CALL), waitSeconds, leaseSeconds, workerId }, { signal });
         failures = 0;
         for (const run of leases) this.start(run);
         const elapsedMs = Date.now() - askedAt;
@@ -132,7 +113,7 @@ export class Worker {
         if (signal.aborted) break; // shutdown aborted the long poll
         failures += 1;
         const delayMs = backoffDelayMs(failures);
-        this.logger.warn('lease failed; retrying', { failures, delayMs: Math.round(delayMs), error: error instanceof Error ? error.message : String(error) });
+        logger.warn('lease failed; retrying', { failures, delayMs: Math.round(delayMs), error: error instanceof Error ? error.message : String(error) });
         await sleep(delayMs, signal);
       }
     }
@@ -141,7 +122,7 @@ export class Worker {
   private start(run: LeasedRun): void {
     if (this.graceOver) {
       // Leased in the instant shutdown ran out of grace: the lease expiry hands it on.
-      this.logger.warn('run leased after the grace period; left to its lease expiry', { runId: run.runId });
+      this.options.logger.warn('run leased after the grace period; left to its lease expiry', { runId: run.runId });
       return;
     }
     const execution = new RunExecution(run, this.execution);

@@ -7,8 +7,8 @@ import type { EventStore } from '../../../../libs/event-store/src/event-store.po
 import type { Clock } from '../../../../libs/platform/src/clock/clock';
 import { CLOCK, EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
 import { type TeamCaller } from '../auth/caller';
-import { executeStreamCommand, toDomainEvent } from '../stream-command';
-import { upsertJob } from './jobs.sql';
+import { executeStreamCommand, toDomainEvent } from '../../../../libs/application/src/stream-command';
+import { upsertJob } from '../../../../projections/jobs.sql';
 
 export type DefinedJob = Extract<JobSnapshot, { status: 'defined' }>;
 

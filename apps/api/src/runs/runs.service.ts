@@ -12,8 +12,8 @@ import type { Clock } from '../../../../libs/platform/src/clock/clock';
 import { CLOCK, EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
 import type { Caller, TeamCaller } from '../auth/caller';
 import type { DefinedJob } from '../jobs/jobs.service';
-import { executeStreamCommand } from '../stream-command';
-import { upsertRun } from './runs.sql';
+import { executeStreamCommand } from '../../../../libs/application/src/stream-command';
+import { upsertRun } from '../../../../projections/runs.sql';
 
 export type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
 

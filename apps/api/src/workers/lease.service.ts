@@ -1,16 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { decide } from '../../../../libs/domain/src/run/run-decider';
-import { RUN_EVENT_SCHEMA_VERSION, type RunLeasedData } from '../../../../libs/domain/src/run/run-events';
-import { evolve } from '../../../../libs/domain/src/run/run-state';
-import { runStreamId } from '../../../../libs/domain/src/streams';
-import type { EventStore, StreamAppend } from '../../../../libs/event-store/src/event-store.port';
+import { RUN_EVENT_SCHEMA_VERSION } from '../../../../libs/domain/src/run/run-events';
+import { decideAndAppendRuns } from '../../../../libs/application/src/decide-runs';
+import type { EventStore } from '../../../../libs/event-store/src/event-store.port';
 import { PostgresEventStore } from '../../../../libs/event-store/src/postgres/postgres.event-store';
 import { withTransaction } from '../../../../libs/platform/src/database/pg-pool';
 import { EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
 import type { WorkerCaller } from '../auth/caller';
-import type { PresentRun } from '../runs/runs.service';
-import { upsertRuns } from '../runs/runs.sql';
 import { lockReadyRuns, loadLockedRuns, nextAvailableAt } from './claim-ready-runs.sql';
 import { ReadySignal } from './ready-signal';
 
@@ -68,26 +65,20 @@ export class LeaseService {
       const ids = await lockReadyRuns(tx, caller.team, request.queues, request.max);
       if (ids.length === 0) return [];
       const { runs, now } = await loadLockedRuns(tx, ids);
-      const leased: Array<{ run: PresentRun; data: RunLeasedData }> = [];
-      const appends: StreamAppend[] = [];
-      for (const run of runs) {
-        const [event] = decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run);
-        if (event?.type !== 'RunLeased') continue;
-        leased.push({ run: evolve(run, event) as PresentRun, data: event.data });
-        appends.push({ streamId: runStreamId(run.definition.runId), expected: BigInt(run.revision), events: [{ type: event.type, data: event.data, metadata: { actor: `worker:${caller.team}:${request.workerId}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION } }] });
-      }
-      if (appends.length === 0) return [];
-      await store.appendWith(tx, appends);
-      await upsertRuns(tx, leased.map((l) => l.run));
-      return leased.map(({ run, data }) => ({
-        runId: run.definition.runId,
-        job: run.definition.job,
-        attempt: data.attempt,
-        idempotencyKey: run.definition.idempotencyKey,
-        fencingToken: data.fencingToken,
-        leaseExpiresAt: data.leaseExpiresAt,
-        payload: run.definition.payload,
-      }));
+      const decisions = await decideAndAppendRuns(
+        tx,
+        store,
+        runs,
+        (run) => decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run),
+        { actor: `worker:${caller.team}:${request.workerId}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION },
+      );
+      return decisions.flatMap(({ after, events }) =>
+        events.flatMap((event) =>
+          event.type === 'RunLeased'
+            ? [{ runId: after.definition.runId, job: after.definition.job, attempt: event.data.attempt, idempotencyKey: after.definition.idempotencyKey, fencingToken: event.data.fencingToken, leaseExpiresAt: event.data.leaseExpiresAt, payload: after.definition.payload }]
+            : [],
+        ),
+      );
     });
   }
 }

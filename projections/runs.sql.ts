@@ -1,5 +1,5 @@
-import type { Queryable } from '../../../../libs/platform/src/database/pg-pool';
-import type { RunSnapshot } from '../../../../libs/domain/src/run/run-state';
+import type { Queryable } from '../libs/platform/src/database/pg-pool';
+import type { RunSnapshot } from '../libs/domain/src/run/run-state';
 
 type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
 

@@ -1,5 +1,5 @@
-import type { Queryable } from '../../../../libs/platform/src/database/pg-pool';
-import type { JobSnapshot } from '../../../../libs/domain/src/job/job-decider';
+import type { Queryable } from '../libs/platform/src/database/pg-pool';
+import type { JobSnapshot } from '../libs/domain/src/job/job-decider';
 
 /** Upsert from the decider's state; an older revision never overwrites a newer row. */
 export async function upsertJob(db: Queryable, state: JobSnapshot): Promise<void> {

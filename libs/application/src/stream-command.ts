@@ -1,9 +1,9 @@
 import type { Pool } from 'pg';
-import { WrongExpectedRevisionError } from '../../../libs/event-store/src/event-store.errors';
-import type { EventStore, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
-import { PostgresEventStore } from '../../../libs/event-store/src/postgres/postgres.event-store';
-import type { Queryable } from '../../../libs/platform/src/database/pg-pool';
-import { withTransaction } from '../../../libs/platform/src/database/pg-pool';
+import { WrongExpectedRevisionError } from '../../event-store/src/event-store.errors';
+import type { EventStore, RecordedEvent } from '../../event-store/src/event-store.port';
+import { PostgresEventStore } from '../../event-store/src/postgres/postgres.event-store';
+import type { Queryable } from '../../platform/src/database/pg-pool';
+import { withTransaction } from '../../platform/src/database/pg-pool';
 
 export interface DomainEvent {
   readonly type: string;

@@ -1,0 +1,62 @@
+import type { RecordedEvent } from '../libs/event-store/src/event-store.port';
+import type { Queryable } from '../libs/platform/src/database/pg-pool';
+import { RunEventType } from '../libs/domain/src/streams';
+import { ABSENT, evolve, type RunSnapshot } from '../libs/domain/src/run/run-state';
+import type { Projection } from '../apps/projector/src/projection';
+import { upsertRuns } from './runs.sql';
+
+type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
+
+/**
+ * The `runs` table from the log: each run's row is its decider state, folded
+ * on from the row's own revision. Commands write the same rows through at
+ * once; here those events are already reflected and are skipped.
+ */
+export const runsProjection: Projection = {
+  name: 'runs',
+  version: 1,
+  eventTypes: new Set(Object.values(RunEventType)),
+
+  async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
+    const byRun = groupByStream(events, 'run-');
+    const { rows } = await db.query<{ run_id: string; snapshot: PresentRun }>('SELECT run_id, snapshot FROM runs WHERE run_id = ANY($1::text[])', [[...byRun.keys()]]);
+    const current = new Map(rows.map((r) => [r.run_id, r.snapshot as RunSnapshot]));
+    const changed: PresentRun[] = [];
+    for (const [runId, runEvents] of byRun) {
+      const before = current.get(runId) ?? ABSENT;
+      const after = foldFrom(before, runEvents, runId, evolve);
+      if (after !== before && after.status !== 'absent') changed.push(after);
+    }
+    await upsertRuns(db, changed);
+  },
+
+  async reset(db: Queryable): Promise<void> {
+    await db.query('TRUNCATE runs');
+  },
+};
+
+/** Events of streams `<prefix><id>`, by id, in log order. */
+export function groupByStream(events: readonly RecordedEvent[], prefix: string): Map<string, RecordedEvent[]> {
+  const groups = new Map<string, RecordedEvent[]>();
+  for (const event of events) {
+    if (!event.streamId.startsWith(prefix)) continue;
+    const id = event.streamId.slice(prefix.length);
+    const group = groups.get(id) ?? [];
+    group.push(event);
+    groups.set(id, group);
+  }
+  return groups;
+}
+
+/** Apply the events newer than the state's revision, in order; a missing revision is a broken log. */
+export function foldFrom<State extends { revision: number }, Event>(state: State, events: readonly RecordedEvent[], id: string, step: (state: State, event: Event) => State): State {
+  let result = state;
+  for (const event of events) {
+    const revision = Number(event.revision);
+    if (revision <= result.revision) continue;
+    if (revision !== result.revision + 1) throw new Error(`stream of ${id}: revision ${revision} follows ${result.revision}`);
+    result = step(result, { type: event.type, data: event.data } as Event);
+  }
+  return result;
+}
+
