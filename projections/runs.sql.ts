@@ -49,3 +49,9 @@ export async function findRunSnapshot(db: Queryable, runId: string): Promise<Pre
   const { rows } = await db.query<{ snapshot: PresentRun }>('SELECT snapshot FROM runs WHERE run_id = $1', [runId]);
   return rows[0]?.snapshot;
 }
+
+export async function findRunSnapshots(db: Queryable, runIds: readonly string[]): Promise<PresentRun[]> {
+  if (runIds.length === 0) return [];
+  const { rows } = await db.query<{ snapshot: PresentRun }>('SELECT snapshot FROM runs WHERE run_id = ANY($1::text[])', [runIds]);
+  return rows.map((r) => r.snapshot);
+}

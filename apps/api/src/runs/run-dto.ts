@@ -1,4 +1,6 @@
-import { IsDefined, IsISO8601, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsDefined, IsISO8601, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { NAME_PATTERN } from '../names';
 
 /** POST /v1/jobs/{name}/runs: neither runAt nor delaySeconds means due now. */
 export class EnqueueBody {
@@ -10,4 +12,18 @@ export class EnqueueBody {
 
   @IsOptional() @IsInt() @Min(0) @Max(31_536_000)
   delaySeconds?: number;
+}
+
+export class BatchRunBody extends EnqueueBody {
+  @IsString() @Matches(NAME_PATTERN, { message: 'job must be a job name' })
+  job!: string;
+
+  @IsOptional() @IsString() @Matches(/^[\x21-\x7e]{1,200}$/, { message: 'idempotencyKey must be 1-200 visible ASCII characters' })
+  idempotencyKey?: string;
+}
+
+/** POST /v1/runs:batch: up to 1,000 runs in one call, for bulk producers. */
+export class BatchEnqueueBody {
+  @IsArray() @ArrayNotEmpty() @ArrayMaxSize(1000) @ValidateNested({ each: true }) @Type(() => BatchRunBody)
+  runs!: BatchRunBody[];
 }

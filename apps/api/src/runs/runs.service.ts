@@ -4,16 +4,19 @@ import type { Pool } from 'pg';
 import { DomainError } from '../../../../libs/domain/src/domain-error';
 import { decide, type RunCommand } from '../../../../libs/domain/src/run/run-decider';
 import { RUN_EVENT_SCHEMA_VERSION, type RunEvent, type RunScheduledData } from '../../../../libs/domain/src/run/run-events';
-import { foldRun, type RunSnapshot } from '../../../../libs/domain/src/run/run-state';
+import { ABSENT, evolve, foldRun, type RunSnapshot } from '../../../../libs/domain/src/run/run-state';
 import { runStreamId } from '../../../../libs/domain/src/streams';
 import { uuidV7 } from '../../../../libs/event-store/src/append-validation';
+import { WrongExpectedRevisionError } from '../../../../libs/event-store/src/event-store.errors';
 import type { EventStore, RecordedEvent } from '../../../../libs/event-store/src/event-store.port';
+import { PostgresEventStore } from '../../../../libs/event-store/src/postgres/postgres.event-store';
+import { withTransaction } from '../../../../libs/platform/src/database/pg-pool';
 import type { Clock } from '../../../../libs/platform/src/clock/clock';
 import { CLOCK, EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
 import type { Caller, TeamCaller } from '../auth/caller';
 import type { DefinedJob } from '../jobs/jobs.service';
 import { executeStreamCommand } from '../../../../libs/application/src/stream-command';
-import { upsertRun } from '../../../../projections/runs.sql';
+import { findRunSnapshots, upsertRun, upsertRuns } from '../../../../projections/runs.sql';
 
 export type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
 
@@ -37,21 +40,8 @@ export class RunsService {
    * "stream exists": the same run comes back, created false.
    */
   async enqueue(caller: TeamCaller, job: DefinedJob, request: EnqueueRequest): Promise<{ run: PresentRun; created: boolean }> {
-    const definition = job.definition;
-    const runId = request.idempotencyKey === undefined ? `run_${uuidV7().replace(/-/g, '')}` : derivedRunId(definition.name, request.idempotencyKey);
-    const scheduled: RunScheduledData = {
-      runId,
-      job: definition.name,
-      team: definition.team,
-      queue: definition.queue,
-      priority: definition.priority,
-      dueAt: request.dueAt.toISOString(),
-      payload: request.payload === undefined ? definition.payload : request.payload,
-      idempotencyKey: request.idempotencyKey ?? runId,
-      retry: definition.retry,
-      timeoutSeconds: definition.timeoutSeconds,
-      source: 'api',
-    };
+    const scheduled = scheduledRun(job, request, 'api');
+    const runId = scheduled.runId;
     let created = false;
     const { state } = await this.execute(actorOf(caller), runId, (current) => {
       if (current.status !== 'absent') return [];
@@ -61,6 +51,53 @@ export class RunsService {
     const run = present(state);
     if (run.definition.team !== caller.team) throw new DomainError('not-found', `run ${runId} not found`);
     return { run, created };
+  }
+
+  /**
+   * Many runs in one transaction: one multi-stream append (each stream
+   * expected not to exist) and one row upsert. Runs whose id exists already
+   * (a repeated Idempotency-Key) come back as they are, created false.
+   */
+  async enqueueBatch(caller: TeamCaller, items: ReadonlyArray<{ job: DefinedJob; request: EnqueueRequest }>): Promise<Array<{ run: PresentRun; created: boolean }>> {
+    for (let attempt = 1; ; attempt++) {
+      const scheduled = items.map(({ job, request }) => scheduledRun(job, request, 'batch'));
+      const existing = new Map((await findRunSnapshots(this.pool, scheduled.map((s) => s.runId))).map((r) => [r.definition.runId, r]));
+      const fresh = new Map<string, PresentRun>();
+      for (const run of scheduled) {
+        if (existing.has(run.runId) || fresh.has(run.runId)) continue;
+        fresh.set(run.runId, evolve(ABSENT, { type: 'RunScheduled', data: run }) as PresentRun);
+      }
+      try {
+        await this.appendNewRuns(actorOf(caller), [...fresh.values()]);
+      } catch (err) {
+        if (err instanceof WrongExpectedRevisionError && attempt < 4) continue;
+        throw err;
+      }
+      const created = new Set<string>();
+      return scheduled.map(({ runId }) => {
+        const run = fresh.get(runId) ?? existing.get(runId);
+        if (run === undefined || run.definition.team !== caller.team) throw new DomainError('not-found', `run ${runId} not found`);
+        const first = fresh.has(runId) && !created.has(runId);
+        created.add(runId);
+        return { run, created: first };
+      });
+    }
+  }
+
+  private async appendNewRuns(actor: string, runs: readonly PresentRun[]): Promise<void> {
+    if (runs.length === 0) return;
+    const metadata = { actor, schemaVersion: RUN_EVENT_SCHEMA_VERSION };
+    const appends = runs.map((run) => ({ streamId: runStreamId(run.definition.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data: run.definition, metadata }] }));
+    const store = this.eventStore;
+    if (store instanceof PostgresEventStore) {
+      await withTransaction(this.pool, async (tx) => {
+        await store.appendWith(tx, appends);
+        await upsertRuns(tx, runs);
+      });
+    } else {
+      await store.appendToStreams(appends);
+      await upsertRuns(this.pool, runs);
+    }
   }
 
   /** Apply a command to a run the caller may act on; 404 for runs of other teams or queues. */
@@ -111,6 +148,25 @@ export function actorOf(caller: Caller): string {
 /** Stable across retries of the same request: sha256(job, key), shortened. */
 export function derivedRunId(job: string, idempotencyKey: string): string {
   return `run_${createHash('sha256').update(job).update('\u0000').update(idempotencyKey).digest('base64url').slice(0, 27)}`;
+}
+
+/** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */
+function scheduledRun(job: DefinedJob, request: EnqueueRequest, source: RunScheduledData['source']): RunScheduledData {
+  const definition = job.definition;
+  const runId = request.idempotencyKey === undefined ? `run_${uuidV7().replace(/-/g, '')}` : derivedRunId(definition.name, request.idempotencyKey);
+  return {
+    runId,
+    job: definition.name,
+    team: definition.team,
+    queue: definition.queue,
+    priority: definition.priority,
+    dueAt: request.dueAt.toISOString(),
+    payload: request.payload === undefined ? definition.payload : request.payload,
+    idempotencyKey: request.idempotencyKey ?? runId,
+    retry: definition.retry,
+    timeoutSeconds: definition.timeoutSeconds,
+    source,
+  };
 }
 
 function present(state: RunSnapshot): PresentRun {
