@@ -187,6 +187,74 @@ describe('run lifecycle over HTTP', () => {
     });
   });
 
+  describe('dead-letter queue', () => {
+    interface DeadRun {
+      runId: string;
+      job: string;
+      lastError: string | null;
+      deadAt: string;
+    }
+    const kill = async (jobName: string, error: string): Promise<string> => {
+      await job(jobName, { retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 } });
+      const { body } = await team.post<{ runId: string }>(`/v1/jobs/${jobName}/runs`, {});
+      const leases = await leaseAll();
+      const lease = leases.find((l) => l.runId === body.runId)!;
+      await worker.post(`/v1/runs/${lease.runId}/complete`, { fencingToken: lease.fencingToken, outcome: 'failure', error });
+      return body.runId;
+    };
+
+    it('lists dead runs newest first, in pages that neither repeat nor skip while runs keep dying', async () => {
+      const older = await kill('billing.dlq-a', 'first');
+      const newer = await kill('billing.dlq-b', 'second');
+      const page1 = await team.get<{ items: DeadRun[]; nextCursor: string | null }>('/v1/dlq?limit=1');
+      expect(page1.body.items.map((i) => i.runId)).toEqual([newer]);
+      const dyingMeanwhile = await kill('billing.dlq-c', 'third');
+      const rest: DeadRun[] = [];
+      for (let cursor = page1.body.nextCursor; cursor !== null; ) {
+        const page = await team.get<{ items: DeadRun[]; nextCursor: string | null }>(`/v1/dlq?limit=2&cursor=${cursor}`);
+        rest.push(...page.body.items);
+        cursor = page.body.nextCursor;
+      }
+      const seen = [newer, ...rest.map((i) => i.runId)];
+      expect(seen).toContain(older);
+      expect(seen).not.toContain(dyingMeanwhile);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect((await team.get<{ items: DeadRun[] }>('/v1/dlq?job=billing.dlq-a')).body.items.map((i) => i.runId)).toEqual([older]);
+      expect((await otherTeam.get<{ items: DeadRun[] }>('/v1/dlq')).body.items).toEqual([]);
+      expect((await team.get('/v1/dlq?cursor=not-a-cursor')).status).toBe(400);
+    });
+
+    it('shows a dead run with its last error and attempt history', async () => {
+      const runId = await kill('billing.dlq-show', 'disk full');
+      const { status, body } = await team.get<DeadRun & { reason: string; attempts: Array<{ attempt: number; outcome: string; error: string | null }> }>(`/v1/dlq/${runId}`);
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ runId, job: 'billing.dlq-show', reason: 'attempts_exhausted', lastError: 'disk full' });
+      expect(body.attempts.map((a) => [a.attempt, a.outcome, a.error])).toEqual([[1, 'failure', 'disk full']]);
+      expect((await otherTeam.get(`/v1/dlq/${runId}`)).status).toBe(404);
+    });
+
+    it('replays a dead run with a fresh attempt budget (the attempt count goes on), recording who did it', async () => {
+      const runId = await kill('billing.dlq-replay', 'flaky');
+      const replayed = await team.post(`/v1/dlq/${runId}:replay`);
+      expect(replayed.body).toMatchObject({ state: 'ready', attempt: 1 });
+      const lease = (await leaseAll()).find((l) => l.runId === runId);
+      expect(lease).toMatchObject({ attempt: 2 });
+      await worker.post(`/v1/runs/${runId}/complete`, { fencingToken: lease!.fencingToken, outcome: 'success' });
+      const history = await team.get<{ events: Array<{ type: string; metadata: { actor: string } }> }>(`/v1/runs/${runId}/events`);
+      expect(history.body.events.find((e) => e.type === 'RunReplayed')?.metadata.actor).toBe('team:billing');
+      expect((await team.get(`/v1/dlq/${runId}`)).status).toBe(404);
+    });
+
+    it('discards a dead run from the DLQ view while its history stays in the log', async () => {
+      const runId = await kill('billing.dlq-discard', 'gone');
+      expect((await team.post(`/v1/dlq/${runId}:discard`)).status).toBe(200);
+      expect((await team.get<{ items: DeadRun[] }>('/v1/dlq?job=billing.dlq-discard')).body.items).toEqual([]);
+      expect((await team.get(`/v1/dlq/${runId}`)).status).toBe(404);
+      expect(await eventTypes(runId)).toEqual(['RunScheduled', 'RunLeased', 'RunFailed', 'RunDead', 'RunDiscarded']);
+      expect((await team.post(`/v1/dlq/${runId}:replay`)).body).toMatchObject({ status: 409, type: '/problems/invalid-transition' });
+    });
+  });
+
   describe('bad input gets a 4xx problem, never a 500, and writes nothing', () => {
     it.each([
       ['malformed JSON', () => team.raw('PUT', '/v1/jobs/bad.json', '{"queue": "billing"', { 'content-type': 'application/json' }), 400],

@@ -4,6 +4,7 @@ import { ProblemDetailsFilter } from '../../../libs/platform/src/http/problem-de
 import type { JsonLogger } from '../../../libs/platform/src/logging/logger';
 import { LOGGER } from '../../../libs/platform/src/runtime/tokens';
 import { AuthGuard } from './auth/auth.guard';
+import { DlqController } from './dlq/dlq.controller';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { RunsController } from './runs/runs.controller';
@@ -15,7 +16,7 @@ import { WorkersController } from './workers/workers.controller';
 
 /** The REST /v1 API and the worker protocol. Every error leaves as RFC 9457 problem details. */
 @Module({
-  controllers: [TeamsController, JobsController, RunsController, WorkersController],
+  controllers: [TeamsController, JobsController, RunsController, WorkersController, DlqController],
   providers: [
     { provide: APP_FILTER, inject: [LOGGER], useFactory: (logger: JsonLogger) => new ProblemDetailsFilter(logger.child('http')) },
     // Unknown fields, wrong types and out-of-range numbers are a 400 with field-level detail.
