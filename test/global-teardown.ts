@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync, statSync } from 'node:fs';
+import * as path from 'node:path';
 import { Client } from 'pg';
 import { TEST_ENV } from './test-environment';
 
@@ -19,4 +22,19 @@ export default async function globalTeardown(): Promise<void> {
     }
   }
   await globalThis.__embeddedPostgres?.stop();
+  stopRestartablePostgres();
+}
+
+/** pg_ctl, not the embedded handle: after a restart the server is no longer the child it started as. */
+function stopRestartablePostgres(): void {
+  const dataDir = process.env[TEST_ENV.restartableDataDir];
+  const pgCtl = process.env[TEST_ENV.pgCtl];
+  if (dataDir === undefined || pgCtl === undefined) return;
+  const { uid, gid } = statSync(dataDir);
+  try {
+    execFileSync(pgCtl, ['-D', dataDir, '-m', 'fast', '-w', 'stop'], { uid, gid, stdio: 'ignore' });
+  } catch {
+    // already stopped
+  }
+  rmSync(path.dirname(dataDir), { recursive: true, force: true });
 }

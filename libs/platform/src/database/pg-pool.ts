@@ -1,4 +1,5 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
+import { isUnavailable } from './sqlstate';
 
 /** Anything a query can run on: the pool, or a client inside a transaction. */
 export interface Queryable {
@@ -25,14 +26,18 @@ export function createPool(options: PoolOptions): Pool {
     options: '-c idle_in_transaction_session_timeout=60000',
     connectionTimeoutMillis: 10_000,
   });
-  // An idle client losing its connection must not crash the process; the next
-  // checkout gets a fresh one.
+  // A client losing its connection (a server restart) must not crash the
+  // process: idle ones are dropped by the pool, and a checked-out one would
+  // emit 'error' with nobody listening between two queries. The query in
+  // flight still fails, and withTransaction destroys the client.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken = false;
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -40,8 +45,11 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
     return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
+    // A connection that failed (server restart, network) is destroyed, not
+    // handed to the next caller.
+    broken = isUnavailable(err);
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }

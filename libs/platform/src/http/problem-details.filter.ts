@@ -2,6 +2,7 @@ import { Catch, HttpException, HttpStatus, type ArgumentsHost, type ExceptionFil
 import type { Request, Response } from 'express';
 import { DomainError } from '../../../domain/src/domain-error';
 import { EventStoreError } from '../../../event-store/src/event-store.errors';
+import { isUnavailable } from '../database/sqlstate';
 import type { JsonLogger } from '../logging/logger';
 
 /** RFC 9457 problem details; `type` is stable, clients branch on it. */
@@ -65,6 +66,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const problem = this.toProblem(error, request);
     if (problem.status >= 500) this.logger.error('request failed', { method: request.method, path: request.path, err: error instanceof Error ? error.stack : String(error) });
+    if (problem.status === 503) response.setHeader('Retry-After', '1');
     response.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
   }
 
@@ -95,6 +97,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       const status = parserError.status;
       const detail = parserError.type === 'entity.parse.failed' ? 'request body is not valid JSON' : String(parserError.message);
       return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: 'bad request', status, detail, instance };
+    }
+    if (isUnavailable(error)) {
+      return { type: problemType('unavailable'), title: 'unavailable', status: 503, detail: 'the database is not reachable right now; retry shortly', instance };
     }
     return { type: problemType('internal-error'), title: 'internal error', status: 500, detail: 'the server could not complete the request; it has been logged', instance };
   }
