@@ -187,6 +187,18 @@ describe('run lifecycle over HTTP', () => {
     });
   });
 
+  describe('OpenAPI', () => {
+    it('serves the /v1 document generated from the controllers at /docs', async () => {
+      const ui = await fetch(`${app.url}/docs`);
+      expect(ui.status).toBe(200);
+      expect(await ui.text()).toMatch(/swagger/i);
+      const doc = (await (await fetch(`${app.url}/docs-json`)).json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+      expect(doc.openapi).toMatch(/^3\./);
+      expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/jobs/{name}', '/v1/jobs/{name}/runs', '/v1/lease', '/v1/runs/{id}/heartbeat', '/v1/runs/{id}/complete', '/v1/dlq']));
+      expect(Object.keys(doc.components.schemas['LeaseBody']?.properties ?? {})).toEqual(expect.arrayContaining(['queues', 'max', 'waitSeconds', 'leaseSeconds', 'workerId']));
+    });
+  });
+
   describe('dead-letter queue', () => {
     interface DeadRun {
       runId: string;
@@ -269,6 +281,7 @@ describe('run lifecycle over HTTP', () => {
       ['a lease for 0 runs', () => worker.post('/v1/lease', { queues: ['billing'], max: 0 }), 400],
       ['a lease wait of an hour', () => worker.post('/v1/lease', { queues: ['billing'], max: 1, waitSeconds: 3600 }), 400],
       ['an unknown method', () => team.post('/v1/jobs/billing.e2e:explode'), 404],
+      ['a batch of 1,001 runs', () => team.post('/v1/runs:batch', { runs: Array.from({ length: 1001 }, () => ({ job: 'billing.e2e' })) }), 400],
       ['runAt and delaySeconds together', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: '2030-01-01T00:00:00Z', delaySeconds: 5 }), 400],
       ['a runAt that is not a time', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: 'tomorrow' }), 400],
     ])('%s', async (_what, send, status) => {

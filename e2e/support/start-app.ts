@@ -1,4 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
+import { ApiModule } from '../../apps/api/src/api.module';
+import { setupOpenApi } from '../../apps/api/src/openapi';
 import type { Pool } from 'pg';
 import type { EventStore } from '../../libs/event-store/src/event-store.port';
 import { systemClock } from '../../libs/platform/src/clock/clock';
@@ -18,6 +20,7 @@ export async function startApp(pool: Pool, eventStore: EventStore, modules: Proc
   const logger = new JsonLogger('error');
   const runtime = { config: loadConfig({}), logger, clock: systemClock, pool, eventStore, adminTokenHash: adminToken === undefined ? undefined : hashToken(adminToken), close: async () => undefined };
   const app = await createApp(runtime, modules, logger);
+  if (modules.includes(ApiModule)) setupOpenApi(app);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return { url: `http://127.0.0.1:${address.port}`, app, close: () => app.close() };

@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { Type } from 'class-transformer';
@@ -17,12 +18,15 @@ import { attemptHistory, type AttemptView } from './attempt-history';
 import { listDeadRuns, type DlqCursor } from './dlq.sql';
 
 class DlqQuery {
+  @ApiPropertyOptional()
   @IsOptional() @IsString() @Matches(NAME_PATTERN, { message: 'job must be a job name' })
   job?: string;
 
+  @ApiPropertyOptional()
   @IsOptional() @IsString() @MaxLength(500)
   cursor?: string;
 
+  @ApiPropertyOptional()
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(500)
   limit?: number;
 }

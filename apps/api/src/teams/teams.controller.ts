@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Body, Controller, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsIn, IsString, Matches } from 'class-validator';
 import type { Response } from 'express';
@@ -11,14 +12,17 @@ import { insertTeam, insertToken, teamExists } from '../auth/tokens.sql';
 import { NAME_PATTERN } from '../names';
 
 class CreateTeamBody {
+  @ApiProperty()
   @IsString() @Matches(/^[a-z0-9][a-z0-9_-]{0,62}$/, { message: 'id must be 1-63 characters of a-z, 0-9, _ and -, starting with a letter or digit' })
   id!: string;
 }
 
 class IssueTokenBody {
+  @ApiProperty()
   @IsIn(['team', 'worker'])
   kind!: 'team' | 'worker';
 
+  @ApiProperty({ type: [String] })
   @IsArray() @ArrayNotEmpty() @ArrayMaxSize(100) @IsString({ each: true }) @Matches(NAME_PATTERN, { each: true, message: 'each queue must be a name of 1-200 characters: letters, digits, . _ -' })
   queues!: string[];
 }

@@ -1,41 +1,53 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { NAME_PATTERN } from '../names';
 
 export class LeaseBody {
+  @ApiProperty({ type: [String] })
   @IsArray() @ArrayNotEmpty() @ArrayMaxSize(50) @IsString({ each: true }) @Matches(NAME_PATTERN, { each: true, message: 'each queue must be a queue name' })
   queues!: string[];
 
+  @ApiProperty()
   @IsInt() @Min(1) @Max(100)
   max!: number;
 
+  @ApiPropertyOptional()
   @IsOptional() @IsInt() @Min(0) @Max(30)
   waitSeconds?: number;
 
+  @ApiPropertyOptional()
   @IsOptional() @IsInt() @Min(1) @Max(3600)
   leaseSeconds?: number;
 
+  @ApiPropertyOptional()
   @IsOptional() @IsString() @MaxLength(200)
   workerId?: string;
 }
 
 export class HeartbeatBody {
+  @ApiProperty()
   @IsInt() @Min(0)
   fencingToken!: number;
 
+  @ApiPropertyOptional()
   @IsOptional() @IsInt() @Min(1) @Max(3600)
   leaseSeconds?: number;
 }
 
 export class CompleteBody {
+  @ApiProperty()
   @IsInt() @Min(0)
   fencingToken!: number;
 
+  @ApiProperty()
   @IsIn(['success', 'failure'])
   outcome!: 'success' | 'failure';
 
+  @ApiPropertyOptional()
   @IsOptional() @IsString() @MaxLength(10_000)
   error?: string;
 
+  @ApiPropertyOptional()
   @IsOptional() @IsBoolean()
   retryable?: boolean;
 }

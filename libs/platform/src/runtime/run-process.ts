@@ -13,6 +13,8 @@ export interface ProcessDefinition {
   readonly name: string;
   /** The roles this process runs: the API, the scheduler, the projector, or all three. */
   readonly modules: ReadonlyArray<Type | DynamicModule>;
+  /** Set the app up before it listens (the API adds its OpenAPI document). */
+  readonly configure?: (app: INestApplication) => void;
 }
 
 const SHUTDOWN_DEADLINE_MS = 20_000;
@@ -29,6 +31,7 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
     const logger = new JsonLogger(config.logLevel, definition.name);
     runtime = await startRuntime(config, logger, `scheduler-${definition.name}`);
     const app = await createApp(runtime, definition.modules, logger);
+    definition.configure?.(app);
     await listen(app, config.port);
     logger.info('ready', { port: config.port, roles: definition.name, eventStore: runtime.eventStore.kind, embeddedDatabase: config.databaseUrl === undefined });
     stopOnSignals(app, runtime, logger);
