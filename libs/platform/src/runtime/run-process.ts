@@ -17,7 +17,8 @@ export interface ProcessDefinition {
   readonly configure?: (app: INestApplication) => void;
 }
 
-const SHUTDOWN_DEADLINE_MS = 20_000;
+const SHUTDOWN_DEADLINE_MS = 15_000;
+const REPEATED_SIGNAL_GRACE_MS = 2_000;
 
 /**
  * Start one process: configuration, database (embedded when DATABASE_URL is
@@ -61,13 +62,16 @@ async function listen(app: INestApplication, port: number): Promise<void> {
 }
 
 function stopOnSignals(app: INestApplication, runtime: Runtime, logger: JsonLogger): void {
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // `npm start` forwards the signal its process group already got: the
+      // same stop request twice. Only a later one (Ctrl-C again) forces exit.
+      if (Date.now() - stoppingSince < REPEATED_SIGNAL_GRACE_MS) return;
       logger.warn('second signal: exiting now', { signal });
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     logger.info('stopping', { signal });
     setTimeout(() => {
       logger.error('shutdown took too long; exiting');
@@ -80,8 +84,8 @@ function stopOnSignals(app: INestApplication, runtime: Runtime, logger: JsonLogg
       process.exit(0);
     })();
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 }
 
 /** A failed start says what to fix in one line, never just a stack trace. */
