@@ -281,12 +281,18 @@ describe('run lifecycle over HTTP', () => {
       ['a lease for 0 runs', () => worker.post('/v1/lease', { queues: ['billing'], max: 0 }), 400],
       ['a lease wait of an hour', () => worker.post('/v1/lease', { queues: ['billing'], max: 1, waitSeconds: 3600 }), 400],
       ['an unknown method', () => team.post('/v1/jobs/billing.e2e:explode'), 404],
+      ['a cron with six fields', () => team.put('/v1/jobs/bad.cron', { queue: 'billing', schedule: { cron: '0 0 2 * * *', timeZone: 'Europe/Berlin' } }), 400, 'invalid-schedule'],
+      ['a time zone that is not IANA', () => team.put('/v1/jobs/bad.zone', { queue: 'billing', schedule: { cron: '0 2 * * *', timeZone: 'CEST' } }), 400, 'invalid-schedule'],
+      ['both cron and rrule', () => team.put('/v1/jobs/bad.both', { queue: 'billing', schedule: { cron: '0 2 * * *', rrule: 'FREQ=DAILY' } }), 400, 'invalid-schedule'],
       ['a batch of 1,001 runs', () => team.post('/v1/runs:batch', { runs: Array.from({ length: 1001 }, () => ({ job: 'billing.e2e' })) }), 400],
       ['runAt and delaySeconds together', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: '2030-01-01T00:00:00Z', delaySeconds: 5 }), 400],
       ['a runAt that is not a time', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: 'tomorrow' }), 400],
-    ])('%s', async (_what, send, status) => {
+    ] as Array<[string, () => Promise<{ status: number; body: Record<string, unknown>; contentType: string | null }>, number, string?]>)('%s', async (...row) => {
+      // Rest parameters: a fourth declared parameter would make jest wait for a `done` callback.
+      const [, send, status, type] = row;
       const response = await send();
       expect(response.status).toBe(status);
+      if (type !== undefined) expect(response.body['type']).toBe(`/problems/${type}`);
       expect(response.contentType).toMatch(/application\/problem\+json/);
       expect(response.body).toMatchObject({ type: expect.stringMatching(/^\/problems\//), title: expect.any(String), status, detail: expect.any(String) });
     });

@@ -9,6 +9,7 @@ import { TEST_ENV, databaseUrl } from './test-environment';
 
 declare global {
   var __embeddedPostgres: EmbeddedPostgres | undefined;
+  var __embeddedDataDir: string | undefined;
 }
 
 /**
@@ -21,6 +22,7 @@ export default async function globalSetup(): Promise<void> {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-test-pg-'));
     await chmod(dataDir, 0o755); // as root the server runs as 'postgres', which must enter it
     globalThis.__embeddedPostgres = await startEmbeddedPostgres({ dataDir, ephemeral: true, unsafeFast: true });
+    globalThis.__embeddedDataDir = dataDir;
     serverUrl = globalThis.__embeddedPostgres.connectionString;
     process.stdout.write(`\nDATABASE_URL unset: tests run on an embedded PostgreSQL (${dataDir})\n`);
   }

@@ -22,6 +22,7 @@ export default async function globalTeardown(): Promise<void> {
     }
   }
   await globalThis.__embeddedPostgres?.stop();
+  if (globalThis.__embeddedDataDir !== undefined) rmSync(globalThis.__embeddedDataDir, { recursive: true, force: true });
   stopRestartablePostgres();
 }
 

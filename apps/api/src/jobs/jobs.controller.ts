@@ -1,12 +1,23 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
+import { parseScheduleSpec } from '../../../../libs/domain/src/schedule/schedule-spec';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/caller';
 import { parseName, splitAction } from '../names';
 import { assertPayloadSize } from '../payload-size';
 import { JobBody } from './job-dto';
 import { JobsService, type DefinedJob } from './jobs.service';
+
+/** Node's own IANA data: a zone is valid when Intl can format in it and knows it by that name. */
+function isIanaTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return zone === 'UTC' || zone.includes('/');
+  } catch {
+    return false;
+  }
+}
 
 const DEFAULT_RETRY = { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 };
 
@@ -31,7 +42,7 @@ export class JobsController {
       retry: body.retry === undefined ? DEFAULT_RETRY : { maxAttempts: body.retry.maxAttempts, baseSeconds: body.retry.baseSeconds, maxSeconds: body.retry.maxSeconds },
       concurrency: body.concurrency ?? null,
       payload: body.payload ?? null,
-      schedule: body.schedule ?? null,
+      schedule: body.schedule === undefined ? null : { ...body.schedule, ...parseScheduleSpec(body.schedule, isIanaTimeZone) },
     };
     const { job, created } = await this.jobs.define(team, definition);
     response.status(created ? 201 : 200);

@@ -4,7 +4,7 @@ import type { Clock } from '../../../../libs/platform/src/clock/clock';
 import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
 import { CLOCK } from '../../../../libs/platform/src/runtime/tokens';
 import { AuthGuard } from '../auth/auth.guard';
-import { CurrentCaller, requireTeam, type Caller } from '../auth/caller';
+import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/caller';
 import { JobsService, type DefinedJob } from '../jobs/jobs.service';
 import { parseName, splitAction } from '../names';
 import { assertPayloadSize } from '../payload-size';
@@ -36,6 +36,7 @@ export class RunsController {
   ): Promise<RunView> {
     const team = requireTeam(caller);
     const job = await this.jobs.get(team, parseName(rawName, 'job name'));
+    requireQueue(team, job.definition.queue);
     if (body.runAt !== undefined && body.delaySeconds !== undefined) throw invalid('give runAt or delaySeconds, not both');
     if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,200}$/.test(idempotencyKey)) throw invalid('Idempotency-Key must be 1-200 visible ASCII characters');
     assertPayloadSize(body.payload);
@@ -54,7 +55,11 @@ export class RunsController {
     const team = requireTeam(caller);
     const now = this.clock.now();
     const jobs = new Map<string, DefinedJob>();
-    for (const name of new Set(body.runs.map((r) => r.job))) jobs.set(name, await this.jobs.get(team, name));
+    for (const name of new Set(body.runs.map((r) => r.job))) {
+      const job = await this.jobs.get(team, name);
+      requireQueue(team, job.definition.queue);
+      jobs.set(name, job);
+    }
     const items = body.runs.map((item, i) => {
       if (item.runAt !== undefined && item.delaySeconds !== undefined) throw invalid(`runs[${i}]: give runAt or delaySeconds, not both`);
       assertPayloadSize(item.payload);

@@ -1,6 +1,7 @@
 import { Catch, HttpException, HttpStatus, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainError } from '../../../domain/src/domain-error';
+import { InvalidScheduleError } from '../../../domain/src/schedule/schedule-spec';
 import { EventStoreError } from '../../../event-store/src/event-store.errors';
 import { isUnavailable } from '../database/sqlstate';
 import type { JsonLogger } from '../logging/logger';
@@ -74,6 +75,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const instance = request.originalUrl;
     if (error instanceof ProblemError) {
       return { ...error.extensions, type: error.problemType, title: error.title, status: error.status, detail: error.message, instance };
+    }
+    if (error instanceof InvalidScheduleError) {
+      return { type: problemType('invalid-schedule'), title: 'invalid schedule', status: 400, detail: error.message, field: `schedule.${error.field}`, instance };
     }
     if (error instanceof DomainError) {
       const status = DOMAIN_STATUS[error.code];

@@ -1,0 +1,60 @@
+import { DomainError } from '../domain-error';
+
+/**
+ * The `schedule` of a job definition (reference 4.2), checked for shape: one
+ * of cron or rrule, an IANA time zone, jitter and the missed-run policy.
+ * What the expressions mean (next fire times, DST rules) is the schedules
+ * work's; here a wrong field is a 400 invalid-schedule naming it.
+ */
+export interface ScheduleSpec {
+  readonly cron?: string;
+  readonly rrule?: string;
+  readonly timeZone: string;
+  readonly jitterSeconds: number;
+  readonly missedRunPolicy: 'run_once' | 'run_all' | 'skip';
+}
+
+export class InvalidScheduleError extends DomainError {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super('validation-error', `schedule.${field}: ${message}`);
+    this.name = 'InvalidScheduleError';
+  }
+}
+
+const CRON_MACROS = new Set(['@hourly', '@daily', '@weekly', '@monthly', '@yearly', '@annually', '@midnight']);
+const CRON_FIELD = /^(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/[0-9]+)?(,(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/[0-9]+)?)*$/;
+const KNOWN_FIELDS = new Set(['cron', 'rrule', 'timeZone', 'jitterSeconds', 'missedRunPolicy', 'dstPolicy', 'overlapPolicy']);
+
+/** `isTimeZone` is the host's IANA lookup (Intl), passed in so the domain stays free of the runtime. */
+export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => boolean): ScheduleSpec {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new InvalidScheduleError('(root)', 'must be an object');
+  const spec = input as Record<string, unknown>;
+  for (const key of Object.keys(spec)) if (!KNOWN_FIELDS.has(key)) throw new InvalidScheduleError(key, 'is not a schedule field');
+  const { cron, rrule } = spec;
+  if ((cron === undefined) === (rrule === undefined)) throw new InvalidScheduleError('cron', 'give exactly one of cron or rrule');
+  if (cron !== undefined) {
+    if (typeof cron !== 'string') throw new InvalidScheduleError('cron', 'must be a string');
+    const text = cron.trim();
+    const fields = text.split(/\s+/);
+    if (!CRON_MACROS.has(text) && (fields.length !== 5 || !fields.every((f) => CRON_FIELD.test(f)))) {
+      throw new InvalidScheduleError('cron', `"${cron}" is not a 5-field cron expression or @hourly/@daily/@weekly/@monthly/@yearly`);
+    }
+  }
+  if (rrule !== undefined && (typeof rrule !== 'string' || !/FREQ=(YEARLY|MONTHLY|WEEKLY|DAILY|HOURLY|MINUTELY)/.test(rrule))) {
+    throw new InvalidScheduleError('rrule', 'must be an RFC 5545 RRULE with a FREQ');
+  }
+  const timeZone = spec['timeZone'] ?? 'UTC';
+  if (typeof timeZone !== 'string' || !isTimeZone(timeZone)) throw new InvalidScheduleError('timeZone', `${JSON.stringify(timeZone)} is not an IANA time zone`);
+  const jitterSeconds = spec['jitterSeconds'] ?? 60;
+  if (typeof jitterSeconds !== 'number' || !Number.isInteger(jitterSeconds) || jitterSeconds < 0 || jitterSeconds > 3600) {
+    throw new InvalidScheduleError('jitterSeconds', 'must be a whole number of seconds from 0 to 3600');
+  }
+  const missedRunPolicy = spec['missedRunPolicy'] ?? 'run_once';
+  if (missedRunPolicy !== 'run_once' && missedRunPolicy !== 'run_all' && missedRunPolicy !== 'skip') {
+    throw new InvalidScheduleError('missedRunPolicy', 'must be run_once, run_all or skip');
+  }
+  return { ...(cron !== undefined ? { cron: cron as string } : { rrule: rrule as string }), timeZone, jitterSeconds, missedRunPolicy };
+}
