@@ -5,6 +5,7 @@ import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.ev
 import { JsonLogger } from '../libs/platform/src/logging/logger';
 import { jobsProjection } from '../projections/jobs.projection';
 import { runsProjection } from '../projections/runs.projection';
+import { catchUpUntil } from '../test/catch-up';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
 import { apiClient, type ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
@@ -113,8 +114,12 @@ describe('delivery guarantees', () => {
     await db.pool.query('TRUNCATE runs, jobs');
     await db.pool.query("DELETE FROM projection_checkpoints WHERE projection IN ('runs', 'jobs')");
     const logger = new JsonLogger('error');
-    await new ProjectionRunner(store, db.pool, jobsProjection, logger).catchUp();
-    await new ProjectionRunner(store, db.pool, runsProjection, logger, { batchSize: 1000 }).catchUp();
+    const { rows } = await db.pool.query<{ jobs: number; runs: number }>(
+      "SELECT count(*) FILTER (WHERE stream_id LIKE 'job-%')::int AS jobs, count(*) FILTER (WHERE stream_id LIKE 'run-%')::int AS runs FROM events",
+    );
+    const everything = rows[0]!.jobs + rows[0]!.runs;
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, jobsProjection, logger), everything)).toBe(everything);
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, runsProjection, logger, { batchSize: 1000 }), everything)).toBe(everything);
     expect(await snapshot()).toEqual(before);
   }, 120_000);
 });

@@ -1,4 +1,5 @@
 import { Module, ValidationPipe } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ProblemDetailsFilter } from '../../../libs/platform/src/http/problem-details.filter';
 import type { JsonLogger } from '../../../libs/platform/src/logging/logger';
@@ -6,8 +7,11 @@ import { LOGGER } from '../../../libs/platform/src/runtime/tokens';
 import { AuthGuard } from './auth/auth.guard';
 import { DlqController } from './dlq/dlq.controller';
 import { JobsController } from './jobs/jobs.controller';
+import { JOB_HANDLERS } from './jobs/job.commands';
 import { JobsService } from './jobs/jobs.service';
 import { RunsController } from './runs/runs.controller';
+import { RUN_COMMAND_HANDLERS } from './runs/run.commands';
+import { RUN_QUERY_HANDLERS } from './runs/run.queries';
 import { RunsService } from './runs/runs.service';
 import { TeamsController } from './teams/teams.controller';
 import { LeaseService } from './workers/lease.service';
@@ -16,6 +20,8 @@ import { WorkersController } from './workers/workers.controller';
 
 /** The REST /v1 API and the worker protocol. Every error leaves as RFC 9457 problem details. */
 @Module({
+  // Commands and queries are routed by @nestjs/cqrs (wiring only: nothing durable rides on its buses).
+  imports: [CqrsModule.forRoot()],
   controllers: [TeamsController, JobsController, RunsController, WorkersController, DlqController],
   providers: [
     { provide: APP_FILTER, inject: [LOGGER], useFactory: (logger: JsonLogger) => new ProblemDetailsFilter(logger.child('http')) },
@@ -26,6 +32,9 @@ import { WorkersController } from './workers/workers.controller';
     RunsService,
     LeaseService,
     ReadySignal,
+    ...JOB_HANDLERS,
+    ...RUN_COMMAND_HANDLERS,
+    ...RUN_QUERY_HANDLERS,
   ],
 })
 export class ApiModule {}

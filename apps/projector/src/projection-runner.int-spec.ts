@@ -7,6 +7,7 @@ import { streamActivityProjection } from '../../../projections/stream-activity.p
 import type { Projection } from './projection';
 import { loadCheckpoint } from './projection-checkpoints.sql';
 import { ProjectionRunner } from './projection-runner';
+import { catchUpUntil } from '../../../test/catch-up';
 
 const logger = new JsonLogger('error');
 
@@ -37,7 +38,7 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
   it('builds the read model from the log and stores the checkpoint at the last event', async () => {
     await writeHistory();
     const runner = new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 });
-    expect(await runner.catchUp()).toBe(5);
+    expect(await catchUpUntil(runner, 5)).toBe(5);
     expect(await activity()).toEqual(expected);
     const last = (await store.readAll()).at(-1)!;
     expect((await loadCheckpoint(db.pool, 'stream-activity'))?.position).toEqual(last.position);
@@ -46,10 +47,10 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
   it('is unchanged when the whole log is delivered again', async () => {
     await writeHistory();
     const runner = new ProjectionRunner(store, db.pool, streamActivityProjection, logger);
-    await runner.catchUp();
+    await catchUpUntil(runner, 5);
     // Redelivery: the checkpoint goes back to the start, every event comes again.
     await db.pool.query('UPDATE projection_checkpoints SET commit_position = -1, prepare_position = -1');
-    expect(await runner.catchUp()).toBe(5);
+    expect(await catchUpUntil(runner, 5)).toBe(5);
     expect(await activity()).toEqual(expected);
   });
 
@@ -63,19 +64,20 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
         if (++calls === 2) throw new Error('process died here');
       },
     };
-    await expect(new ProjectionRunner(store, db.pool, crashing, logger, { batchSize: 2 }).catchUp()).rejects.toThrow('process died here');
+    const crashingRunner = new ProjectionRunner(store, db.pool, crashing, logger, { batchSize: 2 });
+    await expect(catchUpUntil(crashingRunner, 5)).rejects.toThrow('process died here');
     // The first batch (2 events) committed with its checkpoint; the second rolled back whole.
     expect(await activity()).toEqual([{ stream_id: 'run-1', category: 'run', revision: 1, last_event_type: 'RunLeased' }]);
-    expect(await new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 }).catchUp()).toBe(3);
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 }), 3)).toBe(3);
     expect(await activity()).toEqual(expected);
   });
 
   it('rebuilds a projection whose version changed', async () => {
     await writeHistory();
-    await new ProjectionRunner(store, db.pool, streamActivityProjection, logger).catchUp();
+    await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger), 5);
     await db.pool.query("UPDATE stream_activity SET last_event_type = 'Corrupted'");
     const v2: Projection = { ...streamActivityProjection, version: 2 };
-    expect(await new ProjectionRunner(store, db.pool, v2, logger).catchUp()).toBe(5);
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, v2, logger), 5)).toBe(5);
     expect(await activity()).toEqual(expected);
     expect((await loadCheckpoint(db.pool, 'stream-activity'))?.version).toBe(2);
   });

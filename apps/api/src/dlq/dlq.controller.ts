@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { Type } from 'class-transformer';
 import type { Pool } from 'pg';
@@ -12,7 +13,9 @@ import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller, requireTeam, type Caller } from '../auth/caller';
 import { NAME_PATTERN, splitAction } from '../names';
 import { runView, type RunView } from '../runs/run-view';
-import { RunsService, type PresentRun } from '../runs/runs.service';
+import { TransitionRun } from '../runs/run.commands';
+import { GetRun, GetRunEvents } from '../runs/run.queries';
+import type { PresentRun } from '../runs/runs.service';
 import { ReadySignal } from '../workers/ready-signal';
 import { attemptHistory, type AttemptView } from './attempt-history';
 import { listDeadRuns, type DlqCursor } from './dlq.sql';
@@ -47,7 +50,8 @@ export class DlqController {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
-    private readonly runs: RunsService,
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
     private readonly ready: ReadySignal,
   ) {}
 
@@ -64,9 +68,9 @@ export class DlqController {
   @Get(':id')
   async show(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<DeadRunView & { attempts: AttemptView[] }> {
     const team = requireTeam(caller);
-    const run = await this.runs.load(team, id);
+    const run = await this.queries.execute(new GetRun(team, id));
     if (run.status !== 'dead' || run.discarded) throw new DomainError('not-found', `run ${id} is not in the dead-letter queue`);
-    return { ...deadRunView(run), attempts: attemptHistory(await this.runs.events(team, id)) };
+    return { ...deadRunView(run), attempts: attemptHistory(await this.queries.execute(new GetRunEvents(team, id))) };
   }
 
   /** POST /v1/dlq/{id}:replay and :discard */
@@ -74,7 +78,7 @@ export class DlqController {
   @HttpCode(200)
   async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
     const { name: id, action } = splitAction(idAction, ['replay', 'discard']);
-    const run = await this.runs.command(requireTeam(caller), id, (now) => (action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now }));
+    const run = await this.commands.execute(new TransitionRun(requireTeam(caller), id, (now) => (action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now })));
     if (action === 'replay') this.ready.notify();
     return runView(run, this.clock.now());
   }

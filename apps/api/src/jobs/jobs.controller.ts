@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Res, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
 import { parseScheduleSpec } from '../../../../libs/domain/src/schedule/schedule-spec';
@@ -7,7 +8,8 @@ import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/c
 import { parseName, splitAction } from '../names';
 import { assertPayloadSize } from '../payload-size';
 import { JobBody } from './job-dto';
-import { JobsService, type DefinedJob } from './jobs.service';
+import { DefineJob, GetJob, SetJobPaused } from './job.commands';
+import type { DefinedJob } from './jobs.service';
 
 /** Node's own IANA data: a zone is valid when Intl can format in it and knows it by that name. */
 function isIanaTimeZone(zone: string): boolean {
@@ -24,7 +26,10 @@ const DEFAULT_RETRY = { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 };
 @Controller('v1/jobs')
 @UseGuards(AuthGuard)
 export class JobsController {
-  constructor(private readonly jobs: JobsService) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   /** Create (201) or update (200); the same definition again changes nothing. */
   @Put(':name')
@@ -44,14 +49,14 @@ export class JobsController {
       payload: body.payload ?? null,
       schedule: body.schedule === undefined ? null : { ...body.schedule, ...parseScheduleSpec(body.schedule, isIanaTimeZone) },
     };
-    const { job, created } = await this.jobs.define(team, definition);
+    const { job, created } = await this.commands.execute(new DefineJob(team, definition));
     response.status(created ? 201 : 200);
     return view(job);
   }
 
   @Get(':name')
   async get(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
-    return view(await this.jobs.get(requireTeam(caller), parseName(rawName, 'job name')));
+    return view(await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name'))));
   }
 
   /** POST /v1/jobs/{name}:pause and :resume, the colon form of reference 4.1. */
@@ -59,7 +64,7 @@ export class JobsController {
   @HttpCode(200)
   async action(@CurrentCaller() caller: Caller, @Param('nameAction') nameAction: string): Promise<JobView> {
     const { name, action } = splitAction(nameAction, ['pause', 'resume']);
-    return view(await this.jobs.setPaused(requireTeam(caller), name, action === 'pause'));
+    return view(await this.commands.execute(new SetJobPaused(requireTeam(caller), name, action === 'pause')));
   }
 }
 

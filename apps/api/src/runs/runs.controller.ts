@@ -1,16 +1,19 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import type { Clock } from '../../../../libs/platform/src/clock/clock';
 import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
 import { CLOCK } from '../../../../libs/platform/src/runtime/tokens';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/caller';
-import { JobsService, type DefinedJob } from '../jobs/jobs.service';
+import { GetJob } from '../jobs/job.commands';
+import type { DefinedJob } from '../jobs/jobs.service';
 import { parseName, splitAction } from '../names';
 import { assertPayloadSize } from '../payload-size';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
 import { runView, type RunView } from './run-view';
-import { RunsService } from './runs.service';
+import { EnqueueRun, EnqueueRuns, TransitionRun } from './run.commands';
+import { GetRun, GetRunEvents } from './run.queries';
 import { ReadySignal } from '../workers/ready-signal';
 
 const RUN_ID = /^run_[A-Za-z0-9_-]{1,64}$/;
@@ -19,8 +22,8 @@ const RUN_ID = /^run_[A-Za-z0-9_-]{1,64}$/;
 @UseGuards(AuthGuard)
 export class RunsController {
   constructor(
-    private readonly jobs: JobsService,
-    private readonly runs: RunsService,
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
     private readonly ready: ReadySignal,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -35,14 +38,14 @@ export class RunsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<RunView> {
     const team = requireTeam(caller);
-    const job = await this.jobs.get(team, parseName(rawName, 'job name'));
+    const job = await this.queries.execute(new GetJob(team, parseName(rawName, 'job name')));
     requireQueue(team, job.definition.queue);
     if (body.runAt !== undefined && body.delaySeconds !== undefined) throw invalid('give runAt or delaySeconds, not both');
     if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,200}$/.test(idempotencyKey)) throw invalid('Idempotency-Key must be 1-200 visible ASCII characters');
     assertPayloadSize(body.payload);
     const now = this.clock.now();
     const dueAt = body.runAt !== undefined ? new Date(body.runAt) : new Date(now.getTime() + (body.delaySeconds ?? 0) * 1000);
-    const { run, created } = await this.runs.enqueue(team, job, { payload: body.payload, dueAt, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+    const { run, created } = await this.commands.execute(new EnqueueRun(team, job, { payload: body.payload, dueAt, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }));
     if (created) this.ready.notify();
     response.status(created ? 201 : 200);
     return runView(run, now);
@@ -56,7 +59,7 @@ export class RunsController {
     const now = this.clock.now();
     const jobs = new Map<string, DefinedJob>();
     for (const name of new Set(body.runs.map((r) => r.job))) {
-      const job = await this.jobs.get(team, name);
+      const job = await this.queries.execute(new GetJob(team, name));
       requireQueue(team, job.definition.queue);
       jobs.set(name, job);
     }
@@ -66,20 +69,20 @@ export class RunsController {
       const dueAt = item.runAt !== undefined ? new Date(item.runAt) : new Date(now.getTime() + (item.delaySeconds ?? 0) * 1000);
       return { job: jobs.get(item.job)!, request: { payload: item.payload, dueAt, ...(item.idempotencyKey === undefined ? {} : { idempotencyKey: item.idempotencyKey }) } };
     });
-    const results = await this.runs.enqueueBatch(team, items);
+    const results = await this.commands.execute(new EnqueueRuns(team, items));
     if (results.some((r) => r.created)) this.ready.notify();
     return { runs: results.map(({ run, created }) => ({ ...runView(run, now), created })) };
   }
 
   @Get('runs/:id')
   async get(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
-    return runView(await this.runs.load(caller, parseRunId(id)), this.clock.now());
+    return runView(await this.queries.execute(new GetRun(caller, parseRunId(id))), this.clock.now());
   }
 
   /** The run's whole history, in order: what an auditor replays. */
   @Get('runs/:id/events')
   async events(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<{ events: unknown[] }> {
-    const events = await this.runs.events(caller, parseRunId(id));
+    const events = await this.queries.execute(new GetRunEvents(caller, parseRunId(id)));
     return { events: events.map((e) => ({ type: e.type, revision: Number(e.revision), recordedAt: e.recordedAt.toISOString(), data: e.data, metadata: e.metadata })) };
   }
 
@@ -88,7 +91,7 @@ export class RunsController {
   @HttpCode(200)
   async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
     const { name } = splitAction(idAction, ['cancel']);
-    const run = await this.runs.command(requireTeam(caller), parseRunId(name), (now) => ({ type: 'CancelRun', now }));
+    const run = await this.commands.execute(new TransitionRun(requireTeam(caller), parseRunId(name), (now) => ({ type: 'CancelRun', now })));
     return runView(run, this.clock.now());
   }
 }
