@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ApiModule } from '../apps/api/src/api.module';
 import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
@@ -64,6 +65,21 @@ describe('run lifecycle over HTTP', () => {
       expect((await team.post('/v1/lease', { queues: ['billing'], max: 1 })).status).toBe(403);
     });
 
+    it('stores only a hash of each issued token', async () => {
+      const { body } = await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind: 'worker', queues: ['billing'] });
+      const { rows } = await db.pool.query<{ token_hash: string }>('SELECT token_hash FROM api_tokens');
+      expect(rows.map((r) => r.token_hash)).toContain(createHash('sha256').update(body.token).digest('hex'));
+      expect(JSON.stringify(rows)).not.toContain(body.token);
+    });
+
+    it("lets a worker token act only on its queues' runs", async () => {
+      await job('billing.slow', { queue: 'billing-slow' });
+      const { body: run } = await team.post<{ runId: string }>('/v1/jobs/billing.slow/runs', {});
+      expect((await worker.post('/v1/lease', { queues: ['billing-slow'], max: 1 })).status).toBe(403);
+      expect((await worker.post(`/v1/runs/${run.runId}/heartbeat`, { fencingToken: 1 })).status).toBe(404);
+      expect((await team.post(`/v1/runs/${run.runId}:cancel`)).status).toBe(200);
+    });
+
     it('refuses a job on a queue the token was not granted', async () => {
       const response = await team.put('/v1/jobs/elsewhere', { queue: 'growth' });
       expect(response.status).toBe(403);
@@ -111,6 +127,18 @@ describe('run lifecycle over HTTP', () => {
         ['LeaseExtended', 2, 'worker:billing'],
         ['RunSucceeded', 3, 'worker:billing'],
       ]);
+    });
+
+    it("caps a lease and its heartbeats by the job's timeoutSeconds", async () => {
+      await job('billing.short', { timeoutSeconds: 5 });
+      await team.post('/v1/jobs/billing.short/runs', {});
+      const { body } = await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 1, leaseSeconds: 3600 });
+      const lease = body.leases[0]!;
+      const leasedAt = Date.now();
+      expect(Date.parse(lease.leaseExpiresAt)).toBeLessThanOrEqual(leasedAt + 5000);
+      const heartbeat = await worker.post<{ leaseExpiresAt: string }>(`/v1/runs/${lease.runId}/heartbeat`, { fencingToken: lease.fencingToken, leaseSeconds: 3600 });
+      expect(heartbeat.body.leaseExpiresAt).toBe(lease.leaseExpiresAt);
+      await worker.post(`/v1/runs/${lease.runId}/complete`, { fencingToken: lease.fencingToken, outcome: 'success' });
     });
 
     it('returns the same run for a repeated Idempotency-Key', async () => {

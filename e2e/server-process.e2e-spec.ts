@@ -44,6 +44,9 @@ describe('the server process (npm start)', () => {
     await pool.end();
     expect(await stop(first, 'SIGTERM')).toBe(0);
     expect(first.output()).toContain('migrations applied');
+    // The admin token: generated at the first start, printed once, kept in the data folder.
+    const adminToken = (await readFile(path.join(dataDir, 'admin-token'), 'utf8')).trim();
+    expect(first.output()).toContain(adminToken);
     expect(postgresProcessesFor(dataDir)).toEqual([]);
 
     const second = startServer(env);
@@ -51,6 +54,9 @@ describe('the server process (npm start)', () => {
     const kept = await withClient(databaseUrl, (c) => c.query("SELECT event_type FROM events WHERE stream_id = 'e2e-persist'"));
     expect(kept.rows).toEqual([{ event_type: 'Kept' }]);
     expect(second.output()).not.toContain('migrations applied');
+    expect(second.output()).not.toContain(adminToken);
+    const teams = await fetch(`http://127.0.0.1:${port}/v1/teams`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: '{"id":"kept"}' });
+    expect(teams.status).toBe(201);
     expect(await stop(second, 'SIGINT')).toBe(0);
     expect(postgresProcessesFor(dataDir)).toEqual([]);
   }, 120_000);
