@@ -26,29 +26,3 @@ export async function* pollAll(options: PollingSubscriptionOptions): AsyncGenera
     await options.waitForAppend(options.idleWaitMs, options.signal);
   }
 }
-
-/** Wakes local subscribers after an append, so they need not wait for the idle poll. */
-export class AppendSignal {
-  private waiters = new Set<() => void>();
-
-  notify(): void {
-    const waiters = this.waiters;
-    this.waiters = new Set();
-    for (const wake of waiters) wake();
-  }
-
-  wait(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal?.aborted === true) return resolve();
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      signal?.addEventListener('abort', done, { once: true });
-      this.waiters.add(done);
-    });
-  }
-}

@@ -49,7 +49,7 @@ export class LeaseService {
       if (leases.length > 0 || left <= 0) return leases;
       const next = await nextAvailableAt(this.pool, caller.team, request.queues);
       const untilNext = next === null ? Infinity : next.getTime() - Date.now();
-      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)));
+      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)), undefined);
     }
   }
 

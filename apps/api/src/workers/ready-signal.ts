@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { WakeSignal } from '../../../../libs/platform/src/wake-signal';
 
 /**
  * Wakes long-polling lease requests of this process when runs become ready
@@ -6,24 +7,4 @@ import { Injectable } from '@nestjs/common';
  * long-poll's timer at the next due time and its short fallback poll.
  */
 @Injectable()
-export class ReadySignal {
-  private waiters = new Set<() => void>();
-
-  notify(): void {
-    const waiters = this.waiters;
-    this.waiters = new Set();
-    for (const wake of waiters) wake();
-  }
-
-  wait(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(0, ms));
-      this.waiters.add(done);
-    });
-  }
-}
+export class ReadySignal extends WakeSignal {}

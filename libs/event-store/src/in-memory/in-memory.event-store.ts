@@ -13,7 +13,8 @@ import {
   type StreamAppend,
   type SubscribeOptions,
 } from '../event-store.port';
-import { AppendSignal, pollAll } from '../subscription-loop';
+import { WakeSignal } from '../../../platform/src/wake-signal';
+import { pollAll } from '../subscription-loop';
 
 /** For fast unit tests of handlers only; the server never uses it. */
 export class InMemoryEventStore implements EventStore {
@@ -21,7 +22,7 @@ export class InMemoryEventStore implements EventStore {
   private readonly log: RecordedEvent[] = [];
   private readonly streams = new Map<string, RecordedEvent[]>();
   private readonly byId = new Map<string, RecordedEvent>();
-  private readonly appended = new AppendSignal();
+  private readonly appended = new WakeSignal();
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 

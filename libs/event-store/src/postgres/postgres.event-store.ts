@@ -15,7 +15,8 @@ import {
   type StreamAppend,
   type SubscribeOptions,
 } from '../event-store.port';
-import { AppendSignal, pollAll } from '../subscription-loop';
+import { WakeSignal } from '../../../platform/src/wake-signal';
+import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
 import { readAllEvents, readStreamEvents } from './read-events.sql';
 
@@ -27,7 +28,7 @@ export interface PostgresEventStoreOptions {
 /** The default store: the `events` table and es_append of migrations/0001. */
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres';
-  private readonly appended = new AppendSignal();
+  private readonly appended = new WakeSignal();
   private readonly idleWaitMs: number;
 
   constructor(
