@@ -1,10 +1,10 @@
 import { DomainError } from '../domain-error';
+import { CronSyntaxError, parseCron } from './cron';
 
 /**
- * The `schedule` of a job definition (reference 4.2), checked for shape: one
- * of cron or rrule, an IANA time zone, jitter and the missed-run policy.
- * What the expressions mean (next fire times, DST rules) is the schedules
- * work's; here a wrong field is a 400 invalid-schedule naming it.
+ * The `schedule` of a job definition (reference 4.2), checked on the way in:
+ * one of cron (parsed) or rrule (its FREQ), an IANA time zone, jitter and the
+ * missed-run policy. A wrong field is a 400 invalid-schedule naming it.
  */
 export interface ScheduleSpec {
   readonly cron?: string;
@@ -24,8 +24,6 @@ export class InvalidScheduleError extends DomainError {
   }
 }
 
-const CRON_MACROS = new Set(['@hourly', '@daily', '@weekly', '@monthly', '@yearly', '@annually', '@midnight']);
-const CRON_FIELD = /^(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/[0-9]+)?(,(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(\/[0-9]+)?)*$/;
 const KNOWN_FIELDS = new Set(['cron', 'rrule', 'timeZone', 'jitterSeconds', 'missedRunPolicy', 'dstPolicy', 'overlapPolicy']);
 
 /** `isTimeZone` is the host's IANA lookup (Intl), passed in so the domain stays free of the runtime. */
@@ -37,10 +35,11 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
   if ((cron === undefined) === (rrule === undefined)) throw new InvalidScheduleError('cron', 'give exactly one of cron or rrule');
   if (cron !== undefined) {
     if (typeof cron !== 'string') throw new InvalidScheduleError('cron', 'must be a string');
-    const text = cron.trim();
-    const fields = text.split(/\s+/);
-    if (!CRON_MACROS.has(text) && (fields.length !== 5 || !fields.every((f) => CRON_FIELD.test(f)))) {
-      throw new InvalidScheduleError('cron', `"${cron}" is not a 5-field cron expression or @hourly/@daily/@weekly/@monthly/@yearly`);
+    try {
+      parseCron(cron);
+    } catch (err) {
+      if (err instanceof CronSyntaxError) throw new InvalidScheduleError('cron', `${err.field}: ${err.message}`);
+      throw err;
     }
   }
   if (rrule !== undefined && (typeof rrule !== 'string' || !/FREQ=(YEARLY|MONTHLY|WEEKLY|DAILY|HOURLY|MINUTELY)/.test(rrule))) {
