@@ -227,6 +227,32 @@ describe('run lifecycle over HTTP', () => {
     });
   });
 
+  describe('schedule previews', () => {
+    it('previews nominal fire times in UTC, with the reference DST rule', async () => {
+      const { status, body } = await team.post<{ fireTimes: string[] }>('/v1/schedules:preview', { schedule: { cron: '30 2 * * *', timeZone: 'Europe/Berlin' }, after: '2026-03-27T12:00:00Z', count: 3 });
+      expect(status).toBe(200);
+      expect(body.fireTimes).toEqual(['2026-03-28T01:30:00Z', '2026-03-29T01:00:00Z', '2026-03-30T00:30:00Z']);
+    });
+
+    it("previews a job's next fire times with its stable jitter", async () => {
+      await job('billing.hourly', { schedule: { cron: '0 * * * *', timeZone: 'UTC', jitterSeconds: 60 } });
+      const { body } = await team.get<{ fireTimes: string[] }>('/v1/jobs/billing.hourly/preview?count=3');
+      expect(body.fireTimes).toHaveLength(3);
+      const offsets = body.fireTimes.map((t) => (Date.parse(t) / 1000) % 3600);
+      expect(new Set(offsets).size).toBe(1);
+      expect(offsets[0]).toBeLessThan(60);
+      expect(Date.parse(body.fireTimes[1]!) - Date.parse(body.fireTimes[0]!)).toBe(3_600_000);
+    });
+
+    it('answers a bad cron or count with a 400 problem naming the field', async () => {
+      const bad = await team.post('/v1/schedules:preview', { schedule: { cron: '0 25 * * *', timeZone: 'UTC' } });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ type: '/problems/invalid-schedule', detail: expect.stringContaining('hour'), field: 'schedule.cron' });
+      expect((await team.post('/v1/schedules:preview', { schedule: { cron: '0 2 * * *' }, count: 101 })).status).toBe(400);
+      expect((await team.get('/v1/jobs/billing.hourly/preview?count=0')).status).toBe(400);
+    });
+  });
+
   describe('dead-letter queue', () => {
     interface DeadRun {
       runId: string;

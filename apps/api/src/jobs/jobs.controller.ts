@@ -1,8 +1,11 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
+import type { Clock } from '../../../../libs/platform/src/clock/clock';
+import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
+import { CLOCK } from '../../../../libs/platform/src/runtime/tokens';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
-import { parseScheduleSpec } from '../../../../libs/domain/src/schedule/schedule-spec';
+import { parseSchedule, previewFireTimes } from '../schedules/schedule-preview';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/caller';
 import { parseName, splitAction } from '../names';
@@ -10,16 +13,6 @@ import { assertPayloadSize } from '../payload-size';
 import { JobBody } from './job-dto';
 import { DefineJob, GetJob, SetJobPaused } from './job.commands';
 import type { DefinedJob } from './jobs.service';
-
-/** Node's own IANA data: a zone is valid when Intl can format in it and knows it by that name. */
-function isIanaTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return zone === 'UTC' || zone.includes('/');
-  } catch {
-    return false;
-  }
-}
 
 const DEFAULT_RETRY = { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 };
 
@@ -29,6 +22,7 @@ export class JobsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /** Create (201) or update (200); the same definition again changes nothing. */
@@ -47,7 +41,7 @@ export class JobsController {
       retry: body.retry === undefined ? DEFAULT_RETRY : { maxAttempts: body.retry.maxAttempts, baseSeconds: body.retry.baseSeconds, maxSeconds: body.retry.maxSeconds },
       concurrency: body.concurrency ?? null,
       payload: body.payload ?? null,
-      schedule: body.schedule === undefined ? null : { ...body.schedule, ...parseScheduleSpec(body.schedule, isIanaTimeZone) },
+      schedule: body.schedule === undefined ? null : { ...body.schedule, ...parseSchedule(body.schedule) },
     };
     const { job, created } = await this.commands.execute(new DefineJob(team, definition));
     response.status(created ? 201 : 200);
@@ -57,6 +51,16 @@ export class JobsController {
   @Get(':name')
   async get(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
     return view(await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name'))));
+  }
+
+  /** The job's next fire times, with its jitter. */
+  @Get(':name/preview')
+  async preview(@CurrentCaller() caller: Caller, @Param('name') rawName: string, @Query('count') countText?: string): Promise<{ fireTimes: string[] }> {
+    const count = countText === undefined ? 10 : Number(countText);
+    if (!Number.isInteger(count) || count < 1 || count > 100) throw new ProblemError(400, problemType('validation-error'), 'validation error', 'count must be a whole number from 1 to 100');
+    const job = await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name')));
+    if (job.definition.schedule === null) return { fireTimes: [] };
+    return { fireTimes: previewFireTimes(parseSchedule(job.definition.schedule), this.clock.now(), count, job.definition.name) };
   }
 
   /** POST /v1/jobs/{name}:pause and :resume, the colon form of reference 4.1. */

@@ -1,5 +1,6 @@
 import { DomainError } from '../domain-error';
 import { CronSyntaxError, parseCron } from './cron';
+import { REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
 
 /**
  * The `schedule` of a job definition (reference 4.2), checked on the way in:
@@ -12,6 +13,7 @@ export interface ScheduleSpec {
   readonly timeZone: string;
   readonly jitterSeconds: number;
   readonly missedRunPolicy: 'run_once' | 'run_all' | 'skip';
+  readonly dstPolicy: DstPolicy;
 }
 
 export class InvalidScheduleError extends DomainError {
@@ -55,5 +57,16 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
   if (missedRunPolicy !== 'run_once' && missedRunPolicy !== 'run_all' && missedRunPolicy !== 'skip') {
     throw new InvalidScheduleError('missedRunPolicy', 'must be run_once, run_all or skip');
   }
-  return { ...(cron !== undefined ? { cron: cron as string } : { rrule: rrule as string }), timeZone, jitterSeconds, missedRunPolicy };
+  return { ...(cron !== undefined ? { cron: cron as string } : { rrule: rrule as string }), timeZone, jitterSeconds, missedRunPolicy, dstPolicy: parseDstPolicy(spec['dstPolicy']) };
+}
+
+/** Optional per schedule; the reference rule (gap: shift, overlap: first) by default. */
+function parseDstPolicy(input: unknown): DstPolicy {
+  if (input === undefined) return REFERENCE_DST_POLICY;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new InvalidScheduleError('dstPolicy', 'must be an object {gap, overlap}');
+  const { gap = REFERENCE_DST_POLICY.gap, overlap = REFERENCE_DST_POLICY.overlap, ...rest } = input as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) throw new InvalidScheduleError(`dstPolicy.${Object.keys(rest)[0]}`, 'is not a dstPolicy field');
+  if (gap !== 'shift' && gap !== 'skip') throw new InvalidScheduleError('dstPolicy.gap', 'must be shift or skip');
+  if (overlap !== 'first' && overlap !== 'last' && overlap !== 'both') throw new InvalidScheduleError('dstPolicy.overlap', 'must be first, last or both');
+  return { gap, overlap };
 }

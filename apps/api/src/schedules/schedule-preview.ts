@@ -1,0 +1,29 @@
+import { parseCron } from '../../../../libs/domain/src/schedule/cron';
+import { jitterOffsetSeconds } from '../../../../libs/domain/src/schedule/jitter';
+import { nextFireTimes } from '../../../../libs/domain/src/schedule/next-fire-times';
+import { InvalidScheduleError, parseScheduleSpec, type ScheduleSpec } from '../../../../libs/domain/src/schedule/schedule-spec';
+
+/** Node's own IANA data: a zone is valid when Intl can format in it and knows it by that name. */
+export function isIanaTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return zone === 'UTC' || zone.includes('/');
+  } catch {
+    return false;
+  }
+}
+
+export function parseSchedule(input: unknown): ScheduleSpec {
+  return parseScheduleSpec(input, isIanaTimeZone);
+}
+
+/**
+ * Fire times of a schedule after `after`, as UTC instants: nominal for
+ * POST /v1/schedules:preview, with the job's jitter for a job's preview.
+ * The same computation the materialiser will use.
+ */
+export function previewFireTimes(spec: ScheduleSpec, after: Date, count: number, jitterFor?: string): string[] {
+  if (spec.cron === undefined) throw new InvalidScheduleError('rrule', 'previews of RRULE schedules are not available yet; cron schedules are');
+  const jitter = jitterFor === undefined ? 0 : jitterOffsetSeconds(jitterFor, spec.jitterSeconds);
+  return nextFireTimes(parseCron(spec.cron), spec.timeZone, after, count, spec.dstPolicy).map((t) => new Date(t.getTime() + jitter * 1000).toISOString().replace('.000Z', 'Z'));
+}
