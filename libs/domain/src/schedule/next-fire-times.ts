@@ -1,7 +1,8 @@
 import { matchesDay, type CronSpec } from './cron';
-import { localDate, REFERENCE_DST_POLICY, resolveWallTime, type DstPolicy } from './zoned-time';
+import { localDate, offsetMinutes, REFERENCE_DST_POLICY, resolveWallTime, type DstPolicy } from './zoned-time';
 
-const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 /** How far ahead to look for a next fire time before giving up (a cron like 0 0 30 2 * never fires). */
 const MAX_DAYS_AHEAD = 366 * 5;
 
@@ -22,11 +23,14 @@ export function nextFireTimes(spec: CronSpec, zone: string, after: Date, count: 
     const date = new Date(day);
     const [year, month, dayOfMonth] = [date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()];
     if (matchesDay(spec, dayOfMonth, month, date.getUTCDay())) {
+      // Most days have one offset throughout: wall time minus offset, no search.
+      // Only a day with a transition resolves each wall time on its own.
+      const offset = offsetMinutes(day - 14 * HOUR, zone);
+      const steady = offset === offsetMinutes(day + 38 * HOUR, zone);
       for (const hour of hours) {
         for (const minute of minutes) {
-          for (const instant of resolveWallTime({ year, month, day: dayOfMonth, hour, minute }, zone, policy)) {
-            if (instant > after.getTime()) fires.add(instant);
-          }
+          const instants = steady ? [day + (hour * 60 + minute - offset) * 60_000] : resolveWallTime({ year, month, day: dayOfMonth, hour, minute }, zone, policy);
+          for (const instant of instants) if (instant > after.getTime()) fires.add(instant);
         }
       }
     }
