@@ -1,9 +1,6 @@
 import { Module } from '@nestjs/common';
 import { SchedulerService } from './scheduler.service';
 
-/**
- * The scheduler role: reaps expired leases (and, with the schedules work,
- * materialises cron and rrule runs; see DESIGN.md, Processes).
- */
+/** The scheduler role: materialises cron runs 60 s ahead and reaps expired leases (DESIGN.md, Processes). */
 @Module({ providers: [SchedulerService] })
 export class SchedulerModule {}

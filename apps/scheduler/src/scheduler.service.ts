@@ -2,11 +2,15 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import type { Pool } from 'pg';
 import type { EventStore } from '../../../libs/event-store/src/event-store.port';
 import type { JsonLogger } from '../../../libs/platform/src/logging/logger';
-import { EVENT_STORE, LOGGER, PG_POOL } from '../../../libs/platform/src/runtime/tokens';
+import type { Clock } from '../../../libs/platform/src/clock/clock';
+import { CLOCK, EVENT_STORE, LOGGER, PG_POOL } from '../../../libs/platform/src/runtime/tokens';
 import { LeaseReaper } from './lease-reaper';
+import { Materialiser } from './materialiser';
 
 /** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
 const REAP_INTERVAL_MS = 250;
+/** Reference 3.5: the materialiser looks at every schedule each second, 60 s ahead. */
+const MATERIALISE_INTERVAL_MS = 1000;
 
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -18,18 +22,23 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(LOGGER) private readonly logger: JsonLogger,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   onApplicationBootstrap(): void {
     const reaper = new LeaseReaper(this.eventStore, this.pool);
+    const materialiser = new Materialiser(this.eventStore, this.pool, this.clock);
     const log = this.logger.child('scheduler');
+    let lastMaterialised = 0;
     const tick = (): void => {
-      this.running = reaper
-        .reapOnce()
-        .then((reaped) => {
+      const materialise = Date.now() - lastMaterialised >= MATERIALISE_INTERVAL_MS;
+      if (materialise) lastMaterialised = Date.now();
+      this.running = Promise.all([reaper.reapOnce(), materialise ? materialiser.materialiseOnce() : Promise.resolve(0)])
+        .then(([reaped, scheduled]) => {
           if (reaped > 0) log.info('expired leases reaped', { runs: reaped });
+          if (scheduled > 0) log.info('scheduled runs materialised', { runs: scheduled });
         })
-        .catch((err: unknown) => log.error('lease reaper pass failed', { err: String(err) }))
+        .catch((err: unknown) => log.error('scheduler pass failed', { err: String(err) }))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, REAP_INTERVAL_MS);
         });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DomainError } from '../../../../libs/domain/src/domain-error';
@@ -15,6 +14,7 @@ import type { Clock } from '../../../../libs/platform/src/clock/clock';
 import { CLOCK, EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
 import type { Caller, TeamCaller } from '../auth/caller';
 import type { DefinedJob } from '../jobs/jobs.service';
+import { derivedRunId, newRunScheduled } from '../../../../libs/application/src/new-run';
 import { executeStreamCommand } from '../../../../libs/application/src/stream-command';
 import { findRunSnapshots, upsertRun, upsertRuns } from '../../../../projections/runs.sql';
 
@@ -145,28 +145,10 @@ export function actorOf(caller: Caller): string {
   return caller.kind === 'admin' ? 'admin' : `${caller.kind}:${caller.team}`;
 }
 
-/** Stable across retries of the same request: sha256(job, key), shortened. */
-export function derivedRunId(job: string, idempotencyKey: string): string {
-  return `run_${createHash('sha256').update(job).update('\u0000').update(idempotencyKey).digest('base64url').slice(0, 27)}`;
-}
-
 /** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */
 function scheduledRun(job: DefinedJob, request: EnqueueRequest, source: RunScheduledData['source']): RunScheduledData {
-  const definition = job.definition;
-  const runId = request.idempotencyKey === undefined ? `run_${uuidV7().replace(/-/g, '')}` : derivedRunId(definition.name, request.idempotencyKey);
-  return {
-    runId,
-    job: definition.name,
-    team: definition.team,
-    queue: definition.queue,
-    priority: definition.priority,
-    dueAt: request.dueAt.toISOString(),
-    payload: request.payload === undefined ? definition.payload : request.payload,
-    idempotencyKey: request.idempotencyKey ?? runId,
-    retry: definition.retry,
-    timeoutSeconds: definition.timeoutSeconds,
-    source,
-  };
+  const runId = request.idempotencyKey === undefined ? `run_${uuidV7().replace(/-/g, '')}` : derivedRunId(job.definition.name, request.idempotencyKey);
+  return newRunScheduled(job.definition, { runId, dueAt: request.dueAt, payload: request.payload, idempotencyKey: request.idempotencyKey ?? runId, source });
 }
 
 function present(state: RunSnapshot): PresentRun {

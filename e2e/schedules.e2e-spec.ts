@@ -1,0 +1,101 @@
+import { ApiModule } from '../apps/api/src/api.module';
+import { SchedulerModule } from '../apps/scheduler/src/scheduler.module';
+import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
+import { createTestDatabase, type TestDatabase } from '../test/test-database';
+import { apiClient, type ApiClient } from './support/api-client';
+import { startApp, type RunningApp } from './support/start-app';
+
+const ADMIN_TOKEN = 'e2e-admin-token-schedules-0123456789';
+
+interface Scheduled {
+  runId: string;
+  source: string;
+  dueAt: string;
+  idempotencyKey: string;
+}
+
+describe('the materialiser (reference 7.2)', () => {
+  let db: TestDatabase;
+  let app: RunningApp;
+  let team: ApiClient;
+  let worker: ApiClient;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule, SchedulerModule], ADMIN_TOKEN);
+    const admin = apiClient(app.url, ADMIN_TOKEN);
+    await admin.post('/v1/teams', { id: 'cron' });
+    team = apiClient(app.url, (await admin.post<{ token: string }>('/v1/teams/cron/tokens', { kind: 'team', queues: ['cron'] })).body.token);
+    worker = apiClient(app.url, (await admin.post<{ token: string }>('/v1/teams/cron/tokens', { kind: 'worker', queues: ['cron'] })).body.token);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  const scheduledRuns = async (job: string): Promise<Scheduled[]> =>
+    (
+      await db.pool.query<Scheduled>(
+        `SELECT data->>'runId' AS "runId", data->>'source' AS source, data->>'dueAt' AS "dueAt", data->>'idempotencyKey' AS "idempotencyKey"
+           FROM events WHERE event_type = 'RunScheduled' AND data->>'job' = $1 ORDER BY data->>'dueAt'`,
+        [job],
+      )
+    ).rows;
+  const defineEveryMinute = (name: string, missedRunPolicy: string): Promise<unknown> =>
+    team.put(`/v1/jobs/${name}`, { queue: 'cron', schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy } });
+
+  it('materialises the next fire time ahead of time, once, with the nominal time in the idempotency key', async () => {
+    await defineEveryMinute('cron.minutely', 'run_once');
+    await waitFor(async () => (await scheduledRuns('cron.minutely')).length >= 1, 10_000);
+    const [run] = await scheduledRuns('cron.minutely');
+    const due = new Date(run!.dueAt);
+    expect(due.getUTCSeconds()).toBe(0);
+    expect(due.getTime() - Date.now()).toBeLessThanOrEqual(60_000);
+    expect(run).toMatchObject({ source: 'schedule', idempotencyKey: `cron.minutely@${due.toISOString().slice(0, 19)}+00:00` });
+    expect((await team.get(`/v1/runs/${run!.runId}`)).body).toMatchObject({ job: 'cron.minutely', dueAt: due.toISOString() });
+    // More passes, no second run for the same fire time.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const runs = await scheduledRuns('cron.minutely');
+    expect(new Set(runs.map((r) => r.dueAt)).size).toBe(runs.length);
+  });
+
+  it('applies each missed-run policy after 3 minutes without a scheduler, and workers lease the catch-up runs', async () => {
+    for (const policy of ['run_once', 'run_all', 'skip']) await defineEveryMinute(`cron.missed-${policy}`, policy);
+    await waitFor(async () => {
+      const { rows } = await db.pool.query("SELECT 1 FROM schedule_cursors WHERE job LIKE 'cron.missed-%'");
+      return rows.length === 3;
+    }, 10_000);
+    // As if the scheduler had been down for the last 3 minutes: the cursors stand 3 minutes back.
+    await db.pool.query("UPDATE schedule_cursors SET materialised_through = date_trunc('minute', now()) - interval '3 minutes' + interval '1 second' WHERE job LIKE 'cron.missed-%'");
+    const catchUps = async (policy: string): Promise<Scheduled[]> => (await scheduledRuns(`cron.missed-${policy}`)).filter((r) => r.source === 'catch_up');
+    await waitFor(async () => (await catchUps('run_all')).length === 3 && (await catchUps('run_once')).length === 1, 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await catchUps('run_once')).length).toBe(1);
+    expect((await catchUps('run_all')).length).toBe(3);
+    expect((await catchUps('skip')).length).toBe(0);
+    const dueTimes = (await scheduledRuns('cron.missed-run_all')).map((r) => r.dueAt);
+    expect(new Set(dueTimes).size).toBe(dueTimes.length);
+
+    const { body } = await worker.post<{ leases: Array<{ runId: string }> }>('/v1/lease', { queues: ['cron'], max: 100 });
+    const leased = new Set(body.leases.map((l) => l.runId));
+    for (const run of [...(await catchUps('run_once')), ...(await catchUps('run_all'))]) expect(leased).toContain(run.runId);
+  }, 30_000);
+
+  it('stops materialising a paused job', async () => {
+    await defineEveryMinute('cron.paused', 'run_once');
+    await waitFor(async () => (await scheduledRuns('cron.paused')).length >= 1, 10_000);
+    await team.post('/v1/jobs/cron.paused:pause');
+    const { rows: before } = await db.pool.query("SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'");
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const { rows: after } = await db.pool.query("SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'");
+    expect(after).toEqual(before);
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
