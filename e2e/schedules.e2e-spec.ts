@@ -81,6 +81,25 @@ describe('the materialiser (reference 7.2)', () => {
     for (const run of [...(await catchUps('run_once')), ...(await catchUps('run_all'))]) expect(leased).toContain(run.runId);
   }, 30_000);
 
+  it('backfills every fire time of a past range once, even when asked twice', async () => {
+    await team.put('/v1/jobs/cron.daily', { queue: 'cron', schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0 } });
+    const range = { from: '2026-03-27T00:00:00Z', to: '2026-03-30T12:00:00Z' };
+    const first = await team.post<{ runs: Array<{ runId: string; dueAt: string; idempotencyKey: string; created: boolean }> }>('/v1/jobs/cron.daily:backfill', range);
+    expect(first.status).toBe(200);
+    // The spring-forward night (29 March) has no 02:00: it fires at 03:00 CEST.
+    expect(first.body.runs.map((r) => [r.dueAt, r.idempotencyKey, r.created])).toEqual([
+      ['2026-03-27T01:00:00.000Z', 'cron.daily@2026-03-27T02:00:00+01:00', true],
+      ['2026-03-28T01:00:00.000Z', 'cron.daily@2026-03-28T02:00:00+01:00', true],
+      ['2026-03-29T01:00:00.000Z', 'cron.daily@2026-03-29T03:00:00+02:00', true],
+      ['2026-03-30T00:00:00.000Z', 'cron.daily@2026-03-30T02:00:00+02:00', true],
+    ]);
+    const second = await team.post<{ runs: Array<{ runId: string; created: boolean }> }>('/v1/jobs/cron.daily:backfill', range);
+    expect(second.body.runs.map((r) => r.created)).toEqual([false, false, false, false]);
+    expect(second.body.runs.map((r) => r.runId)).toEqual(first.body.runs.map((r) => r.runId));
+    expect((await scheduledRuns('cron.daily')).filter((r) => r.source === 'backfill')).toHaveLength(4);
+    expect((await team.post('/v1/jobs/cron.daily:backfill', { from: '2026-03-27T00:00:00Z', to: '2999-01-01T00:00:00Z' })).status).toBe(400);
+  });
+
   it('stops materialising a paused job', async () => {
     await defineEveryMinute('cron.paused', 'run_once');
     await waitFor(async () => (await scheduledRuns('cron.paused')).length >= 1, 10_000);

@@ -6,6 +6,11 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
 import { parseSchedule, previewFireTimes } from '../schedules/schedule-preview';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsISO8601, IsOptional } from 'class-validator';
+import { EnqueueRuns } from '../runs/run.commands';
+import { runView, type RunView } from '../runs/run-view';
+import { backfillRequests } from '../schedules/backfill';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/caller';
 import { parseName, splitAction } from '../names';
@@ -15,6 +20,17 @@ import { DefineJob, GetJob, SetJobPaused } from './job.commands';
 import type { DefinedJob } from './jobs.service';
 
 const DEFAULT_RETRY = { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 };
+
+/** The body of :backfill; pause and resume take none. */
+class BackfillBody {
+  @ApiPropertyOptional()
+  @IsOptional() @IsISO8601({ strict: true, strictSeparator: true })
+  from?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional() @IsISO8601({ strict: true, strictSeparator: true })
+  to?: string;
+}
 
 @Controller('v1/jobs')
 @UseGuards(AuthGuard)
@@ -63,12 +79,20 @@ export class JobsController {
     return { fireTimes: previewFireTimes(parseSchedule(job.definition.schedule), this.clock.now(), count, job.definition.name) };
   }
 
-  /** POST /v1/jobs/{name}:pause and :resume, the colon form of reference 4.1. */
+  /** POST /v1/jobs/{name}:pause, :resume and :backfill, the colon form of reference 4.1. */
   @Post(':nameAction')
   @HttpCode(200)
-  async action(@CurrentCaller() caller: Caller, @Param('nameAction') nameAction: string): Promise<JobView> {
-    const { name, action } = splitAction(nameAction, ['pause', 'resume']);
-    return view(await this.commands.execute(new SetJobPaused(requireTeam(caller), name, action === 'pause')));
+  async action(@CurrentCaller() caller: Caller, @Param('nameAction') nameAction: string, @Body() body: BackfillBody): Promise<JobView | { runs: Array<RunView & { created: boolean }> }> {
+    const { name, action } = splitAction(nameAction, ['pause', 'resume', 'backfill']);
+    const team = requireTeam(caller);
+    if (action !== 'backfill') return view(await this.commands.execute(new SetJobPaused(team, name, action === 'pause')));
+    if (body.from === undefined || body.to === undefined) throw new ProblemError(400, problemType('validation-error'), 'validation error', 'a backfill needs from and to');
+    const job = await this.queries.execute(new GetJob(team, name));
+    if (job.definition.schedule === null) throw new ProblemError(400, problemType('validation-error'), 'validation error', `job ${name} has no schedule`);
+    const now = this.clock.now();
+    const requests = backfillRequests(name, job.definition.schedule, new Date(body.from), new Date(body.to), now);
+    const results = requests.length === 0 ? [] : await this.commands.execute(new EnqueueRuns(team, requests.map((request) => ({ job, request }))));
+    return { runs: results.map(({ run, created }) => ({ ...runView(run, now), created })) };
   }
 }
 

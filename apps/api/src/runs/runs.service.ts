@@ -24,6 +24,8 @@ export interface EnqueueRequest {
   readonly payload?: unknown;
   readonly dueAt: Date;
   readonly idempotencyKey?: string;
+  /** A scheduled fire time's run (backfill): its id from (job, nominal time), as the materialiser makes it. */
+  readonly scheduled?: { readonly runId: string; readonly source: 'backfill' };
 }
 
 /** Runs: every transition an event on `run-<id>`, decided by the pure run decider. */
@@ -147,8 +149,9 @@ export function actorOf(caller: Caller): string {
 
 /** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */
 function scheduledRun(job: DefinedJob, request: EnqueueRequest, source: RunScheduledData['source']): RunScheduledData {
-  const runId = request.idempotencyKey === undefined ? `run_${uuidV7().replace(/-/g, '')}` : derivedRunId(job.definition.name, request.idempotencyKey);
-  return newRunScheduled(job.definition, { runId, dueAt: request.dueAt, payload: request.payload, idempotencyKey: request.idempotencyKey ?? runId, source });
+  const runId =
+    request.scheduled?.runId ?? (request.idempotencyKey === undefined ? `run_${uuidV7().replace(/-/g, '')}` : derivedRunId(job.definition.name, request.idempotencyKey));
+  return newRunScheduled(job.definition, { runId, dueAt: request.dueAt, payload: request.payload, idempotencyKey: request.idempotencyKey ?? runId, source: request.scheduled?.source ?? source });
 }
 
 function present(state: RunSnapshot): PresentRun {

@@ -1,0 +1,31 @@
+import { scheduledRunId } from '../../../../libs/application/src/new-run';
+import { DomainError } from '../../../../libs/domain/src/domain-error';
+import { jitterOffsetSeconds } from '../../../../libs/domain/src/schedule/jitter';
+import { formatWithOffset } from '../../../../libs/domain/src/schedule/plan-scheduled-runs';
+import { nextFireTimes } from '../../../../libs/domain/src/schedule/next-fire-times';
+import { parseCron } from '../../../../libs/domain/src/schedule/cron';
+import type { EnqueueRequest } from '../runs/runs.service';
+import { parseSchedule } from './schedule-preview';
+
+/** At most this many runs per backfill call; a longer range is split by the caller. */
+export const BACKFILL_CAP = 1000;
+
+/**
+ * The runs of every fire time of a job's schedule in [from, to] (a past
+ * range), with the ids the materialiser gives them: a fire time backfilled
+ * twice, or materialised already, is not run twice.
+ */
+export function backfillRequests(jobName: string, schedule: unknown, from: Date, to: Date, now: Date): EnqueueRequest[] {
+  if (!(from < to)) throw new DomainError('validation-error', 'from must be before to');
+  if (to > now) throw new DomainError('validation-error', 'a backfill covers the past: to must not be in the future');
+  const spec = parseSchedule(schedule);
+  if (spec.cron === undefined) throw new DomainError('validation-error', 'backfill of RRULE schedules is not available yet; cron schedules are');
+  const fireTimes = nextFireTimes(parseCron(spec.cron), spec.timeZone, new Date(from.getTime() - 1), BACKFILL_CAP + 1, spec.dstPolicy).filter((t) => t <= to);
+  if (fireTimes.length > BACKFILL_CAP) throw new DomainError('validation-error', `the range holds more than ${BACKFILL_CAP} fire times; backfill it in parts`);
+  const jitter = jitterOffsetSeconds(jobName, spec.jitterSeconds) * 1000;
+  return fireTimes.map((nominal) => ({
+    dueAt: new Date(nominal.getTime() + jitter),
+    idempotencyKey: `${jobName}@${formatWithOffset(nominal, spec.timeZone)}`,
+    scheduled: { runId: scheduledRunId(jobName, nominal), source: 'backfill' as const },
+  }));
+}
