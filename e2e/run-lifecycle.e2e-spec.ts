@@ -234,6 +234,15 @@ describe('run lifecycle over HTTP', () => {
       expect(body.fireTimes).toEqual(['2026-03-28T01:30:00Z', '2026-03-29T01:00:00Z', '2026-03-30T00:30:00Z']);
     });
 
+    it('previews an RRULE schedule in its zone', async () => {
+      const { body } = await team.post<{ fireTimes: string[] }>('/v1/schedules:preview', {
+        schedule: { rrule: 'FREQ=MONTHLY;BYDAY=MO;BYSETPOS=1;BYHOUR=9;BYMINUTE=0', timeZone: 'America/New_York' },
+        after: '2026-02-15T00:00:00Z',
+        count: 2,
+      });
+      expect(body.fireTimes).toEqual(['2026-03-02T14:00:00Z', '2026-04-06T13:00:00Z']);
+    });
+
     it("previews a job's next fire times with its stable jitter", async () => {
       await job('billing.hourly', { schedule: { cron: '0 * * * *', timeZone: 'UTC', jitterSeconds: 60 } });
       const { body } = await team.get<{ fireTimes: string[] }>('/v1/jobs/billing.hourly/preview?count=3');

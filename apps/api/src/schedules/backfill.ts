@@ -2,8 +2,7 @@ import { scheduledRunId } from '../../../../libs/application/src/new-run';
 import { DomainError } from '../../../../libs/domain/src/domain-error';
 import { jitterOffsetSeconds } from '../../../../libs/domain/src/schedule/jitter';
 import { formatWithOffset } from '../../../../libs/domain/src/schedule/plan-scheduled-runs';
-import { nextFireTimes } from '../../../../libs/domain/src/schedule/next-fire-times';
-import { parseCron } from '../../../../libs/domain/src/schedule/cron';
+import { scheduleFireTimes } from '../../../../libs/domain/src/schedule/fire-times';
 import type { EnqueueRequest } from '../runs/runs.service';
 import { parseSchedule } from './schedule-preview';
 
@@ -19,8 +18,7 @@ export function backfillRequests(jobName: string, schedule: unknown, from: Date,
   if (!(from < to)) throw new DomainError('validation-error', 'from must be before to');
   if (to > now) throw new DomainError('validation-error', 'a backfill covers the past: to must not be in the future');
   const spec = parseSchedule(schedule);
-  if (spec.cron === undefined) throw new DomainError('validation-error', 'backfill of RRULE schedules is not available yet; cron schedules are');
-  const fireTimes = nextFireTimes(parseCron(spec.cron), spec.timeZone, new Date(from.getTime() - 1), BACKFILL_CAP + 1, spec.dstPolicy).filter((t) => t <= to);
+  const fireTimes = scheduleFireTimes(spec, new Date(from.getTime() - 1), BACKFILL_CAP + 1).filter((t) => t <= to);
   if (fireTimes.length > BACKFILL_CAP) throw new DomainError('validation-error', `the range holds more than ${BACKFILL_CAP} fire times; backfill it in parts`);
   const jitter = jitterOffsetSeconds(jobName, spec.jitterSeconds) * 1000;
   return fireTimes.map((nominal) => ({

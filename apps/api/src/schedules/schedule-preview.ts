@@ -1,7 +1,6 @@
-import { parseCron } from '../../../../libs/domain/src/schedule/cron';
+import { scheduleFireTimes } from '../../../../libs/domain/src/schedule/fire-times';
 import { jitterOffsetSeconds } from '../../../../libs/domain/src/schedule/jitter';
-import { nextFireTimes } from '../../../../libs/domain/src/schedule/next-fire-times';
-import { InvalidScheduleError, parseScheduleSpec, type ScheduleSpec } from '../../../../libs/domain/src/schedule/schedule-spec';
+import { parseScheduleSpec, type ScheduleSpec } from '../../../../libs/domain/src/schedule/schedule-spec';
 
 /** Node's own IANA data: a zone is valid when Intl can format in it and knows it by that name. */
 export function isIanaTimeZone(zone: string): boolean {
@@ -23,7 +22,6 @@ export function parseSchedule(input: unknown): ScheduleSpec {
  * The same computation the materialiser will use.
  */
 export function previewFireTimes(spec: ScheduleSpec, after: Date, count: number, jitterFor?: string): string[] {
-  if (spec.cron === undefined) throw new InvalidScheduleError('rrule', 'previews of RRULE schedules are not available yet; cron schedules are');
   const jitter = jitterFor === undefined ? 0 : jitterOffsetSeconds(jitterFor, spec.jitterSeconds);
-  return nextFireTimes(parseCron(spec.cron), spec.timeZone, after, count, spec.dstPolicy).map((t) => new Date(t.getTime() + jitter * 1000).toISOString().replace('.000Z', 'Z'));
+  return scheduleFireTimes(spec, after, count).map((t) => new Date(t.getTime() + jitter * 1000).toISOString().replace('.000Z', 'Z'));
 }

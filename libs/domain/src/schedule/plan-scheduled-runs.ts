@@ -1,6 +1,5 @@
-import { parseCron } from './cron';
+import { scheduleFireTimes } from './fire-times';
 import { jitterOffsetSeconds } from './jitter';
-import { nextFireTimes } from './next-fire-times';
 import type { ScheduleSpec } from './schedule-spec';
 import { offsetMinutes } from './zoned-time';
 
@@ -38,11 +37,9 @@ export function planScheduledRuns(input: PlanInput): { runs: PlannedRun[]; curso
   const { spec, now } = input;
   const until = new Date(now.getTime() + input.lookaheadSeconds * 1000);
   const from = input.cursor ?? now;
-  if (spec.cron === undefined) return { runs: [], cursor: until };
-  const cron = parseCron(spec.cron);
   const fireTimes: Date[] = [];
   for (let after = from; ; ) {
-    const batch = nextFireTimes(cron, spec.timeZone, after, 100, spec.dstPolicy).filter((t) => t <= until);
+    const batch = scheduleFireTimes(spec, after, 100).filter((t) => t <= until);
     fireTimes.push(...batch);
     // Keep memory bounded on a long outage of a frequent schedule: only the latest missed ones can survive the policy.
     if (fireTimes.length > input.runAllCap + 100) fireTimes.splice(0, fireTimes.length - (input.runAllCap + 100));

@@ -1,10 +1,11 @@
 import { DomainError } from '../domain-error';
 import { CronSyntaxError, parseCron } from './cron';
+import { parseRrule, RruleSyntaxError } from './rrule-schedule';
 import { REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
 
 /**
  * The `schedule` of a job definition (reference 4.2), checked on the way in:
- * one of cron (parsed) or rrule (its FREQ), an IANA time zone, jitter and the
+ * one of cron or rrule (both parsed), an IANA time zone, jitter and the
  * missed-run policy. A wrong field is a 400 invalid-schedule naming it.
  */
 export interface ScheduleSpec {
@@ -44,8 +45,14 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
       throw err;
     }
   }
-  if (rrule !== undefined && (typeof rrule !== 'string' || !/FREQ=(YEARLY|MONTHLY|WEEKLY|DAILY|HOURLY|MINUTELY)/.test(rrule))) {
-    throw new InvalidScheduleError('rrule', 'must be an RFC 5545 RRULE with a FREQ');
+  if (rrule !== undefined) {
+    if (typeof rrule !== 'string' || !/FREQ=/i.test(rrule)) throw new InvalidScheduleError('rrule', 'must be an RFC 5545 RRULE with a FREQ');
+    try {
+      parseRrule(rrule);
+    } catch (err) {
+      if (err instanceof RruleSyntaxError) throw new InvalidScheduleError('rrule', err.message);
+      throw err;
+    }
   }
   const timeZone = spec['timeZone'] ?? 'UTC';
   if (typeof timeZone !== 'string' || !isTimeZone(timeZone)) throw new InvalidScheduleError('timeZone', `${JSON.stringify(timeZone)} is not an IANA time zone`);

@@ -1,0 +1,57 @@
+import { rrulestr, type RRuleSet } from 'rrule';
+import { resolveWallTime, offsetMinutes, REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
+
+/**
+ * RFC 5545 recurrences evaluated in the zone's wall-clock time: the rule
+ * runs over "floating" times (wall clock written as UTC), then each wall time
+ * is resolved in the zone with the same DST rules as cron. DTSTART and
+ * EXDATE are wall-clock times (no Z, no TZID); without DTSTART the rule is
+ * anchored at 2026-01-01T00:00, so give one when COUNT or an INTERVAL's phase
+ * matters.
+ */
+export const DEFAULT_DTSTART = 'DTSTART:20260101T000000';
+
+export class RruleSyntaxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RruleSyntaxError';
+  }
+}
+
+export function parseRrule(text: string): RRuleSet {
+  const lines = text
+    .trim()
+    .split(/\r?\n|\\n/)
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => (/^(RRULE|DTSTART|EXDATE|RDATE|EXRULE)[:;]/i.test(line) ? line : `RRULE:${line}`));
+  for (const line of lines) {
+    if (/^(DTSTART|EXDATE|RDATE)/i.test(line) && (/TZID=/i.test(line) || /\d{8}T\d{6}Z/i.test(line))) {
+      throw new RruleSyntaxError(`${line.split(/[:;]/)[0]} is a wall-clock time in the schedule's timeZone: write it without Z or TZID`);
+    }
+  }
+  if (!lines.some((line) => /^DTSTART/i.test(line))) lines.unshift(DEFAULT_DTSTART);
+  try {
+    return rrulestr(lines.join('\n'), { forceset: true }) as RRuleSet;
+  } catch (err) {
+    throw new RruleSyntaxError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** The next `count` fire times strictly after `after`, as UTC instants, strictly increasing. */
+export function nextRruleFireTimes(set: RRuleSet, zone: string, after: Date, count: number, policy: DstPolicy = REFERENCE_DST_POLICY): Date[] {
+  const fires: number[] = [];
+  // Start a day of wall clock early: a wall time before `after`'s own can still lie ahead in UTC.
+  let cursor = new Date(after.getTime() + offsetMinutes(after.getTime(), zone) * 60_000 - 86_400_000);
+  for (let steps = 0; fires.length < count + 2 && steps < 100_000; steps++) {
+    const next = set.after(cursor, false);
+    if (next === null) break;
+    cursor = next;
+    const wall = { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: next.getUTCHours(), minute: next.getUTCMinutes() };
+    for (const instant of resolveWallTime(wall, zone, policy)) if (instant > after.getTime() && !fires.includes(instant)) fires.push(instant);
+  }
+  return fires
+    .sort((a, b) => a - b)
+    .slice(0, count)
+    .map((t) => new Date(t));
+}
