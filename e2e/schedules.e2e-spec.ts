@@ -109,6 +109,18 @@ describe('the materialiser (reference 7.2)', () => {
     const { rows: after } = await db.pool.query("SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'");
     expect(after).toEqual(before);
   });
+
+  it('applies the missed-run policy when a paused job resumes', async () => {
+    await defineEveryMinute('cron.resumed', 'run_all');
+    await waitFor(async () => (await db.pool.query("SELECT 1 FROM schedule_cursors WHERE job = 'cron.resumed'")).rows.length === 1, 10_000);
+    await team.post('/v1/jobs/cron.resumed:pause');
+    // As if it had stayed paused for the last 3 minutes.
+    await db.pool.query("UPDATE schedule_cursors SET materialised_through = date_trunc('minute', now()) - interval '3 minutes' + interval '1 second' WHERE job = 'cron.resumed'");
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up')).toHaveLength(0);
+    await team.post('/v1/jobs/cron.resumed:resume');
+    await waitFor(async () => (await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up').length === 3, 10_000);
+  });
 });
 
 async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {

@@ -62,6 +62,21 @@ describe('next fire times', () => {
     ['Pacific/Chatham (45-minute offsets): repeat', 'Pacific/Chatham', '0 3 * * *', '2026-04-04T00:00:00Z', ['2026-04-04T13:15:00Z', '2026-04-05T14:15:00Z']],
     ['Pacific/Chatham: gap', 'Pacific/Chatham', '0 3 * * *', '2026-09-26T00:00:00Z', ['2026-09-26T14:00:00Z', '2026-09-27T13:15:00Z']],
     ['America/St_Johns (-03:30): gap', 'America/St_Johns', '30 2 * * *', '2026-03-08T00:00:00Z', ['2026-03-08T05:30:00Z', '2026-03-09T05:00:00Z']],
+    ['Europe/Berlin 2027: gap', 'Europe/Berlin', '30 2 * * *', '2027-03-27T12:00:00Z', ['2027-03-28T01:00:00Z', '2027-03-29T00:30:00Z']],
+    ['Europe/Berlin 2027: repeat', 'Europe/Berlin', '30 2 * * *', '2027-10-30T12:00:00Z', ['2027-10-31T00:30:00Z', '2027-11-01T01:30:00Z']],
+    ['Europe/Berlin 2028: gap', 'Europe/Berlin', '30 2 * * *', '2028-03-25T12:00:00Z', ['2028-03-26T01:00:00Z', '2028-03-27T00:30:00Z']],
+    ['Europe/Berlin 2028: repeat', 'Europe/Berlin', '30 2 * * *', '2028-10-28T12:00:00Z', ['2028-10-29T00:30:00Z', '2028-10-30T01:30:00Z']],
+    ['America/New_York 2027: gap', 'America/New_York', '30 2 * * *', '2027-03-13T12:00:00Z', ['2027-03-14T07:00:00Z', '2027-03-15T06:30:00Z']],
+    ['America/New_York 2027: repeat', 'America/New_York', '30 1 * * *', '2027-11-06T12:00:00Z', ['2027-11-07T05:30:00Z', '2027-11-08T06:30:00Z']],
+    ['America/New_York 2028: gap', 'America/New_York', '30 2 * * *', '2028-03-11T12:00:00Z', ['2028-03-12T07:00:00Z', '2028-03-13T06:30:00Z']],
+    ['America/New_York 2028: repeat', 'America/New_York', '30 1 * * *', '2028-11-04T12:00:00Z', ['2028-11-05T05:30:00Z', '2028-11-06T06:30:00Z']],
+    ['Australia/Sydney 2027: repeat', 'Australia/Sydney', '30 2 * * *', '2027-04-03T00:00:00Z', ['2027-04-03T15:30:00Z', '2027-04-04T16:30:00Z']],
+    ['Australia/Sydney 2027: gap', 'Australia/Sydney', '30 2 * * *', '2027-10-02T00:00:00Z', ['2027-10-02T16:00:00Z', '2027-10-03T15:30:00Z']],
+    ['Australia/Sydney 2028: repeat', 'Australia/Sydney', '30 2 * * *', '2028-04-01T00:00:00Z', ['2028-04-01T15:30:00Z', '2028-04-02T16:30:00Z']],
+    ['Australia/Sydney 2028: gap', 'Australia/Sydney', '30 2 * * *', '2028-09-30T00:00:00Z', ['2028-09-30T16:00:00Z', '2028-10-01T15:30:00Z']],
+    // Mexico abolished DST in 2022: the first Sunday of April is an ordinary day since.
+    ['America/Mexico_City 2026 (rules changed): no gap any more', 'America/Mexico_City', '0 2 * * *', '2026-04-04T00:00:00Z', ['2026-04-04T08:00:00Z', '2026-04-05T08:00:00Z', '2026-04-06T08:00:00Z']],
+    ['America/Mexico_City 2021 (old rules): gap', 'America/Mexico_City', '0 2 * * *', '2021-04-03T00:00:00Z', ['2021-04-03T08:00:00Z', '2021-04-04T08:00:00Z', '2021-04-05T07:00:00Z']],
   ] as const)('%s', (_title, zone, cron, after, expected) => {
     it('fires at the expected instants', () => {
       expect(fires(cron, zone, after, expected.length)).toEqual(expected);
