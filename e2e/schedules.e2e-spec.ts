@@ -97,7 +97,10 @@ describe('the materialiser (reference 7.2)', () => {
     expect(second.body.runs.map((r) => r.created)).toEqual([false, false, false, false]);
     expect(second.body.runs.map((r) => r.runId)).toEqual(first.body.runs.map((r) => r.runId));
     expect((await scheduledRuns('cron.daily')).filter((r) => r.source === 'backfill')).toHaveLength(4);
-    expect((await team.post('/v1/jobs/cron.daily:backfill', { from: '2026-03-27T00:00:00Z', to: '2999-01-01T00:00:00Z' })).status).toBe(400);
+    expect((await team.post('/v1/jobs/cron.daily:backfill', { from: '2026-03-27T00:00:00Z', to: '2999-01-01T00:00:00Z' })).body).toMatchObject({ status: 400, type: '/problems/invalid-schedule' });
+    // Over the cap: four years of daily runs.
+    const overCap = await team.post('/v1/jobs/cron.daily:backfill', { from: '2022-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' });
+    expect(overCap.body).toMatchObject({ status: 400, type: '/problems/invalid-schedule', detail: expect.stringContaining('1000') });
   });
 
   it('stops materialising a paused job', async () => {

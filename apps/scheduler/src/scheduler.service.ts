@@ -3,13 +3,14 @@ import type { Pool } from 'pg';
 import type { EventStore } from '../../../libs/event-store/src/event-store.port';
 import type { JsonLogger } from '../../../libs/platform/src/logging/logger';
 import type { Clock } from '../../../libs/platform/src/clock/clock';
-import { CLOCK, EVENT_STORE, LOGGER, PG_POOL } from '../../../libs/platform/src/runtime/tokens';
+import type { Config } from '../../../libs/platform/src/config/config';
+import { CLOCK, CONFIG, EVENT_STORE, LOGGER, PG_POOL } from '../../../libs/platform/src/runtime/tokens';
 import { LeaseReaper } from './lease-reaper';
 import { Materialiser } from './materialiser';
 
 /** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
 const REAP_INTERVAL_MS = 250;
-/** Reference 3.5: the materialiser looks at every schedule each second, 60 s ahead. */
+/** Reference 3.5: the materialiser looks at every schedule each second, MATERIALISE_LOOKAHEAD_SECONDS (60) ahead. */
 const MATERIALISE_INTERVAL_MS = 1000;
 
 @Injectable()
@@ -23,11 +24,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(LOGGER) private readonly logger: JsonLogger,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   onApplicationBootstrap(): void {
     const reaper = new LeaseReaper(this.eventStore, this.pool);
-    const materialiser = new Materialiser(this.eventStore, this.pool, this.clock);
+    const materialiser = new Materialiser(this.eventStore, this.pool, this.clock, this.config.materialiseLookaheadSeconds);
     const log = this.logger.child('scheduler');
     let lastMaterialised = 0;
     const tick = (): void => {

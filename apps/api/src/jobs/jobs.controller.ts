@@ -5,7 +5,7 @@ import { CLOCK } from '../../../../libs/platform/src/runtime/tokens';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
-import { parseSchedule, previewFireTimes } from '../schedules/schedule-preview';
+import { acceptSchedule, parseSchedule, previewFireTimes } from '../schedules/schedule-preview';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsOptional } from 'class-validator';
 import { EnqueueRuns } from '../runs/run.commands';
@@ -57,7 +57,7 @@ export class JobsController {
       retry: body.retry === undefined ? DEFAULT_RETRY : { maxAttempts: body.retry.maxAttempts, baseSeconds: body.retry.baseSeconds, maxSeconds: body.retry.maxSeconds },
       concurrency: body.concurrency ?? null,
       payload: body.payload ?? null,
-      schedule: body.schedule === undefined ? null : { ...body.schedule, ...parseSchedule(body.schedule) },
+      schedule: body.schedule === undefined ? null : { ...body.schedule, ...acceptSchedule(body.schedule, this.clock.now()) },
     };
     const { job, created } = await this.commands.execute(new DefineJob(team, definition));
     response.status(created ? 201 : 200);

@@ -1,5 +1,5 @@
 import { scheduledRunId } from '../../../../libs/application/src/new-run';
-import { DomainError } from '../../../../libs/domain/src/domain-error';
+import { InvalidScheduleError } from '../../../../libs/domain/src/schedule/schedule-spec';
 import { jitterOffsetSeconds } from '../../../../libs/domain/src/schedule/jitter';
 import { formatWithOffset } from '../../../../libs/domain/src/schedule/plan-scheduled-runs';
 import { scheduleFireTimes } from '../../../../libs/domain/src/schedule/fire-times';
@@ -15,11 +15,11 @@ export const BACKFILL_CAP = 1000;
  * twice, or materialised already, is not run twice.
  */
 export function backfillRequests(jobName: string, schedule: unknown, from: Date, to: Date, now: Date): EnqueueRequest[] {
-  if (!(from < to)) throw new DomainError('validation-error', 'from must be before to');
-  if (to > now) throw new DomainError('validation-error', 'a backfill covers the past: to must not be in the future');
+  if (!(from < to)) throw new InvalidScheduleError('backfill', 'from must be before to');
+  if (to > now) throw new InvalidScheduleError('backfill', 'a backfill covers the past: to must not be in the future');
   const spec = parseSchedule(schedule);
   const fireTimes = scheduleFireTimes(spec, new Date(from.getTime() - 1), BACKFILL_CAP + 1).filter((t) => t <= to);
-  if (fireTimes.length > BACKFILL_CAP) throw new DomainError('validation-error', `the range holds more than ${BACKFILL_CAP} fire times; backfill it in parts`);
+  if (fireTimes.length > BACKFILL_CAP) throw new InvalidScheduleError('backfill', `the range holds more than ${BACKFILL_CAP} fire times; backfill it in parts`);
   const jitter = jitterOffsetSeconds(jobName, spec.jitterSeconds) * 1000;
   return fireTimes.map((nominal) => ({
     dueAt: new Date(nominal.getTime() + jitter),

@@ -1,4 +1,4 @@
-import { scheduleFireTimes } from '../../../../libs/domain/src/schedule/fire-times';
+import { assertUsableSchedule, scheduleFireTimes } from '../../../../libs/domain/src/schedule/fire-times';
 import { jitterOffsetSeconds } from '../../../../libs/domain/src/schedule/jitter';
 import { parseScheduleSpec, type ScheduleSpec } from '../../../../libs/domain/src/schedule/schedule-spec';
 
@@ -14,6 +14,13 @@ export function isIanaTimeZone(zone: string): boolean {
 
 export function parseSchedule(input: unknown): ScheduleSpec {
   return parseScheduleSpec(input, isIanaTimeZone);
+}
+
+/** A schedule a user gives (job definition, preview): well-formed, and it fires, at most once a minute. */
+export function acceptSchedule(input: unknown, now: Date): ScheduleSpec {
+  const spec = parseSchedule(input);
+  assertUsableSchedule(spec, now);
+  return spec;
 }
 
 /**

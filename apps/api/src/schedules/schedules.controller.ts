@@ -5,7 +5,7 @@ import type { Clock } from '../../../../libs/platform/src/clock/clock';
 import { CLOCK } from '../../../../libs/platform/src/runtime/tokens';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller, requireTeam, type Caller } from '../auth/caller';
-import { parseSchedule, previewFireTimes } from './schedule-preview';
+import { acceptSchedule, previewFireTimes } from './schedule-preview';
 
 class PreviewBody {
   @ApiProperty()
@@ -32,6 +32,6 @@ export class SchedulesController {
   preview(@CurrentCaller() caller: Caller, @Body() body: PreviewBody): { fireTimes: string[] } {
     requireTeam(caller);
     const after = body.after === undefined ? this.clock.now() : new Date(body.after);
-    return { fireTimes: previewFireTimes(parseSchedule(body.schedule), after, body.count ?? 10) };
+    return { fireTimes: previewFireTimes(acceptSchedule(body.schedule, after), after, body.count ?? 10) };
   }
 }

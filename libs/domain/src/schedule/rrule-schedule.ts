@@ -30,6 +30,10 @@ export function parseRrule(text: string): RRuleSet {
       throw new RruleSyntaxError(`${line.split(/[:;]/)[0]} is a wall-clock time in the schedule's timeZone: write it without Z or TZID`);
     }
   }
+  // Schedules fire at most once a minute; rrule would also walk every second since DTSTART.
+  if (lines.some((line) => /FREQ=SECONDLY/i.test(line))) throw new RruleSyntaxError('FREQ=SECONDLY fires more often than once a minute');
+  // rrule walks every occurrence since DTSTART on each query: minutely rules belong to cron.
+  if (lines.some((line) => /FREQ=MINUTELY/i.test(line))) throw new RruleSyntaxError('FREQ=MINUTELY is not supported; use a cron schedule for runs more frequent than hourly');
   if (!lines.some((line) => /^DTSTART/i.test(line))) lines.unshift(DEFAULT_DTSTART);
   try {
     return rrulestr(lines.join('\n'), { forceset: true }) as RRuleSet;
@@ -40,17 +44,16 @@ export function parseRrule(text: string): RRuleSet {
 
 /** The next `count` fire times strictly after `after`, as UTC instants, strictly increasing. */
 export function nextRruleFireTimes(set: RRuleSet, zone: string, after: Date, count: number, policy: DstPolicy = REFERENCE_DST_POLICY): Date[] {
-  const fires: number[] = [];
+  const fires = new Set<number>();
   // Start a day of wall clock early: a wall time before `after`'s own can still lie ahead in UTC.
-  let cursor = new Date(after.getTime() + offsetMinutes(after.getTime(), zone) * 60_000 - 86_400_000);
-  for (let steps = 0; fires.length < count + 2 && steps < 100_000; steps++) {
-    const next = set.after(cursor, false);
-    if (next === null) break;
-    cursor = next;
+  const from = new Date(after.getTime() + offsetMinutes(after.getTime(), zone) * 60_000 - 86_400_000);
+  // One walk over the occurrences (rrule starts each query at DTSTART), stopped once enough are found.
+  set.between(from, new Date(Date.UTC(9999, 0, 1)), false, (next) => {
     const wall = { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: next.getUTCHours(), minute: next.getUTCMinutes() };
-    for (const instant of resolveWallTime(wall, zone, policy)) if (instant > after.getTime() && !fires.includes(instant)) fires.push(instant);
-  }
-  return fires
+    for (const instant of resolveWallTime(wall, zone, policy)) if (instant > after.getTime()) fires.add(instant);
+    return fires.size < count + 2;
+  });
+  return [...fires]
     .sort((a, b) => a - b)
     .slice(0, count)
     .map((t) => new Date(t));

@@ -12,6 +12,7 @@ describe('configuration', () => {
       kurrentDbConnectionString: undefined,
       logLevel: 'info',
       adminToken: undefined,
+      materialiseLookaheadSeconds: 60,
     });
   });
 

@@ -23,6 +23,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Unset: generated in embedded mode (kept in DATA_DIR), none otherwise. */
   readonly adminToken: string | undefined;
+  /** How far ahead the materialiser appends scheduled runs. */
+  readonly materialiseLookaheadSeconds: number;
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -36,6 +38,7 @@ export const CONFIG_VARIABLES = {
   KURRENTDB_CONNECTION_STRING: '(unset)',
   LOG_LEVEL: 'info',
   SCHEDULER_ADMIN_TOKEN: '(unset: generated in embedded mode)',
+  MATERIALISE_LOOKAHEAD_SECONDS: '60',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -56,6 +59,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     kurrentDbConnectionString,
     logLevel: parseChoice(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     adminToken: parseAdminToken(nonEmpty(env['SCHEDULER_ADMIN_TOKEN'])),
+    materialiseLookaheadSeconds: parseInteger(env, 'MATERIALISE_LOOKAHEAD_SECONDS', 60, 1, 3600),
   };
 }
 
