@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { waitFor } from '../test/wait-for';
 import { statSync } from 'node:fs';
 import { ApiModule } from '../apps/api/src/api.module';
 import { SchedulerModule } from '../apps/scheduler/src/scheduler.module';
@@ -172,12 +173,4 @@ async function reconcile(pool: ReturnType<typeof createPool>): Promise<{ schedul
       FROM per_run`);
   const r = rows[0]!;
   return { scheduled: r.scheduled, terminal: r.terminal, succeeded: r.succeeded, dead: r.dead, cancelled: r.cancelled, doubleEnded: r.double_ended };
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }

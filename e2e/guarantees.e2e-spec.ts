@@ -1,4 +1,5 @@
 import { ApiModule } from '../apps/api/src/api.module';
+import { waitFor } from '../test/wait-for';
 import { ProjectionRunner } from '../apps/projector/src/projection-runner';
 import { SchedulerModule } from '../apps/scheduler/src/scheduler.module';
 import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
@@ -123,11 +124,3 @@ describe('delivery guarantees', () => {
     expect(await snapshot()).toEqual(before);
   }, 120_000);
 });
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -1,4 +1,5 @@
 import { ApiModule } from '../apps/api/src/api.module';
+import { waitFor } from '../test/wait-for';
 import { SchedulerModule } from '../apps/scheduler/src/scheduler.module';
 import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
@@ -125,11 +126,3 @@ describe('the materialiser (reference 7.2)', () => {
     await waitFor(async () => (await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up').length === 3, 10_000);
   });
 });
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

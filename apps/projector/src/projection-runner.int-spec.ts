@@ -1,4 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../../../test/test-database';
+import { waitFor } from '../../../test/wait-for';
 import { PostgresEventStore } from '../../../libs/event-store/src/postgres/postgres.event-store';
 import type { Queryable } from '../../../libs/platform/src/database/pg-pool';
 import { JsonLogger } from '../../../libs/platform/src/logging/logger';
@@ -98,11 +99,3 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
     }
   });
 });
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
