@@ -8,17 +8,15 @@ import { createPool } from '../libs/platform/src/database/pg-pool';
 import { SchedulerClient, Worker, type WorkerLogger } from '../libs/worker-sdk/src';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
 import { TEST_ENV } from '../test/test-environment';
-import { apiClient, type ApiClient } from './support/api-client';
+import type { ApiClient } from './support/api-client';
+import { createTeam } from './support/team-tokens';
 import { startApp, type RunningApp } from './support/start-app';
 
 const ADMIN_TOKEN = 'e2e-admin-token-at-least-once-0123456789';
 const quiet: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 async function setUpTeam(app: RunningApp, job: Record<string, unknown>): Promise<{ team: ApiClient; workerToken: string }> {
-  const admin = apiClient(app.url, ADMIN_TOKEN);
-  await admin.post('/v1/teams', { id: 'ops' });
-  const team = apiClient(app.url, (await admin.post<{ token: string }>('/v1/teams/ops/tokens', { kind: 'team', queues: ['ops'] })).body.token);
-  const workerToken = (await admin.post<{ token: string }>('/v1/teams/ops/tokens', { kind: 'worker', queues: ['ops'] })).body.token;
+  const { team, workerToken } = await createTeam(app.url, ADMIN_TOKEN, 'ops', ['ops']);
   expect((await team.put('/v1/jobs/ops.task', { queue: 'ops', ...job })).status).toBe(201);
   return { team, workerToken };
 }

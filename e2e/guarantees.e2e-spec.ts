@@ -8,7 +8,8 @@ import { jobsProjection } from '../projections/jobs.projection';
 import { runsProjection } from '../projections/runs.projection';
 import { catchUpUntil } from '../test/catch-up';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
-import { apiClient, type ApiClient } from './support/api-client';
+import type { ApiClient } from './support/api-client';
+import { createTeam } from './support/team-tokens';
 import { startApp, type RunningApp } from './support/start-app';
 
 const ADMIN_TOKEN = 'e2e-admin-token-guarantees-0123456789';
@@ -32,10 +33,7 @@ describe('delivery guarantees', () => {
     db = await createTestDatabase();
     store = new PostgresEventStore(db.pool);
     app = await startApp(db.pool, store, [ApiModule, SchedulerModule], ADMIN_TOKEN);
-    const admin = apiClient(app.url, ADMIN_TOKEN);
-    await admin.post('/v1/teams', { id: 'load' });
-    team = apiClient(app.url, (await admin.post<{ token: string }>('/v1/teams/load/tokens', { kind: 'team', queues: ['load', 'reap'] })).body.token);
-    worker = apiClient(app.url, (await admin.post<{ token: string }>('/v1/teams/load/tokens', { kind: 'worker', queues: ['load', 'reap'] })).body.token);
+    ({ team, worker } = await createTeam(app.url, ADMIN_TOKEN, 'load', ['load', 'reap']));
     await team.put('/v1/jobs/load.noop', { queue: 'load', retry: { maxAttempts: 3, baseSeconds: 0, maxSeconds: 0 } });
     await team.put('/v1/jobs/reap.slow', { queue: 'reap', retry: { maxAttempts: 2, baseSeconds: 0, maxSeconds: 0 } });
   }, 60_000);

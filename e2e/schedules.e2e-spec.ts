@@ -3,7 +3,8 @@ import { waitFor } from '../test/wait-for';
 import { SchedulerModule } from '../apps/scheduler/src/scheduler.module';
 import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
-import { apiClient, type ApiClient } from './support/api-client';
+import type { ApiClient } from './support/api-client';
+import { createTeam } from './support/team-tokens';
 import { startApp, type RunningApp } from './support/start-app';
 
 const ADMIN_TOKEN = 'e2e-admin-token-schedules-0123456789';
@@ -24,10 +25,7 @@ describe('the materialiser (reference 7.2)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule, SchedulerModule], ADMIN_TOKEN);
-    const admin = apiClient(app.url, ADMIN_TOKEN);
-    await admin.post('/v1/teams', { id: 'cron' });
-    team = apiClient(app.url, (await admin.post<{ token: string }>('/v1/teams/cron/tokens', { kind: 'team', queues: ['cron'] })).body.token);
-    worker = apiClient(app.url, (await admin.post<{ token: string }>('/v1/teams/cron/tokens', { kind: 'worker', queues: ['cron'] })).body.token);
+    ({ team, worker } = await createTeam(app.url, ADMIN_TOKEN, 'cron', ['cron']));
   });
   afterAll(async () => {
     await app?.close();

@@ -4,6 +4,7 @@ import { decide } from '../../../../libs/domain/src/run/run-decider';
 import { RUN_EVENT_SCHEMA_VERSION } from '../../../../libs/domain/src/run/run-events';
 import { decideAndAppendRuns } from '../../../../libs/application/src/decide-runs';
 import type { EventStore } from '../../../../libs/event-store/src/event-store.port';
+import type { LeasedRun } from '../../../../libs/worker-sdk/src/protocol';
 import { PostgresEventStore } from '../../../../libs/event-store/src/postgres/postgres.event-store';
 import { withTransaction } from '../../../../libs/platform/src/database/pg-pool';
 import { EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
@@ -19,15 +20,8 @@ export interface LeaseRequest {
   readonly workerId: string;
 }
 
-export interface Lease {
-  readonly runId: string;
-  readonly job: string;
-  readonly attempt: number;
-  readonly idempotencyKey: string;
-  readonly fencingToken: number;
-  readonly leaseExpiresAt: string;
-  readonly payload: unknown;
-}
+/** One lease as `POST /v1/lease` returns it: the SDK's wire type, so server and SDK cannot drift apart. */
+export type Lease = LeasedRun;
 
 /** Without a wake-up, a waiting lease request looks again this often (runs made ready by other processes). */
 const FALLBACK_POLL_MS = 250;
