@@ -3,6 +3,7 @@ import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.ev
 import { START, type EventToAppend } from '../libs/event-store/src/event-store.port';
 import { createPool } from '../libs/platform/src/database/pg-pool';
 import { createBenchDatabase } from './bench-database';
+import { formatCount, formatTable } from './table';
 
 /**
  * `npm run bench:event-store`: appends/s with 8 concurrent writers for 1- and
@@ -100,21 +101,17 @@ function print(server: string, rows: Row[]): void {
     process.stdout.write(JSON.stringify({ server, writers: WRITERS, secondsPerRun: SECONDS, repetitions: REPETITIONS, rows }, null, 2) + '\n');
     return;
   }
-  const fmt = (n: number | undefined): string => (n === undefined ? '' : Math.round(n).toLocaleString('en-US'));
   const range = (runs: Run[], pick: (run: Run) => number | undefined): string => {
     const values = runs.map(pick).filter((v): v is number => v !== undefined);
-    return values.length === 0 ? '' : `${fmt(Math.min(...values))}–${fmt(Math.max(...values))}`;
+    return values.length === 0 ? '' : `${formatCount(Math.min(...values))}–${formatCount(Math.max(...values))}`;
   };
-  const table = [
-    ['scenario', 'events/s (median)', 'min–max', 'appends/s (median)', 'events per run'],
-    ...rows.map((r) => [r.scenario, fmt(r.median.eventsPerSecond), range(r.runs, (x) => x.eventsPerSecond), fmt(r.median.appendsPerSecond), fmt(r.median.events)]),
-  ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   process.stdout.write(`event store benchmark on ${server}\n${REPETITIONS} runs per scenario, appends for ${SECONDS} s each\n\n`);
-  for (const [i, row] of table.entries()) {
-    process.stdout.write(row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ') + '\n');
-    if (i === 0) process.stdout.write(widths.map((w) => '-'.repeat(w)).join('  ') + '\n');
-  }
+  process.stdout.write(
+    formatTable([
+      ['scenario', 'events/s (median)', 'min–max', 'appends/s (median)', 'events per run'],
+      ...rows.map((r) => [r.scenario, formatCount(r.median.eventsPerSecond), range(r.runs, (x) => x.eventsPerSecond), formatCount(r.median.appendsPerSecond), formatCount(r.median.events)]),
+    ]),
+  );
 }
 
 main().catch((err: unknown) => {

@@ -1,6 +1,7 @@
 import { ApiModule } from '../apps/api/src/api.module';
 import { waitFor } from '../test/wait-for';
 import { SchedulerModule } from '../apps/scheduler/src/scheduler.module';
+import type { Clock } from '../libs/platform/src/clock/clock';
 import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
 import { createTestDatabase, type TestDatabase } from '../test/test-database';
 import type { ApiClient } from './support/api-client';
@@ -19,19 +20,23 @@ interface Scheduled {
 describe('the materialiser (reference 7.2)', () => {
   let db: TestDatabase;
   let app: RunningApp;
+  let scheduler: RunningApp;
   let team: ApiClient;
   let worker: ApiClient;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule, SchedulerModule], ADMIN_TOKEN);
+    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN);
+    scheduler = await startScheduler();
     ({ team, worker } = await createTeam(app.url, ADMIN_TOKEN, 'cron', ['cron']));
   });
   afterAll(async () => {
+    await scheduler?.close();
     await app?.close();
     await db?.drop();
   });
 
+  const startScheduler = (clock?: Clock): Promise<RunningApp> => startApp(db.pool, new PostgresEventStore(db.pool), [SchedulerModule], undefined, clock);
   const scheduledRuns = async (job: string): Promise<Scheduled[]> =>
     (
       await db.pool.query<Scheduled>(
@@ -58,27 +63,43 @@ describe('the materialiser (reference 7.2)', () => {
     expect(new Set(runs.map((r) => r.dueAt)).size).toBe(runs.length);
   });
 
-  it('applies each missed-run policy after 3 minutes without a scheduler, and workers lease the catch-up runs', async () => {
+  it('applies each missed-run policy when the scheduler restarts after 3 minutes down, and workers lease the catch-up runs', async () => {
+    // The minute arithmetic below must not straddle a minute boundary.
+    while (new Date().getUTCSeconds() > 45) await new Promise((resolve) => setTimeout(resolve, 1000));
+    const thisMinute = Math.floor(Date.now() / 60_000) * 60_000;
+    await scheduler.close();
     for (const policy of ['run_once', 'run_all', 'skip']) await defineEveryMinute(`cron.missed-${policy}`, policy);
-    await waitFor(async () => {
-      const { rows } = await db.pool.query("SELECT 1 FROM schedule_cursors WHERE job LIKE 'cron.missed-%'");
-      return rows.length === 3;
-    }, 10_000);
-    // As if the scheduler had been down for the last 3 minutes: the cursors stand 3 minutes back.
-    await db.pool.query("UPDATE schedule_cursors SET materialised_through = date_trunc('minute', now()) - interval '3 minutes' + interval '1 second' WHERE job LIKE 'cron.missed-%'");
-    const catchUps = async (policy: string): Promise<Scheduled[]> => (await scheduledRuns(`cron.missed-${policy}`)).filter((r) => r.source === 'catch_up');
+    // The scheduler's last pass, 4 minutes ago less a second: its 60 s lookahead covered the first of those minutes, then it stopped.
+    const lastPass = new Date(thisMinute - 4 * 60_000 + 1000);
+    const past = await startScheduler({ now: () => lastPass });
+    const cursorsAt = async (): Promise<string[]> =>
+      (await db.pool.query<{ at: Date }>("SELECT materialised_through AS at FROM schedule_cursors WHERE job LIKE 'cron.missed-%' ORDER BY job")).rows.map((r) => r.at?.toISOString() ?? 'never');
+    const cursor = new Date(lastPass.getTime() + 60_000).toISOString();
+    await waitFor(async () => (await cursorsAt()).every((at) => at === cursor), 10_000);
+    await past.close();
+    for (const policy of ['run_once', 'run_all', 'skip']) expect((await scheduledRuns(`cron.missed-${policy}`)).map((r) => [r.dueAt, r.source])).toEqual([[new Date(thisMinute - 3 * 60_000).toISOString(), 'schedule']]);
+
+    // Back up, with the real clock: the fire times of the last 2 minutes and of this one were missed.
+    scheduler = await startScheduler();
+    const catchUps = async (policy: string): Promise<string[]> => (await scheduledRuns(`cron.missed-${policy}`)).filter((r) => r.source === 'catch_up').map((r) => r.dueAt);
+    const missed = [2, 1, 0].map((m) => new Date(thisMinute - m * 60_000).toISOString());
     await waitFor(async () => (await catchUps('run_all')).length === 3 && (await catchUps('run_once')).length === 1, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect((await catchUps('run_once')).length).toBe(1);
-    expect((await catchUps('run_all')).length).toBe(3);
-    expect((await catchUps('skip')).length).toBe(0);
-    const dueTimes = (await scheduledRuns('cron.missed-run_all')).map((r) => r.dueAt);
-    expect(new Set(dueTimes).size).toBe(dueTimes.length);
+    expect(await catchUps('run_all')).toEqual(missed);
+    expect(await catchUps('run_once')).toEqual(missed.slice(-1));
+    expect(await catchUps('skip')).toEqual([]);
+    // Every policy goes on with the fire times ahead, each once.
+    for (const policy of ['run_once', 'run_all', 'skip']) {
+      const dueTimes = (await scheduledRuns(`cron.missed-${policy}`)).map((r) => r.dueAt);
+      expect(new Set(dueTimes).size).toBe(dueTimes.length);
+      expect(dueTimes).toContain(new Date(thisMinute + 60_000).toISOString());
+    }
 
     const { body } = await worker.post<{ leases: Array<{ runId: string }> }>('/v1/lease', { queues: ['cron'], max: 100 });
     const leased = new Set(body.leases.map((l) => l.runId));
-    for (const run of [...(await catchUps('run_once')), ...(await catchUps('run_all'))]) expect(leased).toContain(run.runId);
-  }, 30_000);
+    const caughtUp = (await scheduledRuns('cron.missed-run_all')).concat(await scheduledRuns('cron.missed-run_once')).filter((r) => r.source === 'catch_up');
+    for (const run of caughtUp) expect(leased).toContain(run.runId);
+  }, 40_000);
 
   it('backfills every fire time of a past range once, even when asked twice', async () => {
     await team.put('/v1/jobs/cron.daily', { queue: 'cron', schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0 } });

@@ -3,7 +3,7 @@ import { ApiModule } from '../../apps/api/src/api.module';
 import { setupOpenApi } from '../../apps/api/src/openapi';
 import type { Pool } from 'pg';
 import type { EventStore } from '../../libs/event-store/src/event-store.port';
-import { systemClock } from '../../libs/platform/src/clock/clock';
+import { systemClock, type Clock } from '../../libs/platform/src/clock/clock';
 import { loadConfig } from '../../libs/platform/src/config/config';
 import { JsonLogger } from '../../libs/platform/src/logging/logger';
 import { hashToken } from '../../libs/platform/src/runtime/admin-token';
@@ -15,10 +15,10 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-/** The real Nest application, listening on a free port, on the given database and event store. */
-export async function startApp(pool: Pool, eventStore: EventStore, modules: ProcessDefinition['modules'], adminToken?: string): Promise<RunningApp> {
+/** The real Nest application, listening on a free port, on the given database and event store (and clock: the system's unless given). */
+export async function startApp(pool: Pool, eventStore: EventStore, modules: ProcessDefinition['modules'], adminToken?: string, clock: Clock = systemClock): Promise<RunningApp> {
   const logger = new JsonLogger('error');
-  const runtime = { config: loadConfig({}), logger, clock: systemClock, pool, eventStore, adminTokenHash: adminToken === undefined ? undefined : hashToken(adminToken), close: async () => undefined };
+  const runtime = { config: loadConfig({}), logger, clock, pool, eventStore, adminTokenHash: adminToken === undefined ? undefined : hashToken(adminToken), close: async () => undefined };
   const app = await createApp(runtime, modules, logger);
   if (modules.includes(ApiModule)) setupOpenApi(app);
   await app.listen(0, '127.0.0.1');

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { newRunScheduled, scheduledRunId } from '../../../libs/application/src/new-run';
-import { RUN_EVENT_SCHEMA_VERSION } from '../../../libs/domain/src/run/run-events';
+import { RUN_EVENT_SCHEMA_VERSION, type RunScheduledData } from '../../../libs/domain/src/run/run-events';
 import { ABSENT, evolve, type RunSnapshot } from '../../../libs/domain/src/run/run-state';
 import { planScheduledRuns, RUN_ALL_CAP } from '../../../libs/domain/src/schedule/plan-scheduled-runs';
 import { parseScheduleSpec } from '../../../libs/domain/src/schedule/schedule-spec';
@@ -11,20 +11,32 @@ import { PostgresEventStore } from '../../../libs/event-store/src/postgres/postg
 import type { Clock } from '../../../libs/platform/src/clock/clock';
 import { withTransaction } from '../../../libs/platform/src/database/pg-pool';
 import { findRunSnapshots, upsertRuns } from '../../../projections/runs.sql';
-import { advanceCursor, findScheduledJobs } from './scheduled-jobs.sql';
+import { advanceCursors, lockDueSchedules } from './scheduled-jobs.sql';
 
 type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
 
-class RaceLost extends Error {}
-
 /** The schedule was validated when the job was defined; its zone is trusted here. */
 const VALIDATED_ZONE = (): boolean => true;
+
+/** Jobs materialised per transaction: one append, one row upsert and one cursor update for all of them. */
+export const MATERIALISE_BATCH_JOBS = 500;
+/** Batches in flight at once: while PostgreSQL writes one, the next is planned (SKIP LOCKED keeps them apart). */
+const CONCURRENT_BATCHES = 2;
+
+export interface MaterialisedBatch {
+  /** Jobs whose cursor this batch moved. */
+  readonly jobs: number;
+  /** The runs appended (RunScheduled), committed when the batch resolves. */
+  readonly runs: readonly RunScheduledData[];
+}
 
 /**
  * Reference 7.2: for every scheduled, unpaused job, append RunScheduled for
  * each fire time up to `lookaheadSeconds` ahead, and move the job's cursor in
  * the same transaction. Run ids derive from (job, nominal time), so a run
- * materialised twice meets "stream exists" and is not doubled.
+ * materialised twice meets "stream exists" and is not doubled. A pass reads
+ * only the jobs due within the lookahead (the cursors' due index), in
+ * batches.
  */
 export class Materialiser {
   constructor(
@@ -34,41 +46,58 @@ export class Materialiser {
     private readonly lookaheadSeconds = 60,
   ) {}
 
-  /** One pass over all scheduled jobs; resolves with the number of runs appended. */
-  async materialiseOnce(): Promise<number> {
+  /** Batches until no job is due; resolves with the number of runs appended. */
+  async materialiseOnce(onBatch?: (batch: MaterialisedBatch) => void): Promise<number> {
+    let appended = 0;
+    let done = false;
+    const drain = async (): Promise<void> => {
+      while (!done) {
+        const batch = await this.materialiseBatch();
+        appended += batch.runs.length;
+        onBatch?.(batch);
+        if (batch.jobs < MATERIALISE_BATCH_JOBS) done = true;
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENT_BATCHES }, drain));
+    return appended;
+  }
+
+  /** One transaction over up to MATERIALISE_BATCH_JOBS due jobs. */
+  async materialiseBatch(): Promise<MaterialisedBatch> {
     const store = this.eventStore;
     if (!(store instanceof PostgresEventStore)) throw new Error('the materialiser needs the PostgreSQL event store');
-    let appended = 0;
-    for (const job of await findScheduledJobs(this.pool)) {
-      const definition = job.definition;
-      const plan = planScheduledRuns({
-        jobName: definition.name,
-        spec: parseScheduleSpec(definition.schedule, VALIDATED_ZONE),
-        cursor: job.materialised_through,
-        now: this.clock.now(),
-        lookaheadSeconds: this.lookaheadSeconds,
-        runAllCap: RUN_ALL_CAP,
+    const now = this.clock.now();
+    return withTransaction(this.pool, async (tx) => {
+      const due = await lockDueSchedules(tx, new Date(now.getTime() + this.lookaheadSeconds * 1000), MATERIALISE_BATCH_JOBS);
+      const planned = due.map(({ definition, materialised_through }) => {
+        const plan = planScheduledRuns({
+          jobName: definition.name,
+          spec: parseScheduleSpec(definition.schedule, VALIDATED_ZONE),
+          cursor: materialised_through,
+          now,
+          lookaheadSeconds: this.lookaheadSeconds,
+          runAllCap: RUN_ALL_CAP,
+        });
+        const runs = plan.runs.map((run) =>
+          newRunScheduled(definition, { runId: scheduledRunId(definition.name, run.nominalAt), dueAt: run.dueAt, idempotencyKey: run.idempotencyKey, source: run.source }),
+        );
+        return { move: { job: definition.name, materialisedThrough: plan.cursor, nextFireAt: plan.nextFireAt }, runs };
       });
-      const scheduled = plan.runs.map((run) =>
-        newRunScheduled(definition, { runId: scheduledRunId(definition.name, run.nominalAt), dueAt: run.dueAt, idempotencyKey: run.idempotencyKey, source: run.source }),
-      );
-      appended += await withTransaction(this.pool, async (tx) => {
-        const existing = new Set((await findRunSnapshots(tx, scheduled.map((s) => s.runId))).map((r) => r.definition.runId));
-        const fresh = scheduled.filter((s) => !existing.has(s.runId));
-        if (fresh.length > 0) {
-          const metadata = { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-          await store.appendWith(tx, fresh.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata }] })));
-          await upsertRuns(tx, fresh.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun));
-        }
-        // Another scheduler moved the cursor first: give this pass back.
-        if (!(await advanceCursor(tx, definition.name, job.materialised_through, plan.cursor))) throw new RaceLost();
-        return fresh.length;
-      }).catch((err: unknown) => {
-        // Another scheduler got there first (cursor, or one of the run streams): its runs are the same ones.
-        if (err instanceof RaceLost || err instanceof WrongExpectedRevisionError) return 0;
-        throw err;
-      });
-    }
-    return appended;
+      const scheduled = planned.flatMap((p) => p.runs);
+      // Backfills and a second scheduler create the same run ids: what exists stays as it is.
+      const existing = new Set((await findRunSnapshots(tx, scheduled.map((s) => s.runId))).map((r) => r.definition.runId));
+      const fresh = scheduled.filter((s) => !existing.has(s.runId));
+      if (fresh.length > 0) {
+        const metadata = { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION };
+        await store.appendWith(tx, fresh.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata }] })));
+        await upsertRuns(tx, fresh.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun));
+      }
+      await advanceCursors(tx, planned.map((p) => p.move));
+      return { jobs: due.length, runs: fresh };
+    }).catch((err: unknown) => {
+      // A backfill created one of these runs after the existence check: the next pass sees it and goes on.
+      if (err instanceof WrongExpectedRevisionError) return { jobs: 0, runs: [] };
+      throw err;
+    });
   }
 }

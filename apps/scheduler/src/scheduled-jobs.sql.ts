@@ -1,31 +1,49 @@
 import type { JobDefinition } from '../../../libs/domain/src/job/job-decider';
 import type { Queryable } from '../../../libs/platform/src/database/pg-pool';
 
-export interface ScheduledJobRow {
+export interface DueScheduleRow {
   readonly definition: JobDefinition;
   readonly materialised_through: Date | null;
 }
 
-/** Jobs with a schedule that are not paused, with their cursor (null: never materialised). */
-export async function findScheduledJobs(db: Queryable): Promise<ScheduledJobRow[]> {
-  const { rows } = await db.query<ScheduledJobRow>({
-    name: 'materialise_scheduled_jobs',
+/**
+ * Up to `limit` jobs whose next fire time lies within the horizon, earliest
+ * first, row-locked for this transaction. SKIP LOCKED: schedulers running
+ * side by side take different jobs instead of waiting for each other.
+ *
+ * Plan: Limit -> LockRows -> Nested Loop (Index Scan using
+ * schedule_cursors_due_idx, next_fire_at <= $1; Index Scan using jobs_pkey).
+ * A second with nothing due reads no row, whatever the number of schedules.
+ */
+export async function lockDueSchedules(db: Queryable, horizon: Date, limit: number): Promise<DueScheduleRow[]> {
+  const { rows } = await db.query<DueScheduleRow>({
+    name: 'materialise_lock_due_schedules',
     text: `SELECT j.definition, c.materialised_through
-             FROM jobs j LEFT JOIN schedule_cursors c ON c.job = j.name
-            WHERE jsonb_typeof(j.definition->'schedule') = 'object' AND NOT j.paused`,
+             FROM schedule_cursors c JOIN jobs j ON j.name = c.job
+            WHERE c.next_fire_at <= $1 AND NOT j.paused
+            ORDER BY c.next_fire_at
+            LIMIT $2
+              FOR UPDATE OF c SKIP LOCKED`,
+    values: [horizon, limit],
   });
   return rows;
 }
 
-/**
- * Move a job's cursor, in the transaction that appended its runs. The
- * compare-and-set keeps two schedulers from both advancing it: the loser
- * rolls back (its runs would have been the same ones, by id).
- */
-export async function advanceCursor(db: Queryable, job: string, from: Date | null, to: Date): Promise<boolean> {
-  const { rowCount } =
-    from === null
-      ? await db.query('INSERT INTO schedule_cursors (job, materialised_through) VALUES ($1, $2) ON CONFLICT (job) DO NOTHING', [job, to])
-      : await db.query('UPDATE schedule_cursors SET materialised_through = $3, updated_at = now() WHERE job = $1 AND materialised_through = $2', [job, from, to]);
-  return rowCount === 1;
+export interface CursorMove {
+  readonly job: string;
+  readonly materialisedThrough: Date;
+  readonly nextFireAt: Date | null;
+}
+
+/** Move the locked cursors, in the transaction that appended their runs: one statement for the batch. */
+export async function advanceCursors(db: Queryable, moves: readonly CursorMove[]): Promise<void> {
+  if (moves.length === 0) return;
+  await db.query({
+    name: 'materialise_advance_cursors',
+    text: `UPDATE schedule_cursors c
+              SET materialised_through = m.through, next_fire_at = m.next, updated_at = now()
+             FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS m(job, through, next)
+            WHERE c.job = m.job`,
+    values: [moves.map((m) => m.job), moves.map((m) => m.materialisedThrough), moves.map((m) => m.nextFireAt)],
+  });
 }

@@ -37,6 +37,25 @@ describe('planning scheduled runs', () => {
     expect(at(runs).slice(-2)).toEqual(['catch_up:12:00', 'schedule:12:01']);
   });
 
+  it('names the next fire time after the cursor: when the job is due for materialising again', () => {
+    expect(planScheduledRuns(input()).nextFireAt?.toISOString()).toBe('2026-06-01T12:02:00.000Z');
+    const hourly: ScheduleSpec = { ...everyMinute, cron: '0 * * * *' };
+    const plan = planScheduledRuns(input({ spec: hourly, now: new Date('2026-06-01T12:59:10Z') }));
+    expect(at(plan.runs)).toEqual(['schedule:13:00']);
+    expect(plan.nextFireAt?.toISOString()).toBe('2026-06-01T14:00:00.000Z');
+    // Nothing within the lookahead: the cursor moves, the next fire time stays.
+    const quiet = planScheduledRuns(input({ spec: hourly, cursor: plan.cursor, now: new Date('2026-06-01T13:05:00Z') }));
+    expect(quiet.runs).toEqual([]);
+    expect(quiet.nextFireAt?.toISOString()).toBe('2026-06-01T14:00:00.000Z');
+  });
+
+  it('has no next fire time once an RRULE has run its COUNT', () => {
+    const spec: ScheduleSpec = { rrule: 'DTSTART:20260601T120000\nRRULE:FREQ=HOURLY;COUNT=2', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY };
+    const plan = planScheduledRuns(input({ spec, now: new Date('2026-06-01T12:59:30Z'), cursor: new Date('2026-06-01T12:30:00Z') }));
+    expect(at(plan.runs)).toEqual(['schedule:13:00']);
+    expect(plan.nextFireAt).toBeNull();
+  });
+
   it('offsets the due time by the job jitter, keeping the nominal time in the idempotency key', () => {
     const spec: ScheduleSpec = { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 60, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY };
     const { runs } = planScheduledRuns(input({ jobName: 'billing.export-invoices', spec, now: new Date('2026-03-15T00:59:30Z') }));

@@ -24,6 +24,14 @@ export interface PlanInput {
   readonly runAllCap: number;
 }
 
+export interface ScheduledRunsPlan {
+  readonly runs: PlannedRun[];
+  /** The nominal time up to which the job is now materialised. */
+  readonly cursor: Date;
+  /** The first fire time after the cursor, null when the schedule never fires again: when the job is next due for materialising. */
+  readonly nextFireAt: Date | null;
+}
+
 export const RUN_ALL_CAP = 1000;
 
 /**
@@ -33,17 +41,23 @@ export const RUN_ALL_CAP = 1000;
  * `run_all` keeps them all (at most runAllCap, the latest), `skip` none.
  * A schedule never materialised starts now: no runs for its past.
  */
-export function planScheduledRuns(input: PlanInput): { runs: PlannedRun[]; cursor: Date } {
+export function planScheduledRuns(input: PlanInput): ScheduledRunsPlan {
   const { spec, now } = input;
   const until = new Date(now.getTime() + input.lookaheadSeconds * 1000);
-  const from = input.cursor ?? now;
   const fireTimes: Date[] = [];
-  for (let after = from; ; ) {
-    const batch = scheduleFireTimes(spec, after, 100).filter((t) => t <= until);
-    fireTimes.push(...batch);
+  let nextFireAt: Date | null = null;
+  // Small steps first: an hourly schedule needs one or two fire times a pass, a long outage of a frequent one many.
+  for (let after = input.cursor ?? now, step = 4; ; step = Math.min(step * 4, 256)) {
+    const batch = scheduleFireTimes(spec, after, step);
+    const within = batch.filter((t) => t <= until);
+    fireTimes.push(...within);
     // Keep memory bounded on a long outage of a frequent schedule: only the latest missed ones can survive the policy.
     if (fireTimes.length > input.runAllCap + 100) fireTimes.splice(0, fireTimes.length - (input.runAllCap + 100));
-    if (batch.length < 100) break;
+    if (within.length < batch.length) {
+      nextFireAt = batch[within.length]!;
+      break;
+    }
+    if (batch.length < step) break;
     after = batch[batch.length - 1]!;
   }
   const missed = fireTimes.filter((t) => t <= now);
@@ -56,7 +70,7 @@ export function planScheduledRuns(input: PlanInput): { runs: PlannedRun[]; curso
     source,
     idempotencyKey: `${input.jobName}@${formatWithOffset(nominalAt, spec.timeZone)}`,
   });
-  return { runs: [...caughtUp.map((t) => plan(t, 'catch_up')), ...upcoming.map((t) => plan(t, 'schedule'))], cursor: until };
+  return { runs: [...caughtUp.map((t) => plan(t, 'catch_up')), ...upcoming.map((t) => plan(t, 'schedule'))], cursor: until, nextFireAt };
 }
 
 /** 2026-03-15T02:00:00+01:00: the instant as the zone's wall clock shows it, with its offset. */

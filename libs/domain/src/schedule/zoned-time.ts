@@ -34,8 +34,28 @@ function formatter(zone: string): Intl.DateTimeFormat {
   return f;
 }
 
+/**
+ * Offsets already computed, per zone and instant. Fire-time arithmetic asks
+ * for the same few instants (day boundaries, the hour's fire time) for every
+ * job of a zone, and Intl formatting is the materialiser's main cost. Exact:
+ * keyed by the instant itself; bounded: a full zone map starts over.
+ */
+const knownOffsets = new Map<string, Map<number, number>>();
+const KNOWN_OFFSETS_PER_ZONE = 20_000;
+
 /** The zone's offset from UTC at an instant, in minutes (Berlin in summer: 120). */
 export function offsetMinutes(instantMs: number, zone: string): number {
+  let known = knownOffsets.get(zone);
+  if (known === undefined) knownOffsets.set(zone, (known = new Map()));
+  let offset = known.get(instantMs);
+  if (offset === undefined) {
+    if (known.size >= KNOWN_OFFSETS_PER_ZONE) known.clear();
+    known.set(instantMs, (offset = formattedOffsetMinutes(instantMs, zone)));
+  }
+  return offset;
+}
+
+function formattedOffsetMinutes(instantMs: number, zone: string): number {
   const parts: Record<string, number> = {};
   for (const part of formatter(zone).formatToParts(new Date(instantMs))) if (part.type !== 'literal') parts[part.type] = Number(part.value);
   const asUtc = Date.UTC(parts['year']!, parts['month']! - 1, parts['day']!, parts['hour']!, parts['minute']!, parts['second']!);

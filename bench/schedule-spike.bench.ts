@@ -1,0 +1,169 @@
+import { Materialiser } from '../apps/scheduler/src/materialiser';
+import { defineNewJobs } from '../libs/application/src/define-jobs';
+import type { JobDefinition } from '../libs/domain/src/job/job-decider';
+import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
+import type { Clock } from '../libs/platform/src/clock/clock';
+import { createPool, withTransaction } from '../libs/platform/src/database/pg-pool';
+import { createBenchDatabase } from './bench-database';
+import { formatCount, formatTable, median, quantile } from './table';
+
+/**
+ * `npm run bench:schedules`: the top-of-the-hour spike of issue 4, scaled to
+ * this machine. 50,000 hourly definitions with 60 s jitter, the scheduler in
+ * its steady state (every cursor waiting for the hour); then the minute
+ * before the hour, when all of them come due within the lookahead at once.
+ *
+ * The materialiser runs as the scheduler runs it (one pass: batches until
+ * none is due), on a clock that starts 60 s
+ * before the hour and moves with real time, so the hour need not be waited
+ * for. A run is ready, that is claimable, once its batch has committed and
+ * its due time has come: ready = max(due, commit). Reported per repetition
+ * (the next hour each time, over a growing runs table): materialised runs/s
+ * from the spike's first batch to its last commit, and (ready - due).
+ */
+const JOBS = Number(process.env['BENCH_SCHEDULE_JOBS'] ?? 50_000);
+const REPETITIONS = Number(process.env['BENCH_REPETITIONS'] ?? 3);
+const JITTER_SECONDS = 60;
+const LOOKAHEAD_SECONDS = 60;
+const HOUR = 3_600_000;
+const DEFINE_BATCH = 1000;
+const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kathmandu', 'Australia/Sydney'];
+
+interface Spike {
+  runs: number;
+  seconds: number;
+  runsPerSecond: number;
+  /** ready - due, milliseconds. */
+  lateness: { p50: number; p99: number; max: number };
+  /** How long before its due time the last-committed run was ready (ms): the lookahead's margin. */
+  minimumLeadMs: number;
+  /** Runs due in each second of the minute after the hour: the jitter's spread. */
+  perSecond: { min: number; max: number; seconds: number };
+}
+
+function definition(i: number): JobDefinition {
+  return {
+    name: `fleet.job-${String(i).padStart(5, '0')}`,
+    team: `team-${i % 50}`,
+    queue: `queue-${i % 50}`,
+    priority: 'default',
+    timeoutSeconds: 300,
+    retry: { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 },
+    concurrency: null,
+    payload: { report: i },
+    // Hourly in five zones, all firing at the top of the UTC hour: Kathmandu (+05:45) at a quarter to, local time.
+    schedule: { cron: ZONES[i % ZONES.length] === 'Asia/Kathmandu' ? '45 * * * *' : '0 * * * *', timeZone: ZONES[i % ZONES.length]!, jitterSeconds: JITTER_SECONDS },
+  };
+}
+
+async function spike(materialiser: (clock: Clock) => Materialiser, hour: number): Promise<Spike> {
+  const startedReal = Date.now();
+  const start = hour - LOOKAHEAD_SECONDS * 1000;
+  const clock: Clock = { now: () => new Date(start + (Date.now() - startedReal)) };
+  const scheduler = materialiser(clock);
+  const lateness: number[] = [];
+  const leads: number[] = [];
+  const dueSeconds = new Map<number, number>();
+  const began = process.hrtime.bigint();
+  const runs = await scheduler.materialiseOnce((batch) => {
+    const committed = clock.now().getTime();
+    for (const run of batch.runs) {
+      const due = Date.parse(run.dueAt);
+      lateness.push(Math.max(0, committed - due));
+      leads.push(due - committed);
+      const second = Math.floor((due - hour) / 1000);
+      dueSeconds.set(second, (dueSeconds.get(second) ?? 0) + 1);
+    }
+  });
+  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  const counts = [...dueSeconds.values()];
+  return {
+    runs,
+    seconds,
+    runsPerSecond: runs / seconds,
+    lateness: { p50: quantile(lateness, 0.5), p99: quantile(lateness, 0.99), max: Math.max(...lateness) },
+    minimumLeadMs: Math.min(...leads),
+    perSecond: { min: Math.min(...counts), max: Math.max(...counts), seconds: dueSeconds.size },
+  };
+}
+
+async function main(): Promise<void> {
+  const db = await createBenchDatabase();
+  const pool = createPool({ connectionString: db.url, max: 4, applicationName: 'bench-schedules' });
+  const store = new PostgresEventStore(pool);
+  const materialiser = (clock: Clock): Materialiser => new Materialiser(store, pool, clock, LOOKAHEAD_SECONDS);
+  try {
+    const defineStarted = Date.now();
+    for (let i = 0; i < JOBS; i += DEFINE_BATCH) {
+      const batch = Array.from({ length: Math.min(DEFINE_BATCH, JOBS - i) }, (_, k) => definition(i + k));
+      await withTransaction(pool, (tx) => defineNewJobs(tx, store, batch, 'bench'));
+    }
+    const defineSeconds = (Date.now() - defineStarted) / 1000;
+    // Steady state: the scheduler first saw the jobs half an hour before the first spike's hour.
+    const firstHour = Math.ceil(Date.now() / HOUR) * HOUR + HOUR;
+    const steadyStarted = process.hrtime.bigint();
+    await materialiser({ now: () => new Date(firstHour - HOUR / 2) }).materialiseOnce();
+    const steadySeconds = Number(process.hrtime.bigint() - steadyStarted) / 1e9;
+    await pool.query('VACUUM ANALYZE schedule_cursors, jobs');
+    const quietStarted = process.hrtime.bigint();
+    const quietRuns = await materialiser({ now: () => new Date(firstHour - HOUR / 4) }).materialiseOnce();
+    const quietMs = Number(process.hrtime.bigint() - quietStarted) / 1e6;
+
+    const spikes: Spike[] = [];
+    for (let r = 0; r < REPETITIONS; r++) {
+      spikes.push(await spike(materialiser, firstHour + r * HOUR));
+      await materialiser({ now: () => new Date(firstHour + r * HOUR + 20 * 60_000) }).materialiseOnce();
+    }
+    report({ server: db.server, jobs: JOBS, defineSeconds, steadySeconds, quietMs, quietRuns, spikes });
+  } finally {
+    await pool.end();
+    await db.drop();
+  }
+}
+
+interface Report {
+  server: string;
+  jobs: number;
+  defineSeconds: number;
+  steadySeconds: number;
+  quietMs: number;
+  quietRuns: number;
+  spikes: Spike[];
+}
+
+function report(r: Report): void {
+  if (process.argv.includes('--json')) {
+    process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+    return;
+  }
+  const rate = median(r.spikes.map((s) => s.runsPerSecond));
+  const p99 = median(r.spikes.map((s) => s.lateness.p99));
+  const range = (pick: (s: Spike) => number, digits = 0): string =>
+    `${Math.min(...r.spikes.map(pick)).toFixed(digits)}–${Math.max(...r.spikes.map(pick)).toFixed(digits)}`;
+  process.stdout.write(
+    `schedule spike benchmark on ${r.server}\n` +
+      `${formatCount(r.jobs)} hourly jobs (60 s jitter, 5 zones, all at the top of the UTC hour); ` +
+      `defined in ${r.defineSeconds.toFixed(1)} s; first pass over all cursors ${r.steadySeconds.toFixed(2)} s; ` +
+      `a pass with nothing due ${r.quietMs.toFixed(1)} ms (${r.quietRuns} runs)\n` +
+      `${REPETITIONS} spikes (one per hour, on a growing runs table), medians and min–max\n\n`,
+  );
+  process.stdout.write(
+    formatTable([
+      ['measure', 'median', 'min–max', 'target', 'met'],
+      ['runs materialised in the spike', formatCount(median(r.spikes.map((s) => s.runs))), range((s) => s.runs), '', ''],
+      ['materialised runs/s', formatCount(rate), range((s) => s.runsPerSecond), '≥ 5,000', rate >= 5000 ? 'yes' : 'NO'],
+      ['spike duration (s)', median(r.spikes.map((s) => s.seconds)).toFixed(2), range((s) => s.seconds, 2), '', ''],
+      ['ready - due p50 (ms)', formatCount(median(r.spikes.map((s) => s.lateness.p50))), range((s) => s.lateness.p50), '', ''],
+      ['ready - due p99 (ms)', formatCount(p99), range((s) => s.lateness.p99), '< 1,000', p99 < 1000 ? 'yes' : 'NO'],
+      ['ready - due max (ms)', formatCount(median(r.spikes.map((s) => s.lateness.max))), range((s) => s.lateness.max), '', ''],
+      ['least lead before due (ms)', formatCount(median(r.spikes.map((s) => s.minimumLeadMs))), range((s) => s.minimumLeadMs), '', ''],
+      ['runs due per second of the minute', `${median(r.spikes.map((s) => s.perSecond.min))}–${median(r.spikes.map((s) => s.perSecond.max))}`, '', '', ''],
+      ['seconds of the minute with runs', String(median(r.spikes.map((s) => s.perSecond.seconds))), '', '60', ''],
+    ]),
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});
