@@ -1,4 +1,4 @@
-import { rrulestr, type RRuleSet } from 'rrule';
+import { RRule, RRuleSet, rrulestr } from 'rrule';
 import { resolveWallTime, offsetMinutes, REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
 
 /**
@@ -32,8 +32,6 @@ export function parseRrule(text: string): RRuleSet {
   }
   // Schedules fire at most once a minute; rrule would also walk every second since DTSTART.
   if (lines.some((line) => /FREQ=SECONDLY/i.test(line))) throw new RruleSyntaxError('FREQ=SECONDLY fires more often than once a minute');
-  // rrule walks every occurrence since DTSTART on each query: minutely rules belong to cron.
-  if (lines.some((line) => /FREQ=MINUTELY/i.test(line))) throw new RruleSyntaxError('FREQ=MINUTELY is not supported; use a cron schedule for runs more frequent than hourly');
   if (!lines.some((line) => /^DTSTART/i.test(line))) lines.unshift(DEFAULT_DTSTART);
   try {
     return rrulestr(lines.join('\n'), { forceset: true }) as RRuleSet;
@@ -47,8 +45,8 @@ export function nextRruleFireTimes(set: RRuleSet, zone: string, after: Date, cou
   const fires = new Set<number>();
   // Start a day of wall clock early: a wall time before `after`'s own can still lie ahead in UTC.
   const from = new Date(after.getTime() + offsetMinutes(after.getTime(), zone) * 60_000 - 86_400_000);
-  // One walk over the occurrences (rrule starts each query at DTSTART), stopped once enough are found.
-  set.between(from, new Date(Date.UTC(9999, 0, 1)), false, (next) => {
+  // One walk over the occurrences, stopped once enough are found.
+  startingNear(set, from).between(from, new Date(Date.UTC(9999, 0, 1)), false, (next) => {
     const wall = { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: next.getUTCHours(), minute: next.getUTCMinutes() };
     for (const instant of resolveWallTime(wall, zone, policy)) if (instant > after.getTime()) fires.add(instant);
     return fires.size < count + 2;
@@ -57,4 +55,37 @@ export function nextRruleFireTimes(set: RRuleSet, zone: string, after: Date, cou
     .sort((a, b) => a - b)
     .slice(0, count)
     .map((t) => new Date(t));
+}
+
+/** The fixed period of a frequency in floating (wall-clock) time, where no day has 23 or 25 hours. */
+const FIXED_PERIOD_MS: Partial<Record<number, number>> = { [RRule.WEEKLY]: 7 * 86_400_000, [RRule.DAILY]: 86_400_000, [RRule.HOURLY]: 3_600_000, [RRule.MINUTELY]: 60_000 };
+
+/**
+ * The same recurrence, with each rule's DTSTART moved forward by whole
+ * periods to just before `from`. rrule walks every occurrence from DTSTART
+ * on each query: a minutely rule started in January would take a second
+ * per query by December. Whole periods of a fixed-length frequency keep
+ * the occurrences (and the defaults taken from DTSTART: its weekday, time
+ * of day, minute) exactly as they were. A rule with COUNT counts from its
+ * real DTSTART and is left alone; monthly and yearly rules walk few steps.
+ */
+function startingNear(set: RRuleSet, from: Date): RRuleSet {
+  const rules = set.rrules();
+  const movable = (rule: RRule): boolean => rule.options.count === null && FIXED_PERIOD_MS[rule.options.freq] !== undefined && rule.options.dtstart < from;
+  if (!rules.some(movable)) return set;
+  const moved = new RRuleSet();
+  for (const rule of rules) {
+    if (!movable(rule)) {
+      moved.rrule(rule);
+      continue;
+    }
+    const period = FIXED_PERIOD_MS[rule.options.freq]! * rule.options.interval;
+    const start = rule.options.dtstart.getTime();
+    const periods = Math.floor((from.getTime() - start) / period) - 1;
+    moved.rrule(periods > 0 ? new RRule({ ...rule.origOptions, dtstart: new Date(start + periods * period) }) : rule);
+  }
+  for (const rule of set.exrules()) moved.exrule(rule);
+  for (const date of set.rdates()) moved.rdate(date);
+  for (const date of set.exdates()) moved.exdate(date);
+  return moved;
 }
