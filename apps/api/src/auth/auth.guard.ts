@@ -26,8 +26,10 @@ export class AuthGuard implements CanActivate {
       return true;
     }
     const row = await findToken(this.pool, hash);
-    if (row === undefined || row.kind === 'admin' || row.team === null) throw unauthorized('the token is not valid');
-    request.caller = row.kind === 'team' ? { kind: 'team', team: row.team, queues: row.queues } : { kind: 'worker', team: row.team, queues: row.queues };
+    if (row === undefined || row.kind === 'admin') throw unauthorized('the token is not valid');
+    if (row.kind === 'worker') request.caller = { kind: 'worker', team: row.team, queues: row.queues };
+    else if (row.team !== null) request.caller = { kind: 'team', team: row.team, queues: row.queues };
+    else throw unauthorized('the token is not valid');
     return true;
   }
 }

@@ -9,7 +9,8 @@ export interface TeamCaller {
 }
 export interface WorkerCaller {
   readonly kind: 'worker';
-  readonly team: string;
+  /** null: a platform worker, serving every team granted its queues. */
+  readonly team: string | null;
   readonly queues: readonly string[];
 }
 export type Caller = { readonly kind: 'admin' } | TeamCaller | WorkerCaller;

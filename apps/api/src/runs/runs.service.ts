@@ -122,7 +122,9 @@ export class RunsService {
   private authorize(caller: Caller, state: RunSnapshot, runId: string): PresentRun {
     const visible =
       state.status !== 'absent' &&
-      (caller.kind === 'admin' || (state.definition.team === caller.team && (caller.kind === 'team' || caller.queues.includes(state.definition.queue))));
+      (caller.kind === 'admin' ||
+        (caller.kind === 'team' && state.definition.team === caller.team) ||
+        (caller.kind === 'worker' && (caller.team === null || state.definition.team === caller.team) && caller.queues.includes(state.definition.queue)));
     if (!visible) throw new DomainError('not-found', `run ${runId} not found`);
     return state as PresentRun;
   }
@@ -144,7 +146,7 @@ export class RunsService {
 }
 
 export function actorOf(caller: Caller): string {
-  return caller.kind === 'admin' ? 'admin' : `${caller.kind}:${caller.team}`;
+  return caller.kind === 'admin' ? 'admin' : `${caller.kind}:${caller.team ?? 'platform'}`;
 }
 
 /** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */

@@ -6,10 +6,11 @@ import { decideAndAppendRuns } from '../../../../libs/application/src/decide-run
 import type { EventStore } from '../../../../libs/event-store/src/event-store.port';
 import type { LeasedRun } from '../../../../libs/worker-sdk/src/protocol';
 import { PostgresEventStore } from '../../../../libs/event-store/src/postgres/postgres.event-store';
-import { withTransaction } from '../../../../libs/platform/src/database/pg-pool';
-import { EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
+import { withTransaction, type Queryable } from '../../../../libs/platform/src/database/pg-pool';
+import type { Config, PriorityWeights } from '../../../../libs/platform/src/config/config';
+import { CONFIG, EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
 import type { WorkerCaller } from '../auth/caller';
-import { lockReadyRuns, loadLockedRuns, nextAvailableAt } from './claim-ready-runs.sql';
+import { lockReadyRuns, loadLockedRuns, nextAvailableAt, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
 import { ReadySignal } from './ready-signal';
 
 export interface LeaseRequest {
@@ -31,6 +32,7 @@ export class LeaseService {
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
   ) {}
 
@@ -41,38 +43,47 @@ export class LeaseService {
       const leases = await this.claim(caller, request);
       const left = deadline - Date.now();
       if (leases.length > 0 || left <= 0) return leases;
-      const next = await nextAvailableAt(this.pool, caller.team, request.queues);
+      const next = await nextAvailableAt(this.pool, scopeOf(caller, request));
       const untilNext = next === null ? Infinity : next.getTime() - Date.now();
       await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)), undefined);
     }
   }
 
-  /**
-   * One transaction, five round trips for the whole batch: lock candidates,
-   * read them, append every RunLeased (expecting the revision read, under the
-   * lock no other writer can move it), write the rows through, commit.
-   */
   private async claim(caller: WorkerCaller, request: LeaseRequest): Promise<Lease[]> {
     const store = this.eventStore;
     if (!(store instanceof PostgresEventStore)) throw new Error('batch claims need the PostgreSQL event store');
-    return withTransaction(this.pool, async (tx) => {
-      const ids = await lockReadyRuns(tx, caller.team, request.queues, request.max);
-      if (ids.length === 0) return [];
-      const { runs, now } = await loadLockedRuns(tx, ids);
-      const decisions = await decideAndAppendRuns(
-        tx,
-        store,
-        runs,
-        (run) => decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run),
-        { actor: `worker:${caller.team}:${request.workerId}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION },
-      );
-      return decisions.flatMap(({ after, events }) =>
-        events.flatMap((event) =>
-          event.type === 'RunLeased'
-            ? [{ runId: after.definition.runId, job: after.definition.job, attempt: event.data.attempt, idempotencyKey: after.definition.idempotencyKey, fencingToken: event.data.fencingToken, leaseExpiresAt: event.data.leaseExpiresAt, payload: after.definition.payload }]
-            : [],
-        ),
-      );
-    });
+    return withTransaction(this.pool, (tx) => claimReadyRuns(tx, store, caller, request, this.config.priorityWeights));
   }
+}
+
+/**
+ * One claim in the caller's transaction, five round trips for the whole
+ * batch: lock candidates (the dispatch policy), read them, append every
+ * RunLeased (expecting the revision read, under the lock no other writer can
+ * move it), write the rows through; three more when a concurrency-limited
+ * job's runs are among them. Committing is the caller's.
+ */
+export async function claimReadyRuns(tx: Queryable, store: PostgresEventStore, caller: WorkerCaller, request: LeaseRequest, weights: PriorityWeights): Promise<Lease[]> {
+  const ids = await lockReadyRuns(tx, scopeOf(caller, request), request.max, weights);
+  if (ids.length === 0) return [];
+  const locked = await loadLockedRuns(tx, ids);
+  const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs), locked.now];
+  const decisions = await decideAndAppendRuns(
+    tx,
+    store,
+    runs,
+    (run) => decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run),
+    { actor: `worker:${caller.team ?? 'platform'}:${request.workerId}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION },
+  );
+  return decisions.flatMap(({ after, events }) =>
+    events.flatMap((event) =>
+      event.type === 'RunLeased'
+        ? [{ runId: after.definition.runId, job: after.definition.job, attempt: event.data.attempt, idempotencyKey: after.definition.idempotencyKey, fencingToken: event.data.fencingToken, leaseExpiresAt: event.data.leaseExpiresAt, payload: after.definition.payload }]
+        : [],
+    ),
+  );
+}
+
+function scopeOf(caller: WorkerCaller, request: LeaseRequest): ClaimScope {
+  return { team: caller.team, queues: request.queues };
 }

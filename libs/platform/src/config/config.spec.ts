@@ -13,6 +13,7 @@ describe('configuration', () => {
       logLevel: 'info',
       adminToken: undefined,
       materialiseLookaheadSeconds: 60,
+      priorityWeights: { critical: 70, default: 25, bulk: 5 },
     });
   });
 
@@ -27,10 +28,11 @@ describe('configuration', () => {
         EVENT_STORE: 'kurrentdb',
         KURRENTDB_CONNECTION_STRING: 'kurrentdb://localhost:2113?tls=false',
         LOG_LEVEL: 'debug',
+        PRIORITY_WEIGHTS: 'bulk=1, critical=90,default=9',
       },
       '/srv/app',
     );
-    expect(config).toMatchObject({ port: 8080, databaseUrl: 'postgres://u:p@db:5432/scheduler', dataDir: '/var/lib/scheduler', embeddedPgPort: 5499, pgPoolSize: 25, eventStore: 'kurrentdb', logLevel: 'debug' });
+    expect(config).toMatchObject({ port: 8080, databaseUrl: 'postgres://u:p@db:5432/scheduler', dataDir: '/var/lib/scheduler', embeddedPgPort: 5499, pgPoolSize: 25, eventStore: 'kurrentdb', logLevel: 'debug', priorityWeights: { critical: 90, default: 9, bulk: 1 } });
   });
 
   it.each([
@@ -43,6 +45,9 @@ describe('configuration', () => {
     [{ PORT: '70000' }, /PORT must be a whole number/],
     [{ PG_POOL_SIZE: '0' }, /PG_POOL_SIZE must be a whole number from 1/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    [{ PRIORITY_WEIGHTS: 'critical=70,default=30' }, /PRIORITY_WEIGHTS must look like critical=70,default=25,bulk=5/],
+    [{ PRIORITY_WEIGHTS: 'critical=70,default=25,bulk=0' }, /PRIORITY_WEIGHTS must look like/],
+    [{ PRIORITY_WEIGHTS: 'urgent=70,default=25,bulk=5' }, /PRIORITY_WEIGHTS must look like/],
     [{ SCHEDULER_ADMIN_TOKEN: 'short' }, /SCHEDULER_ADMIN_TOKEN must be at least 24 characters/],
   ])('refuses %p with a message that says what to fix', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -25,7 +25,17 @@ export interface Config {
   readonly adminToken: string | undefined;
   /** How far ahead the materialiser appends scheduled runs. */
   readonly materialiseLookaheadSeconds: number;
+  /** The claims' shares of the priorities that have ready runs. */
+  readonly priorityWeights: PriorityWeights;
 }
+
+export interface PriorityWeights {
+  readonly critical: number;
+  readonly default: number;
+  readonly bulk: number;
+}
+
+export const DEFAULT_PRIORITY_WEIGHTS: PriorityWeights = { critical: 70, default: 25, bulk: 5 };
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
 export const CONFIG_VARIABLES = {
@@ -39,6 +49,7 @@ export const CONFIG_VARIABLES = {
   LOG_LEVEL: 'info',
   SCHEDULER_ADMIN_TOKEN: '(unset: generated in embedded mode)',
   MATERIALISE_LOOKAHEAD_SECONDS: '60',
+  PRIORITY_WEIGHTS: 'critical=70,default=25,bulk=5',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -60,7 +71,20 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: parseChoice(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     adminToken: parseAdminToken(nonEmpty(env['SCHEDULER_ADMIN_TOKEN'])),
     materialiseLookaheadSeconds: parseInteger(env, 'MATERIALISE_LOOKAHEAD_SECONDS', 60, 1, 3600),
+    priorityWeights: parsePriorityWeights(nonEmpty(env['PRIORITY_WEIGHTS'])),
   };
+}
+
+/** `critical=70,default=25,bulk=5`: each priority once, whole numbers from 1 to 1000. */
+function parsePriorityWeights(raw: string | undefined): PriorityWeights {
+  if (raw === undefined) return DEFAULT_PRIORITY_WEIGHTS;
+  const bad = (): ConfigError => new ConfigError(`PRIORITY_WEIGHTS must look like critical=70,default=25,bulk=5 (each from 1 to 1000), not "${raw}"`);
+  const pairs = raw.split(',').map((pair) => /^\s*(critical|default|bulk)\s*=\s*(\d{1,4})\s*$/.exec(pair));
+  if (pairs.some((m) => m === null)) throw bad();
+  const weights = Object.fromEntries(pairs.map((m) => [m![1]!, Number(m![2])]));
+  const { critical, default: normal, bulk } = weights;
+  if (pairs.length !== 3 || [critical, normal, bulk].some((w) => w === undefined || w < 1 || w > 1000)) throw bad();
+  return { critical: critical!, default: normal!, bulk: bulk! };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

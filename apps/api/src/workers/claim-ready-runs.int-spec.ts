@@ -1,0 +1,65 @@
+import { defineNewJobs } from '../../../../libs/application/src/define-jobs';
+import { newRunScheduled } from '../../../../libs/application/src/new-run';
+import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
+import { ABSENT, evolve, type RunSnapshot } from '../../../../libs/domain/src/run/run-state';
+import { runStreamId } from '../../../../libs/domain/src/streams';
+import { PostgresEventStore } from '../../../../libs/event-store/src/postgres/postgres.event-store';
+import { DEFAULT_PRIORITY_WEIGHTS } from '../../../../libs/platform/src/config/config';
+import { withTransaction } from '../../../../libs/platform/src/database/pg-pool';
+import { upsertRuns } from '../../../../projections/runs.sql';
+import { createTestDatabase, type TestDatabase } from '../../../../test/test-database';
+import { claimReadyRuns } from './lease.service';
+
+const job: JobDefinition = {
+  name: 'ops.one-at-a-time',
+  team: 'ops',
+  queue: 'ops',
+  priority: 'default',
+  timeoutSeconds: 60,
+  retry: { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 },
+  concurrency: 2,
+  payload: {},
+  schedule: null,
+};
+const caller = { kind: 'worker', team: 'ops', queues: ['ops'] } as const;
+const request = (max: number) => ({ queues: ['ops'], max, waitSeconds: 0, leaseSeconds: 30, workerId: 'w' });
+
+describe('claims of a job with a concurrency limit', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new PostgresEventStore(db.pool);
+    await withTransaction(db.pool, async (tx) => {
+      await defineNewJobs(tx, store, [job], 'test');
+      const runs = [1, 2, 3].map((n) => newRunScheduled(job, { runId: `run_${n}`, dueAt: new Date(Date.now() - 60_000 + n), idempotencyKey: `k${n}`, source: 'api' }));
+      await store.appendWith(tx, runs.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata: {} }] })));
+      await upsertRuns(tx, runs.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as Exclude<RunSnapshot, { status: 'absent' }>));
+    });
+  });
+  afterAll(() => db?.drop());
+
+  it('counts the headroom under the job lock: a second claim waits for the first to commit, then takes what is left', async () => {
+    const first = await db.pool.connect();
+    let second: Promise<unknown[]> | undefined;
+    try {
+      await first.query('BEGIN');
+      expect(await claimReadyRuns(first, store, caller, request(1), DEFAULT_PRIORITY_WEIGHTS)).toHaveLength(1);
+      // Uncommitted, the first lease is invisible: the second claim sees room for two and locks the next run.
+      let secondDone = false;
+      second = withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, caller, request(5), DEFAULT_PRIORITY_WEIGHTS)).finally(() => (secondDone = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(secondDone).toBe(false);
+      await first.query('COMMIT');
+      expect(await second).toHaveLength(1);
+    } finally {
+      first.release();
+      await second?.catch(() => undefined);
+    }
+    const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE event_type = 'RunLeased'");
+    expect(rows[0].n).toBe(2);
+    // At the limit: nothing more until a run finishes.
+    expect(await withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, caller, request(5), DEFAULT_PRIORITY_WEIGHTS))).toEqual([]);
+  });
+});

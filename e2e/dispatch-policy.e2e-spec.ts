@@ -1,0 +1,206 @@
+import { ApiModule } from '../apps/api/src/api.module';
+import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
+import { createTestDatabase, type TestDatabase } from '../test/test-database';
+import { apiClient, type ApiClient } from './support/api-client';
+import { startApp, type RunningApp } from './support/start-app';
+import { createTeam } from './support/team-tokens';
+
+const ADMIN_TOKEN = 'e2e-admin-token-dispatch-0123456789';
+
+interface Leases {
+  leases: Array<{ runId: string; job: string; fencingToken: number }>;
+}
+
+/** Issue 5 over HTTP: shared queues, platform workers, priorities, fairness across teams, per-job concurrency. */
+describe('dispatch policy', () => {
+  let db: TestDatabase;
+  let app: RunningApp;
+  let admin: ApiClient;
+  let teamA: ApiClient;
+  let teamB: ApiClient;
+  let workerA: ApiClient;
+  let platform: ApiClient;
+
+  const defineJob = (team: ApiClient, name: string, queue: string, priority: string, extra: Record<string, unknown> = {}): Promise<unknown> =>
+    team.put(`/v1/jobs/${name}`, { queue, priority, ...extra }).then((r) => expect([200, 201]).toContain(r.status));
+  /** `count` runs of a job due now, 1,000 per call. */
+  const enqueue = async (team: ApiClient, job: string, count: number, extra: Record<string, unknown> = {}): Promise<void> => {
+    for (let done = 0; done < count; done += 1000) {
+      const runs = Array.from({ length: Math.min(1000, count - done) }, () => ({ job, ...extra }));
+      const response = await team.post('/v1/runs:batch', { runs });
+      expect(response.status).toBe(200);
+    }
+  };
+  const lease = async (worker: ApiClient, queue: string, max: number): Promise<Leases['leases']> => {
+    const response = await worker.post<Leases>('/v1/lease', { queues: [queue], max });
+    expect(response.status).toBe(200);
+    return response.body.leases;
+  };
+  const complete = (worker: ApiClient, run: { runId: string; fencingToken: number }): Promise<unknown> =>
+    worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: run.fencingToken, outcome: 'success' }).then((r) => expect(r.status).toBe(200));
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN);
+    admin = apiClient(app.url, ADMIN_TOKEN);
+    ({ team: teamA, worker: workerA } = await createTeam(app.url, ADMIN_TOKEN, 'team-a', ['shared', 'a-only']));
+    ({ team: teamB } = await createTeam(app.url, ADMIN_TOKEN, 'team-b', ['shared']));
+    const issued = await admin.post<{ token: string; team: null }>('/v1/tokens', { kind: 'worker', queues: ['shared', 'limited', 'weighted'] });
+    expect(issued.status).toBe(201);
+    expect(issued.body.team).toBeNull();
+    platform = apiClient(app.url, issued.body.token);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  describe('shared queues', () => {
+    it('lists the teams a queue serves: granted by their tokens, and by the admin with a weight', async () => {
+      await admin.post('/v1/teams', { id: 'team-c' });
+      const granted = await admin.post('/v1/queues/shared/grants', { team: 'team-c', weight: 2 });
+      expect(granted.status).toBe(201);
+      expect((await admin.post('/v1/queues/shared/grants', { team: 'team-c', weight: 3 })).status).toBe(200);
+      expect((await admin.get('/v1/queues/shared/grants')).body).toEqual({
+        queue: 'shared',
+        grants: [
+          { team: 'team-a', weight: 1 },
+          { team: 'team-b', weight: 1 },
+          { team: 'team-c', weight: 3 },
+        ],
+      });
+    });
+
+    it.each([
+      ['an unknown team', () => admin.post('/v1/queues/shared/grants', { team: 'nobody' }), 404, 'not-found'],
+      ['a weight of 0', () => admin.post('/v1/queues/shared/grants', { team: 'team-a', weight: 0 }), 400, 'validation-error'],
+      ['a weight of 101', () => admin.post('/v1/queues/shared/grants', { team: 'team-a', weight: 101 }), 400, 'validation-error'],
+      ['a bad queue name', () => admin.post('/v1/queues/a%2Fb/grants', { team: 'team-a' }), 400, 'validation-error'],
+      ['a team token granting', () => teamA.post('/v1/queues/shared/grants', { team: 'team-a' }), 403, 'forbidden'],
+      ['a team token issuing a platform token', () => teamA.post('/v1/tokens', { kind: 'worker', queues: ['shared'] }), 403, 'forbidden'],
+      ['a platform team token', () => admin.post('/v1/tokens', { kind: 'team', queues: ['shared'] }), 400, 'validation-error'],
+    ])('refuses %s', async (_, call, status, type) => {
+      const response = await call();
+      expect(response.status).toBe(status);
+      expect(response.body).toMatchObject({ type: `/problems/${type}` });
+    });
+
+    it("leases every team's runs to a platform worker, and only its own team's to a team's worker", async () => {
+      await defineJob(teamA, 'a.share', 'shared', 'default');
+      await defineJob(teamB, 'b.share', 'shared', 'default');
+      await enqueue(teamA, 'a.share', 3);
+      await enqueue(teamB, 'b.share', 3);
+      const own = await lease(workerA, 'shared', 10);
+      expect(own.map((l) => l.job)).toEqual(['a.share', 'a.share', 'a.share']);
+      const all = await lease(platform, 'shared', 10);
+      expect(all.map((l) => l.job)).toEqual(['b.share', 'b.share', 'b.share']);
+      for (const run of [...own, ...all]) await complete(run.job === 'a.share' ? workerA : platform, run);
+      // The platform worker is not granted a-only.
+      expect((await platform.post('/v1/lease', { queues: ['a-only'], max: 1 })).status).toBe(403);
+    });
+  });
+
+  describe('with 100,000 bulk runs of one team ready', () => {
+    beforeAll(async () => {
+      await defineJob(teamA, 'a.flood', 'shared', 'bulk');
+      await enqueue(teamA, 'a.flood', 100_000);
+    }, 300_000);
+
+    it("leases another team's 10 runs within the first 3 batches of 10", async () => {
+      await defineJob(teamB, 'b.few', 'shared', 'bulk');
+      await enqueue(teamB, 'b.few', 10);
+      const leased: string[] = [];
+      for (let batch = 0; batch < 3; batch++) leased.push(...(await lease(platform, 'shared', 10)).map((l) => l.job));
+      expect(leased.filter((job) => job === 'b.few')).toHaveLength(10);
+    });
+
+    it('leases a critical run in the next claim', async () => {
+      await defineJob(teamB, 'b.urgent', 'shared', 'critical');
+      await enqueue(teamB, 'b.urgent', 1);
+      expect((await lease(platform, 'shared', 10)).map((l) => l.job)).toContain('b.urgent');
+    });
+
+    it('splits 10,000 claims 70/25/5 across the priorities while all three have ready runs', async () => {
+      await defineJob(teamB, 'b.critical', 'shared', 'critical');
+      await defineJob(teamB, 'b.default', 'shared', 'default');
+      await enqueue(teamB, 'b.critical', 10_000);
+      await enqueue(teamB, 'b.default', 10_000);
+      const byJob = new Map<string, number>();
+      for (let claims = 0; claims < 10_000; ) {
+        const leases = await lease(platform, 'shared', 100);
+        claims += leases.length;
+        for (const l of leases) byJob.set(l.job, (byJob.get(l.job) ?? 0) + 1);
+      }
+      const share = (jobs: string[]): number => (100 * jobs.reduce((n, job) => n + (byJob.get(job) ?? 0), 0)) / 10_000;
+      expect(Math.abs(share(['b.critical']) - 70)).toBeLessThanOrEqual(3);
+      expect(Math.abs(share(['b.default']) - 25)).toBeLessThanOrEqual(3);
+      expect(Math.abs(share(['a.flood', 'b.few']) - 5)).toBeLessThanOrEqual(3);
+    }, 120_000);
+  });
+
+  it('gives a team of weight 2 twice the claims of a team of weight 1', async () => {
+    await admin.post('/v1/teams', { id: 'team-d' });
+    const teamE = (await createTeam(app.url, ADMIN_TOKEN, 'team-e', ['weighted'])).team;
+    const tokenD = await admin.post<{ token: string }>('/v1/teams/team-d/tokens', { kind: 'team', queues: ['weighted'] });
+    await admin.post('/v1/queues/weighted/grants', { team: 'team-d', weight: 2 });
+    const d = apiClient(app.url, tokenD.body.token);
+    await defineJob(d, 'd.work', 'weighted', 'default');
+    await defineJob(teamE, 'e.work', 'weighted', 'default');
+    await enqueue(d, 'd.work', 600);
+    await enqueue(teamE, 'e.work', 600);
+    const leased: string[] = [];
+    for (let batch = 0; batch < 10; batch++) leased.push(...(await lease(platform, 'weighted', 30)).map((l) => l.job));
+    const ofD = leased.filter((job) => job === 'd.work').length;
+    expect(ofD / leased.length).toBeGreaterThan(0.6);
+    expect(ofD / leased.length).toBeLessThan(0.73);
+  });
+
+  describe('per-job concurrency', () => {
+    beforeAll(async () => {
+      const limited = await createTeam(app.url, ADMIN_TOKEN, 'team-l', ['limited']);
+      await defineJob(limited.team, 'l.two-at-a-time', 'limited', 'default', { concurrency: 2 });
+      await defineJob(limited.team, 'l.free', 'limited', 'default');
+      await enqueue(limited.team, 'l.two-at-a-time', 200);
+      // Due after all of the limited job's runs: they must not wait behind them.
+      await enqueue(limited.team, 'l.free', 50, { runAt: new Date(Date.now() + 1000).toISOString() });
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+    });
+
+    it('lets the runs of other jobs past a job at its limit', async () => {
+      const first = await lease(platform, 'limited', 20);
+      expect(first.filter((l) => l.job === 'l.two-at-a-time')).toHaveLength(2);
+      expect(first.filter((l) => l.job === 'l.free')).toHaveLength(18);
+      for (const run of first) await complete(platform, run);
+    });
+
+    it('never has more than 2 leased at once with 20 concurrent lease loops, by the event log', async () => {
+      const loops = Array.from({ length: 20 }, async () => {
+        for (let idle = 0; idle < 20; ) {
+          const leases = await lease(platform, 'limited', 5);
+          if (leases.length === 0) {
+            idle++;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            continue;
+          }
+          idle = 0;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          for (const run of leases) await complete(platform, run);
+        }
+      });
+      await Promise.all(loops);
+      const { rows } = await db.pool.query<{ stream_id: string; event_type: string }>(
+        `SELECT stream_id, event_type FROM events
+          WHERE event_type IN ('RunLeased', 'RunSucceeded') AND stream_id IN (SELECT 'run-' || run_id FROM runs WHERE job = 'l.two-at-a-time')
+          ORDER BY transaction_id, global_position`,
+      );
+      let leased = 0;
+      let most = 0;
+      for (const event of rows) {
+        leased += event.event_type === 'RunLeased' ? 1 : -1;
+        most = Math.max(most, leased);
+      }
+      expect(rows.filter((e) => e.event_type === 'RunSucceeded')).toHaveLength(200);
+      expect(most).toBe(2);
+    }, 120_000);
+  });
+});
