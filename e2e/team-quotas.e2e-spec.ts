@@ -173,5 +173,15 @@ describe('team quotas over HTTP', () => {
       expect(over.body.detail).not.toBe(never.body.detail);
       expect(await scheduledEvents('atomic')).toBe(10);
     });
+
+    it('holds for a backfill too', async () => {
+      const { team } = await limitedTeam('backfill', { maxPendingRuns: 3 });
+      await team.put('/v1/jobs/backfill.hourly', { queue: 'backfill', schedule: { cron: '0 * * * *', timeZone: 'UTC', jitterSeconds: 0 } });
+      const range = (hours: number): { from: string; to: string } => ({ from: '2026-01-01T00:00:00Z', to: `2026-01-01T0${hours - 1}:00:00Z` });
+      expectQuotaExceeded(await team.post('/v1/jobs/backfill.hourly:backfill', range(4)), 'maxPendingRuns');
+      expect(await scheduledEvents('backfill')).toBe(0);
+      expect((await team.post<{ runs: unknown[] }>('/v1/jobs/backfill.hourly:backfill', range(3))).body.runs).toHaveLength(3);
+      expect(await scheduledEvents('backfill')).toBe(3);
+    });
   });
 });
