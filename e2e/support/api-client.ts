@@ -3,6 +3,7 @@ export interface ApiResponse<T = Record<string, unknown>> {
   readonly status: number;
   readonly body: T;
   readonly contentType: string | null;
+  readonly headers: Headers;
 }
 
 export function apiClient(baseUrl: string, token?: string) {
@@ -17,7 +18,7 @@ export function apiClient(baseUrl: string, token?: string) {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, body: (text === '' ? {} : JSON.parse(text)) as T, contentType: response.headers.get('content-type') };
+    return { status: response.status, body: (text === '' ? {} : JSON.parse(text)) as T, contentType: response.headers.get('content-type'), headers: response.headers };
   }
   return {
     get: <T = Record<string, unknown>>(path: string) => call<T>('GET', path),

@@ -13,6 +13,7 @@ import { RunsController } from './runs/runs.controller';
 import { RUN_COMMAND_HANDLERS } from './runs/run.commands';
 import { RUN_QUERY_HANDLERS } from './runs/run.queries';
 import { RunsService } from './runs/runs.service';
+import { TeamQuotasController } from './quotas/team-quotas.controller';
 import { SchedulesController } from './schedules/schedules.controller';
 import { QueuesController, TeamsController } from './teams/teams.controller';
 import { LeaseService } from './workers/lease.service';
@@ -23,7 +24,7 @@ import { WorkersController } from './workers/workers.controller';
 @Module({
   // Commands and queries are routed by @nestjs/cqrs (wiring only: nothing durable rides on its buses).
   imports: [CqrsModule.forRoot()],
-  controllers: [TeamsController, QueuesController, JobsController, RunsController, WorkersController, DlqController, SchedulesController],
+  controllers: [TeamsController, QueuesController, TeamQuotasController, JobsController, RunsController, WorkersController, DlqController, SchedulesController],
   providers: [
     { provide: APP_FILTER, inject: [LOGGER], useFactory: (logger: JsonLogger) => new ProblemDetailsFilter(logger.child('http')) },
     // Unknown fields, wrong types and out-of-range numbers are a 400 with field-level detail.

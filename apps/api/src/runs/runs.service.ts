@@ -17,6 +17,7 @@ import type { DefinedJob } from '../jobs/jobs.service';
 import { derivedRunId, newRunScheduled } from '../../../../libs/application/src/new-run';
 import { executeStreamCommand } from '../../../../libs/application/src/stream-command';
 import { findRunSnapshots, upsertRun, upsertRuns } from '../../../../projections/runs.sql';
+import { admitEnqueue } from '../quotas/enqueue-quota';
 
 export type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
 
@@ -38,31 +39,28 @@ export class RunsService {
   ) {}
 
   /**
-   * A run id derived from (job, Idempotency-Key) makes a repeated request hit
-   * "stream exists": the same run comes back, created false.
+   * A run id derived from (job, Idempotency-Key) makes a repeated request find
+   * the run there: the same run comes back, created false. One run is a batch
+   * of one, so the team's quotas are checked in the same transaction.
    */
   async enqueue(caller: TeamCaller, job: DefinedJob, request: EnqueueRequest): Promise<{ run: PresentRun; created: boolean }> {
-    const scheduled = scheduledRun(job, request, 'api');
-    const runId = scheduled.runId;
-    let created = false;
-    const { state } = await this.execute(actorOf(caller), runId, (current) => {
-      if (current.status !== 'absent') return [];
-      created = true;
-      return decide({ type: 'ScheduleRun', run: scheduled }, current);
-    });
-    const run = present(state);
-    if (run.definition.team !== caller.team) throw new DomainError('not-found', `run ${runId} not found`);
-    return { run, created };
+    const [result] = await this.enqueueRuns(caller, [{ job, request }], 'api');
+    return result!;
   }
 
   /**
    * Many runs in one transaction: one multi-stream append (each stream
    * expected not to exist) and one row upsert. Runs whose id exists already
-   * (a repeated Idempotency-Key) come back as they are, created false.
+   * (a repeated Idempotency-Key) come back as they are, created false, and
+   * cost no quota. Over a quota of the team: 429 and nothing is enqueued.
    */
   async enqueueBatch(caller: TeamCaller, items: ReadonlyArray<{ job: DefinedJob; request: EnqueueRequest }>): Promise<Array<{ run: PresentRun; created: boolean }>> {
+    return this.enqueueRuns(caller, items, 'batch');
+  }
+
+  private async enqueueRuns(caller: TeamCaller, items: ReadonlyArray<{ job: DefinedJob; request: EnqueueRequest }>, source: RunScheduledData['source']): Promise<Array<{ run: PresentRun; created: boolean }>> {
     for (let attempt = 1; ; attempt++) {
-      const scheduled = items.map(({ job, request }) => scheduledRun(job, request, 'batch'));
+      const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
       const existing = new Map((await findRunSnapshots(this.pool, scheduled.map((s) => s.runId))).map((r) => [r.definition.runId, r]));
       const fresh = new Map<string, PresentRun>();
       for (const run of scheduled) {
@@ -70,7 +68,7 @@ export class RunsService {
         fresh.set(run.runId, evolve(ABSENT, { type: 'RunScheduled', data: run }) as PresentRun);
       }
       try {
-        await this.appendNewRuns(actorOf(caller), [...fresh.values()]);
+        await this.appendNewRuns(caller, [...fresh.values()]);
       } catch (err) {
         if (err instanceof WrongExpectedRevisionError && attempt < 4) continue;
         throw err;
@@ -86,20 +84,19 @@ export class RunsService {
     }
   }
 
-  private async appendNewRuns(actor: string, runs: readonly PresentRun[]): Promise<void> {
+  private async appendNewRuns(caller: TeamCaller, runs: readonly PresentRun[]): Promise<void> {
     if (runs.length === 0) return;
-    const metadata = { actor, schemaVersion: RUN_EVENT_SCHEMA_VERSION };
+    const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
     const appends = runs.map((run) => ({ streamId: runStreamId(run.definition.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data: run.definition, metadata }] }));
     const store = this.eventStore;
-    if (store instanceof PostgresEventStore) {
-      await withTransaction(this.pool, async (tx) => {
-        await store.appendWith(tx, appends);
-        await upsertRuns(tx, runs);
-      });
-    } else {
-      await store.appendToStreams(appends);
-      await upsertRuns(this.pool, runs);
-    }
+    await withTransaction(this.pool, async (tx) => {
+      // The quota check locks and reads only: es_append must come before the transaction's first write.
+      const takeTokens = await admitEnqueue(tx, caller.team, runs.length);
+      if (store instanceof PostgresEventStore) await store.appendWith(tx, appends);
+      else await store.appendToStreams(appends);
+      await upsertRuns(tx, runs);
+      await takeTokens();
+    });
   }
 
   /** Apply a command to a run the caller may act on; 404 for runs of other teams or queues. */

@@ -67,7 +67,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const problem = this.toProblem(error, request);
     if (problem.status >= 500) this.logger.error('request failed', { method: request.method, path: request.path, err: error instanceof Error ? error.stack : String(error) });
-    if (problem.status === 503) response.setHeader('Retry-After', '1');
+    // 503: the database is away; 429: a quota says when (retryAfterSeconds).
+    const retryAfter = problem.status === 503 ? 1 : problem['retryAfterSeconds'];
+    if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
     response.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
   }
 
