@@ -173,6 +173,25 @@ describe('dispatch policy', () => {
       for (const run of first) await complete(platform, run);
     });
 
+    it('refuses an enqueue with ifRunning: reject while the job is at its limit, and enqueues nothing', async () => {
+      const team = (await createTeam(app.url, ADMIN_TOKEN, 'team-r', ['limited'])).team;
+      await defineJob(team, 'r.single', 'limited', 'critical', { concurrency: 1 });
+      expect((await team.post('/v1/jobs/r.single/runs', { ifRunning: 'reject' })).status).toBe(201);
+      const leases = await lease(platform, 'limited', 10);
+      const leased = leases.find((l) => l.job === 'r.single');
+      expect(leased).toBeDefined();
+      const refused = await team.post('/v1/jobs/r.single/runs', { ifRunning: 'reject' });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ type: '/problems/concurrency-limit', detail: expect.stringContaining('1 of its 1 runs leased') });
+      expect((await team.post('/v1/runs:batch', { runs: [{ job: 'r.single', ifRunning: 'reject' }] })).status).toBe(409);
+      expect((await team.post('/v1/jobs/r.single/runs', { ifRunning: 'sometimes' })).status).toBe(400);
+      const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'job' = 'r.single'");
+      expect(rows[0].n).toBe(1);
+      // Queued (the default), the run waits for the running one.
+      expect((await team.post('/v1/jobs/r.single/runs', {})).status).toBe(201);
+      for (const run of leases) await complete(platform, run);
+    });
+
     it('never has more than 2 leased at once with 20 concurrent lease loops, by the event log', async () => {
       const loops = Array.from({ length: 20 }, async () => {
         for (let idle = 0; idle < 20; ) {

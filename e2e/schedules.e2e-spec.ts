@@ -45,8 +45,9 @@ describe('the materialiser (reference 7.2)', () => {
         [job],
       )
     ).rows;
+  /** allow_all: the catch-up runs of these tests may run side by side (the overlap policies have their own tests). */
   const defineEveryMinute = (name: string, missedRunPolicy: string): Promise<unknown> =>
-    team.put(`/v1/jobs/${name}`, { queue: 'cron', schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy } });
+    team.put(`/v1/jobs/${name}`, { queue: 'cron', schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy, overlapPolicy: 'allow_all' } });
 
   it('materialises the next fire time ahead of time, once, with the nominal time in the idempotency key', async () => {
     await defineEveryMinute('cron.minutely', 'run_once');

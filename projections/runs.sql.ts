@@ -55,3 +55,15 @@ export async function findRunSnapshots(db: Queryable, runIds: readonly string[])
   const { rows } = await db.query<{ snapshot: PresentRun }>('SELECT snapshot FROM runs WHERE run_id = ANY($1::text[])', [runIds]);
   return rows.map((r) => r.snapshot);
 }
+
+/** Of these jobs, those with as many runs leased as their limit (jobs.run_limit: concurrency, or 1 for a non-overlapping schedule). */
+export async function jobsAtRunLimit(db: Queryable, jobs: readonly string[]): Promise<Array<{ job: string; run_limit: number; leased: number }>> {
+  if (jobs.length === 0) return [];
+  const { rows } = await db.query<{ job: string; run_limit: number; leased: number }>(
+    `SELECT j.name AS job, j.run_limit, l.leased FROM jobs j
+      CROSS JOIN LATERAL (SELECT count(*)::int AS leased FROM runs r WHERE r.job = j.name AND r.state = 'leased') l
+      WHERE j.name = ANY($1::text[]) AND l.leased >= j.run_limit`,
+    [jobs],
+  );
+  return rows;
+}

@@ -7,6 +7,7 @@ import type { Config } from '../../../libs/platform/src/config/config';
 import { CLOCK, CONFIG, EVENT_STORE, LOGGER, PG_POOL } from '../../../libs/platform/src/runtime/tokens';
 import { LeaseReaper } from './lease-reaper';
 import { Materialiser } from './materialiser';
+import { OverlapResolver } from './overlap-resolver';
 
 /** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
 const REAP_INTERVAL_MS = 250;
@@ -29,15 +30,17 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationBootstrap(): void {
     const reaper = new LeaseReaper(this.eventStore, this.pool);
+    const overlaps = new OverlapResolver(this.eventStore, this.pool);
     const materialiser = new Materialiser(this.eventStore, this.pool, this.clock, this.config.materialiseLookaheadSeconds);
     const log = this.logger.child('scheduler');
     let lastMaterialised = 0;
     const tick = (): void => {
       const materialise = Date.now() - lastMaterialised >= MATERIALISE_INTERVAL_MS;
       if (materialise) lastMaterialised = Date.now();
-      this.running = Promise.all([reaper.reapOnce(), materialise ? materialiser.materialiseOnce() : Promise.resolve(0)])
-        .then(([reaped, scheduled]) => {
+      this.running = Promise.all([reaper.reapOnce(), materialise ? materialiser.materialiseOnce() : Promise.resolve(0), overlaps.resolveOnce()])
+        .then(([reaped, scheduled, overlapping]) => {
           if (reaped > 0) log.info('expired leases reaped', { runs: reaped });
+          if (overlapping > 0) log.info('overlap policy applied', { runs: overlapping });
           if (scheduled > 0) log.info('scheduled runs materialised', { runs: scheduled });
         })
         .catch((err: unknown) => log.error('scheduler pass failed', { err: String(err) }))

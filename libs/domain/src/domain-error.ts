@@ -1,5 +1,5 @@
 /** Stable codes: the API maps each to a problem type; callers branch on them. */
-export type DomainErrorCode = 'stale-lease' | 'invalid-transition' | 'not-ready' | 'not-found' | 'validation-error';
+export type DomainErrorCode = 'stale-lease' | 'invalid-transition' | 'not-ready' | 'not-found' | 'validation-error' | 'concurrency-limit';
 
 export class DomainError extends Error {
   constructor(

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsDefined, IsISO8601, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsDefined, IsISO8601, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { NAME_PATTERN } from '../names';
 
 /** POST /v1/jobs/{name}/runs: neither runAt nor delaySeconds means due now. */
@@ -16,6 +16,10 @@ export class EnqueueBody {
   @ApiPropertyOptional()
   @IsOptional() @IsInt() @Min(0) @Max(31_536_000)
   delaySeconds?: number;
+
+  @ApiPropertyOptional({ enum: ['queue', 'reject'], description: 'reject: 409 concurrency-limit when the job has its limit of runs leased; queue (default): the run waits' })
+  @IsOptional() @IsIn(['queue', 'reject'])
+  ifRunning?: 'queue' | 'reject';
 }
 
 export class BatchRunBody extends EnqueueBody {

@@ -45,7 +45,7 @@ export class RunsController {
     assertPayloadSize(body.payload);
     const now = this.clock.now();
     const dueAt = body.runAt !== undefined ? new Date(body.runAt) : new Date(now.getTime() + (body.delaySeconds ?? 0) * 1000);
-    const { run, created } = await this.commands.execute(new EnqueueRun(team, job, { payload: body.payload, dueAt, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }));
+    const { run, created } = await this.commands.execute(new EnqueueRun(team, job, { payload: body.payload, dueAt, ifRunning: body.ifRunning ?? 'queue', ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }));
     if (created) this.ready.notify();
     response.status(created ? 201 : 200);
     return runView(run, now);
@@ -67,7 +67,7 @@ export class RunsController {
       if (item.runAt !== undefined && item.delaySeconds !== undefined) throw invalid(`runs[${i}]: give runAt or delaySeconds, not both`);
       assertPayloadSize(item.payload);
       const dueAt = item.runAt !== undefined ? new Date(item.runAt) : new Date(now.getTime() + (item.delaySeconds ?? 0) * 1000);
-      return { job: jobs.get(item.job)!, request: { payload: item.payload, dueAt, ...(item.idempotencyKey === undefined ? {} : { idempotencyKey: item.idempotencyKey }) } };
+      return { job: jobs.get(item.job)!, request: { payload: item.payload, dueAt, ifRunning: item.ifRunning ?? 'queue', ...(item.idempotencyKey === undefined ? {} : { idempotencyKey: item.idempotencyKey }) } };
     });
     const results = await this.commands.execute(new EnqueueRuns(team, items));
     if (results.some((r) => r.created)) this.ready.notify();

@@ -16,7 +16,7 @@ import type { Caller, TeamCaller } from '../auth/caller';
 import type { DefinedJob } from '../jobs/jobs.service';
 import { derivedRunId, newRunScheduled } from '../../../../libs/application/src/new-run';
 import { executeStreamCommand } from '../../../../libs/application/src/stream-command';
-import { findRunSnapshots, upsertRun, upsertRuns } from '../../../../projections/runs.sql';
+import { findRunSnapshots, jobsAtRunLimit, upsertRun, upsertRuns } from '../../../../projections/runs.sql';
 import { admitEnqueue } from '../quotas/enqueue-quota';
 
 export type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
@@ -25,6 +25,8 @@ export interface EnqueueRequest {
   readonly payload?: unknown;
   readonly dueAt: Date;
   readonly idempotencyKey?: string;
+  /** reject: refuse (409 concurrency-limit) while the job has its limit of runs leased. */
+  readonly ifRunning?: 'queue' | 'reject';
   /** A scheduled fire time's run (backfill): its id from (job, nominal time), as the materialiser makes it. */
   readonly scheduled?: { readonly runId: string; readonly source: 'backfill' };
 }
@@ -59,6 +61,9 @@ export class RunsService {
   }
 
   private async enqueueRuns(caller: TeamCaller, items: ReadonlyArray<{ job: DefinedJob; request: EnqueueRequest }>, source: RunScheduledData['source']): Promise<Array<{ run: PresentRun; created: boolean }>> {
+    const rejectIfRunning = [...new Set(items.filter((i) => i.request.ifRunning === 'reject').map((i) => i.job.definition.name))];
+    const [full] = await jobsAtRunLimit(this.pool, rejectIfRunning);
+    if (full !== undefined) throw new DomainError('concurrency-limit', `job ${full.job} has ${full.leased} of its ${full.run_limit} runs leased; enqueued with ifRunning: reject`);
     for (let attempt = 1; ; attempt++) {
       const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
       const existing = new Map((await findRunSnapshots(this.pool, scheduled.map((s) => s.runId))).map((r) => [r.definition.runId, r]));

@@ -1,26 +1,11 @@
-import { defineNewJobs } from '../../../../libs/application/src/define-jobs';
-import { newRunScheduled } from '../../../../libs/application/src/new-run';
-import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
-import { ABSENT, evolve, type RunSnapshot } from '../../../../libs/domain/src/run/run-state';
-import { runStreamId } from '../../../../libs/domain/src/streams';
 import { PostgresEventStore } from '../../../../libs/event-store/src/postgres/postgres.event-store';
 import { DEFAULT_PRIORITY_WEIGHTS } from '../../../../libs/platform/src/config/config';
 import { withTransaction } from '../../../../libs/platform/src/database/pg-pool';
-import { upsertRuns } from '../../../../projections/runs.sql';
+import { seedRuns, testJob } from '../../../../test/seed';
 import { createTestDatabase, type TestDatabase } from '../../../../test/test-database';
 import { claimReadyRuns } from './lease.service';
 
-const job: JobDefinition = {
-  name: 'ops.one-at-a-time',
-  team: 'ops',
-  queue: 'ops',
-  priority: 'default',
-  timeoutSeconds: 60,
-  retry: { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 },
-  concurrency: 2,
-  payload: {},
-  schedule: null,
-};
+const job = testJob({ name: 'ops.one-at-a-time', concurrency: 2 });
 const caller = { kind: 'worker', team: 'ops', queues: ['ops'] } as const;
 const request = (max: number) => ({ queues: ['ops'], max, waitSeconds: 0, leaseSeconds: 30, workerId: 'w' });
 
@@ -31,12 +16,7 @@ describe('claims of a job with a concurrency limit', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     store = new PostgresEventStore(db.pool);
-    await withTransaction(db.pool, async (tx) => {
-      await defineNewJobs(tx, store, [job], 'test');
-      const runs = [1, 2, 3].map((n) => newRunScheduled(job, { runId: `run_${n}`, dueAt: new Date(Date.now() - 60_000 + n), idempotencyKey: `k${n}`, source: 'api' }));
-      await store.appendWith(tx, runs.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata: {} }] })));
-      await upsertRuns(tx, runs.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as Exclude<RunSnapshot, { status: 'absent' }>));
-    });
+    await seedRuns(db.pool, store, [job], [1, 2, 3].map((n) => ({ job, runId: `run_${n}`, dueAt: new Date(Date.now() - 60_000 + n) })));
   });
   afterAll(() => db?.drop());
 

@@ -27,8 +27,9 @@ const PRIORITIES = ['critical', 'default', 'bulk'] as const;
  *  - priorities: the k-th run of a priority in that order has the key
  *    (k - u_priority) / weight_priority, so claims split 70/25/5 while all
  *    three have ready runs, and a priority with none gives its share away.
- * Runs of paused jobs are not candidates. A job with a concurrency limit
- * gives at most its headroom (limit - leased runs), from its own index
+ * Runs of paused jobs are not candidates. A job with a limit (jobs.run_limit:
+ * its concurrency, or 1 for a schedule whose overlap policy keeps fires
+ * apart) gives at most its headroom (limit - leased runs), from its own index
  * range, so its waiting runs never hide other jobs' runs behind them; the
  * headroom is checked again under the job's lock (withinConcurrencyLimits).
  *
@@ -50,10 +51,9 @@ export async function lockReadyRuns(db: Queryable, scope: ClaimScope, limit: num
                LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
               WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
            ), limited AS MATERIALIZED (
-             SELECT j.name AS job, j.paused,
-                    (j.definition->>'concurrency')::int - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS headroom
+             SELECT j.name AS job, j.paused, j.run_limit - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS headroom
                FROM jobs j
-              WHERE j.definition->>'queue' = ANY($1::text[]) AND j.definition->>'concurrency' IS NOT NULL
+              WHERE j.definition->>'queue' = ANY($1::text[]) AND j.run_limit IS NOT NULL
            ), candidates AS MATERIALIZED (
              SELECT c.*, row_number() OVER (PARTITION BY c.priority, c.team ORDER BY c.available_at) AS team_rank
                FROM (
@@ -114,7 +114,7 @@ export async function withinConcurrencyLimits(db: Queryable, runs: readonly Pres
   const { rows: limited } = await db.query<{ job: string }>({
     name: 'claim_lock_limited_jobs',
     text: `SELECT j.name AS job FROM jobs j
-            WHERE j.name = ANY($1::text[]) AND j.definition->>'concurrency' IS NOT NULL
+            WHERE j.name = ANY($1::text[]) AND j.run_limit IS NOT NULL
             ORDER BY j.name COLLATE "C"`,
     values: [jobs],
   });
@@ -126,7 +126,7 @@ export async function withinConcurrencyLimits(db: Queryable, runs: readonly Pres
   });
   const { rows: headroom } = await db.query<{ job: string; headroom: number }>({
     name: 'claim_job_headroom',
-    text: `SELECT j.name AS job, (j.definition->>'concurrency')::int - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased')::int AS headroom
+    text: `SELECT j.name AS job, j.run_limit - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased')::int AS headroom
              FROM jobs j WHERE j.name = ANY($1::text[])`,
     values: [limited.map((l) => l.job)],
   });

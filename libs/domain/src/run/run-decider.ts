@@ -22,6 +22,9 @@ export type RunCommand =
     }
   | { readonly type: 'ExpireLease'; readonly now: Date; readonly draw: number }
   | { readonly type: 'CancelRun'; readonly now: Date }
+  /** The overlap policy's decisions: skip a due fire, or end a leased run a newer fire supersedes. */
+  | { readonly type: 'SkipOverlappingRun'; readonly now: Date; readonly detail: string }
+  | { readonly type: 'SupersedeRun'; readonly now: Date; readonly detail: string }
   | { readonly type: 'ReplayRun'; readonly now: Date }
   | { readonly type: 'DiscardRun'; readonly now: Date };
 
@@ -68,6 +71,13 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
     case 'CancelRun':
       if (state.status !== 'scheduled' && state.status !== 'retry_wait') throw new DomainError('invalid-transition', `a ${state.status} run cannot be cancelled`);
       return [{ type: 'RunCancelled', data: { cancelledAt: at(command.now) } }];
+    case 'SkipOverlappingRun':
+      if (state.status !== 'scheduled') throw new DomainError('invalid-transition', `a ${state.status} run is not a fire waiting to start`);
+      return [{ type: 'RunCancelled', data: { cancelledAt: at(command.now), reason: 'overlap_skipped', detail: command.detail } }];
+    case 'SupersedeRun':
+      // The lease ends with the run: the worker's next heartbeat or completion gets stale-lease.
+      if (state.status !== 'leased') throw new DomainError('invalid-transition', `a ${state.status} run is not running`);
+      return [{ type: 'RunCancelled', data: { cancelledAt: at(command.now), reason: 'overlap_superseded', detail: command.detail } }];
     case 'ReplayRun':
       if (state.status !== 'dead' || state.discarded) throw new DomainError('invalid-transition', `only a dead run in the DLQ can be replayed, this one is ${state.discarded ? 'discarded' : state.status}`);
       return [{ type: 'RunReplayed', data: { replayedAt: at(command.now), attemptLimit: state.attempt + state.definition.retry.maxAttempts } }];

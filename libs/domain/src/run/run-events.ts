@@ -76,6 +76,13 @@ export interface RunDeadData {
 
 export interface RunCancelledData {
   readonly cancelledAt: string;
+  /**
+   * Absent: cancelled on request. The schedule's overlap policy: a fire
+   * skipped while an earlier run was leased, or a leased run superseded by a
+   * newer fire (cancel_other); `detail` names the other run.
+   */
+  readonly reason?: 'overlap_skipped' | 'overlap_superseded';
+  readonly detail?: string;
 }
 
 export interface RunReplayedData {

@@ -2,7 +2,7 @@ import { formatWithOffset, planScheduledRuns, RUN_ALL_CAP, type PlanInput } from
 import type { ScheduleSpec } from './schedule-spec';
 import { REFERENCE_DST_POLICY } from './zoned-time';
 
-const everyMinute: ScheduleSpec = { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY };
+const everyMinute: ScheduleSpec = { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: 'buffer_one' };
 const now = new Date('2026-06-01T12:00:30Z');
 const input = (overrides: Partial<PlanInput> = {}): PlanInput => ({ jobName: 'ops.tick', spec: everyMinute, cursor: null, now, lookaheadSeconds: 60, runAllCap: RUN_ALL_CAP, ...overrides });
 const at = (runs: ReturnType<typeof planScheduledRuns>['runs']): string[] => runs.map((r) => `${r.source}:${r.nominalAt.toISOString().slice(11, 16)}`);
@@ -50,14 +50,14 @@ describe('planning scheduled runs', () => {
   });
 
   it('has no next fire time once an RRULE has run its COUNT', () => {
-    const spec: ScheduleSpec = { rrule: 'DTSTART:20260601T120000\nRRULE:FREQ=HOURLY;COUNT=2', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY };
+    const spec: ScheduleSpec = { rrule: 'DTSTART:20260601T120000\nRRULE:FREQ=HOURLY;COUNT=2', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: 'buffer_one' };
     const plan = planScheduledRuns(input({ spec, now: new Date('2026-06-01T12:59:30Z'), cursor: new Date('2026-06-01T12:30:00Z') }));
     expect(at(plan.runs)).toEqual(['schedule:13:00']);
     expect(plan.nextFireAt).toBeNull();
   });
 
   it('offsets the due time by the job jitter, keeping the nominal time in the idempotency key', () => {
-    const spec: ScheduleSpec = { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 60, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY };
+    const spec: ScheduleSpec = { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 60, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: 'buffer_one' };
     const { runs } = planScheduledRuns(input({ jobName: 'billing.export-invoices', spec, now: new Date('2026-03-15T00:59:30Z') }));
     expect(runs).toHaveLength(1);
     expect(runs[0]!.idempotencyKey).toBe('billing.export-invoices@2026-03-15T02:00:00+01:00');

@@ -15,7 +15,12 @@ export interface ScheduleSpec {
   readonly jitterSeconds: number;
   readonly missedRunPolicy: 'run_once' | 'run_all' | 'skip';
   readonly dstPolicy: DstPolicy;
+  /** What a fire does while an earlier run of the job is still leased (Temporal's names); buffer_one by default. */
+  readonly overlapPolicy: OverlapPolicy;
 }
+
+export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 
 export class InvalidScheduleError extends DomainError {
   constructor(
@@ -64,7 +69,16 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
   if (missedRunPolicy !== 'run_once' && missedRunPolicy !== 'run_all' && missedRunPolicy !== 'skip') {
     throw new InvalidScheduleError('missedRunPolicy', 'must be run_once, run_all or skip');
   }
-  return { ...(cron !== undefined ? { cron: cron as string } : { rrule: rrule as string }), timeZone, jitterSeconds, missedRunPolicy, dstPolicy: parseDstPolicy(spec['dstPolicy']) };
+  const overlapPolicy = spec['overlapPolicy'] ?? 'buffer_one';
+  if (!OVERLAP_POLICIES.includes(overlapPolicy as OverlapPolicy)) throw new InvalidScheduleError('overlapPolicy', `must be one of ${OVERLAP_POLICIES.join(', ')}`);
+  return {
+    ...(cron !== undefined ? { cron: cron as string } : { rrule: rrule as string }),
+    timeZone,
+    jitterSeconds,
+    missedRunPolicy,
+    dstPolicy: parseDstPolicy(spec['dstPolicy']),
+    overlapPolicy: overlapPolicy as OverlapPolicy,
+  };
 }
 
 /** Optional per schedule; the reference rule (gap: shift, overlap: first) by default. */

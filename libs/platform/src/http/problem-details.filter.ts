@@ -36,6 +36,7 @@ const DOMAIN_STATUS: Record<DomainError['code'], number> = {
   'stale-lease': 409,
   'invalid-transition': 409,
   'not-ready': 409,
+  'concurrency-limit': 409,
   'not-found': 404,
   'validation-error': 400,
 };

@@ -1,0 +1,35 @@
+import type { Pool } from 'pg';
+import { defineNewJobs } from '../libs/application/src/define-jobs';
+import { newRunScheduled } from '../libs/application/src/new-run';
+import type { JobDefinition } from '../libs/domain/src/job/job-decider';
+import type { RunSource } from '../libs/domain/src/run/run-events';
+import { ABSENT, evolve, type RunSnapshot } from '../libs/domain/src/run/run-state';
+import { runStreamId } from '../libs/domain/src/streams';
+import type { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
+import { withTransaction } from '../libs/platform/src/database/pg-pool';
+import { upsertRuns } from '../projections/runs.sql';
+
+/** A job definition for tests, with overrides. */
+export function testJob(overrides: Partial<JobDefinition> & Pick<JobDefinition, 'name'>): JobDefinition {
+  return {
+    team: 'ops',
+    queue: 'ops',
+    priority: 'default',
+    timeoutSeconds: 60,
+    retry: { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 },
+    concurrency: null,
+    payload: {},
+    schedule: null,
+    ...overrides,
+  };
+}
+
+/** Jobs and their runs, as the API and the materialiser write them: events appended, rows written through, in one transaction. */
+export async function seedRuns(pool: Pool, store: PostgresEventStore, jobs: readonly JobDefinition[], runs: ReadonlyArray<{ job: JobDefinition; runId: string; dueAt: Date; source?: RunSource }>): Promise<void> {
+  await withTransaction(pool, async (tx) => {
+    if (jobs.length > 0) await defineNewJobs(tx, store, jobs, 'test');
+    const scheduled = runs.map((r) => newRunScheduled(r.job, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }));
+    await store.appendWith(tx, scheduled.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata: {} }] })));
+    await upsertRuns(tx, scheduled.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as Exclude<RunSnapshot, { status: 'absent' }>));
+  });
+}
