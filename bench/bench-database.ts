@@ -12,36 +12,65 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
+export interface BenchServer {
+  /** Where the figures come from, for the report. */
+  readonly description: string;
+  /** A new empty database on this server; drop() removes it. */
+  createDatabase(prefix: string): Promise<Omit<BenchDatabase, 'server'>>;
+  stop(): Promise<void>;
+}
+
 /**
- * A scratch database on the server in use: DATABASE_URL's when set, else a
- * durable (fsync on) embedded PostgreSQL that is deleted afterwards.
+ * The server in use: DATABASE_URL's when set, else a durable (fsync on)
+ * embedded PostgreSQL that stop() deletes.
  */
-export async function createBenchDatabase(): Promise<BenchDatabase> {
+export async function openBenchServer(): Promise<BenchServer> {
   let serverUrl = process.env['DATABASE_URL'];
-  let stopServer = async (): Promise<void> => undefined;
-  let server = 'DATABASE_URL';
+  let stop = async (): Promise<void> => undefined;
+  let kind = 'DATABASE_URL';
   if (serverUrl === undefined || serverUrl === '') {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-bench-pg-'));
     await chmod(dataDir, 0o755);
     const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: true });
     serverUrl = embedded.connectionString;
-    stopServer = () => embedded.stop();
-    server = 'embedded PostgreSQL (fsync on)';
+    stop = () => embedded.stop();
+    kind = 'embedded PostgreSQL (fsync on)';
   }
-  const name = `scheduler_bench_${Date.now().toString(36)}`;
-  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  await migrate(url.toString());
-  const version = await adminQuery(serverUrl, 'SHOW server_version');
+  const adminUrl = serverUrl;
+  const version = await adminQuery(adminUrl, 'SHOW server_version');
+  let created = 0;
   return {
-    url: url.toString(),
-    server: `${server}, PostgreSQL ${String(version[0]?.['server_version'])}`,
-    drop: async () => {
-      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await stopServer();
+    description: `${kind}, PostgreSQL ${String(version[0]?.['server_version'])}`,
+    createDatabase: async (prefix) => {
+      // Unique within this process and across runs: a crashed run may leave one behind.
+      const name = `${prefix}_${Date.now().toString(36)}_${created++}`;
+      await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      return { url: url.toString(), drop: async () => void (await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) };
     },
+    stop,
   };
+}
+
+/** A migrated scratch database on a server of its own (see openBenchServer), deleted by drop(). */
+export async function createBenchDatabase(): Promise<BenchDatabase> {
+  const server = await openBenchServer();
+  try {
+    const db = await server.createDatabase('scheduler_bench');
+    await migrate(db.url);
+    return {
+      url: db.url,
+      server: server.description,
+      drop: async () => {
+        await db.drop();
+        await server.stop();
+      },
+    };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<Array<Record<string, unknown>>> {

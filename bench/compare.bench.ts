@@ -1,0 +1,66 @@
+import { openBenchServer } from './bench-database';
+import { peerComparison, type BenchSuite } from './compare/peer-comparison.suite';
+import { FULL, QUICK } from './compare/scenario';
+
+/**
+ * `npm run bench`: the suites below, one after another, on one PostgreSQL
+ * server (DATABASE_URL's, or an embedded one). A script, not a test: it
+ * bounds its own time and exits by itself.
+ *
+ *   --quick            small counts, one repetition: a smoke run
+ *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling)
+ *   --systems=a,b      only systems whose label contains one of these (chronicle, graphile-worker, pg-boss, tuned, defaults)
+ *   --json             the figures as JSON on stdout instead of the table
+ */
+const SUITES: readonly BenchSuite[] = [peerComparison];
+const TIME_LIMIT_MS = { full: 25 * 60_000, quick: 5 * 60_000 };
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const json = args.includes('--json');
+  const only = listArg(args, 'only');
+  const systems = listArg(args, 'systems');
+  const known = new Set(SUITES.flatMap((s) => s.scenarios));
+  const unknown = only?.filter((name) => !known.has(name)) ?? [];
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
+
+  // A hung system must not hold the bench forever; exiting kills the child processes.
+  setTimeout(() => {
+    process.stderr.write(`bench: over the time limit of ${(quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full) / 60_000} min, giving up\n`);
+    process.exit(2);
+  }, quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full).unref();
+
+  const server = await openBenchServer();
+  const reports: Array<{ suite: string; json: unknown }> = [];
+  try {
+    for (const suite of SUITES) {
+      if (only !== undefined && !suite.scenarios.some((name) => only.includes(name))) continue;
+      const report = await suite.run(server, {
+        sizes: quick ? QUICK : FULL,
+        only: only === undefined ? undefined : new Set(only),
+        systems,
+        progress: (line) => process.stderr.write(`bench ${suite.name}: ${line}\n`),
+      });
+      reports.push({ suite: suite.name, json: report.json });
+      if (!json) report.print(process.stdout);
+    }
+  } finally {
+    await server.stop();
+  }
+  if (json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n');
+}
+
+function listArg(args: readonly string[], name: string): string[] | undefined {
+  const arg = args.find((a) => a.startsWith(`--${name}=`));
+  return arg === undefined ? undefined : arg.slice(name.length + 3).split(',').filter((s) => s !== '');
+}
+
+main().then(
+  // Peers' timers (pg-boss's monitors) may outlive their stop(): the bench ends here regardless.
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

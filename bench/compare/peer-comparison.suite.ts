@@ -1,0 +1,60 @@
+import type { BenchServer } from '../bench-database';
+import { bulkEnqueue } from './bulk-enqueue.scenario';
+import { chronicle } from './chronicle';
+import { drain } from './drain.scenario';
+import { graphileWorkerDefaults, graphileWorkerTuned } from './graphile-worker';
+import { pgBossDefaults, pgBossTuned } from './pg-boss';
+import { judgeTargets, printTable, toJson } from './report';
+import { CEILING, runComparison } from './runner';
+import type { Sizes } from './scenario';
+import { sustained } from './sustained.scenario';
+import { timeliness } from './timeliness.scenario';
+
+export interface SuiteOptions {
+  readonly sizes: Sizes;
+  /** Scenario names to run; undefined: all. */
+  readonly only: ReadonlySet<string> | undefined;
+  /** System labels (or a part of one) to run; undefined: all. */
+  readonly systems: readonly string[] | undefined;
+  readonly progress: (line: string) => void;
+}
+
+/** One suite of `npm run bench`: what it can run, and its report as text and as JSON. */
+export interface BenchSuite {
+  readonly name: string;
+  readonly scenarios: readonly string[];
+  run(server: BenchServer, options: SuiteOptions): Promise<{ print(out: NodeJS.WritableStream): void; json: unknown }>;
+}
+
+const SCENARIOS = [bulkEnqueue, drain, sustained, timeliness];
+const SYSTEMS = [chronicle, graphileWorkerTuned, graphileWorkerDefaults, pgBossTuned, pgBossDefaults];
+
+/** Issue 6: our product against pg-boss and graphile-worker, tuned and at their defaults, on one server. */
+export const peerComparison: BenchSuite = {
+  name: 'peers',
+  scenarios: [...SCENARIOS.map((s) => s.name), CEILING],
+  async run(server, options) {
+    const { sizes, only } = options;
+    const systems = SYSTEMS.filter((f) => options.systems === undefined || options.systems.some((name) => f.label.includes(name)));
+    const series = await runComparison({
+      server,
+      scenarios: SCENARIOS.filter((s) => only === undefined || only.has(s.name)),
+      systems,
+      withCeiling: only === undefined || only.has(CEILING),
+      sizes,
+      progress: options.progress,
+    });
+    const targets = judgeTargets(series);
+    const header = [
+      `queue comparison on ${server.description}`,
+      `${sizes.repetitions} repetition(s), each system on a fresh database per scenario, systems alternating; medians with min–max`,
+      `ours/this > 1 is ours ahead for throughputs, behind for latencies (ms)`,
+      '',
+      ...systems.map((f) => `${f.label}: ${f.create().settings}`),
+    ];
+    return {
+      print: (out) => printTable(out, header, series, targets),
+      json: toJson(server.description, sizes, series, targets),
+    };
+  },
+};
