@@ -1,6 +1,8 @@
 import { openBenchServer } from './bench-database';
 import { peerComparison, type BenchSuite } from './compare/peer-comparison.suite';
 import { FULL, QUICK } from './compare/scenario';
+import { claimLatency } from './claim-latency.suite';
+import { scheduleSpike } from './schedule-spike.suite';
 
 /**
  * `npm run bench`: the suites below, one after another, on one PostgreSQL
@@ -8,11 +10,11 @@ import { FULL, QUICK } from './compare/scenario';
  * bounds its own time and exits by itself.
  *
  *   --quick            small counts, one repetition: a smoke run
- *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling)
+ *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike, claim-latency)
  *   --systems=a,b      only systems whose label contains one of these (chronicle, graphile-worker, pg-boss, tuned, defaults)
  *   --json             the figures as JSON on stdout instead of the table
  */
-const SUITES: readonly BenchSuite[] = [peerComparison];
+const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency];
 const TIME_LIMIT_MS = { full: 25 * 60_000, quick: 5 * 60_000 };
 
 async function main(): Promise<void> {

@@ -10,6 +10,60 @@ export interface ClaimScope {
 
 const PRIORITIES = ['critical', 'default', 'bulk'] as const;
 
+/** The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights), as lockReadyRuns runs it. */
+export const CLAIM_SQL = `WITH served AS (
+    SELECT q.queue, coalesce($2, g.team) AS team, coalesce(g.weight, 1) AS weight
+      FROM unnest($1::text[]) AS q(queue)
+      LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
+     WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
+  ), limited AS MATERIALIZED (
+    SELECT j.name AS job, j.paused, j.run_limit - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS headroom
+      FROM jobs j
+     WHERE j.definition->>'queue' = ANY($1::text[]) AND j.run_limit IS NOT NULL
+  ), candidates AS MATERIALIZED (
+    SELECT c.*, row_number() OVER (PARTITION BY c.priority, c.team ORDER BY c.available_at) AS team_rank
+      FROM (
+        SELECT r.run_id, r.team, r.priority, r.available_at, s.weight
+          FROM served s
+         CROSS JOIN unnest($4::text[]) AS p(priority)
+         CROSS JOIN LATERAL (
+           SELECT r.run_id, r.team, r.priority, r.available_at FROM runs r
+            WHERE r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
+              AND r.state IN ('scheduled', 'retry_wait') AND r.available_at <= now()
+              AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
+              AND NOT EXISTS (SELECT 1 FROM limited l WHERE l.job = r.job)
+            ORDER BY r.available_at
+            LIMIT $3
+         ) r
+        UNION ALL
+        SELECT r.run_id, r.team, r.priority, r.available_at, s.weight
+          FROM limited l
+         CROSS JOIN LATERAL (
+           SELECT r.run_id, r.team, r.queue, r.priority, r.available_at FROM runs r
+            WHERE r.job = l.job AND r.state IN ('scheduled', 'retry_wait') AND r.available_at <= now()
+            ORDER BY r.available_at
+            LIMIT least(l.headroom, $3)
+         ) r
+         JOIN served s ON s.queue = r.queue AND s.team = r.team
+         WHERE l.headroom > 0 AND NOT l.paused
+      ) c
+  ), team_phases AS MATERIALIZED (
+    SELECT t.priority, t.team, random() AS u FROM (SELECT DISTINCT priority, team FROM candidates) t
+  ), priority_phases AS MATERIALIZED (
+    SELECT w.priority, w.weight, random() AS u FROM unnest($4::text[], $5::float8[]) AS w(priority, weight)
+  ), within_priority AS (
+    SELECT c.run_id, c.priority,
+           row_number() OVER (PARTITION BY c.priority ORDER BY (c.team_rank - t.u) / c.weight, c.available_at) AS priority_rank
+      FROM candidates c JOIN team_phases t USING (priority, team)
+  ), chosen AS MATERIALIZED (
+    SELECT w.run_id FROM within_priority w JOIN priority_phases p USING (priority)
+     ORDER BY (w.priority_rank - p.u) / p.weight
+     LIMIT $3 * 2
+  )
+  SELECT c.run_id FROM chosen c
+   WHERE pg_try_advisory_xact_lock(hashtextextended('run-' || c.run_id, 0))
+   LIMIT $3`;
+
 /**
  * Step 1 of the claim (DESIGN.md, claim protocol), in one statement: pick
  * up to `limit` ready runs by the dispatch policy and take each run stream's
@@ -45,58 +99,7 @@ const PRIORITIES = ['critical', 'default', 'bulk'] as const;
 export async function lockReadyRuns(db: Queryable, scope: ClaimScope, limit: number, weights: PriorityWeights): Promise<string[]> {
   const { rows } = await db.query<{ run_id: string }>({
     name: 'claim_lock_ready_runs',
-    text: `WITH served AS (
-             SELECT q.queue, coalesce($2, g.team) AS team, coalesce(g.weight, 1) AS weight
-               FROM unnest($1::text[]) AS q(queue)
-               LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
-              WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
-           ), limited AS MATERIALIZED (
-             SELECT j.name AS job, j.paused, j.run_limit - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS headroom
-               FROM jobs j
-              WHERE j.definition->>'queue' = ANY($1::text[]) AND j.run_limit IS NOT NULL
-           ), candidates AS MATERIALIZED (
-             SELECT c.*, row_number() OVER (PARTITION BY c.priority, c.team ORDER BY c.available_at) AS team_rank
-               FROM (
-                 SELECT r.run_id, r.team, r.priority, r.available_at, s.weight
-                   FROM served s
-                  CROSS JOIN unnest($4::text[]) AS p(priority)
-                  CROSS JOIN LATERAL (
-                    SELECT r.run_id, r.team, r.priority, r.available_at FROM runs r
-                     WHERE r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
-                       AND r.state IN ('scheduled', 'retry_wait') AND r.available_at <= now()
-                       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
-                       AND NOT EXISTS (SELECT 1 FROM limited l WHERE l.job = r.job)
-                     ORDER BY r.available_at
-                     LIMIT $3
-                  ) r
-                 UNION ALL
-                 SELECT r.run_id, r.team, r.priority, r.available_at, s.weight
-                   FROM limited l
-                  CROSS JOIN LATERAL (
-                    SELECT r.run_id, r.team, r.queue, r.priority, r.available_at FROM runs r
-                     WHERE r.job = l.job AND r.state IN ('scheduled', 'retry_wait') AND r.available_at <= now()
-                     ORDER BY r.available_at
-                     LIMIT least(l.headroom, $3)
-                  ) r
-                  JOIN served s ON s.queue = r.queue AND s.team = r.team
-                  WHERE l.headroom > 0 AND NOT l.paused
-               ) c
-           ), team_phases AS MATERIALIZED (
-             SELECT t.priority, t.team, random() AS u FROM (SELECT DISTINCT priority, team FROM candidates) t
-           ), priority_phases AS MATERIALIZED (
-             SELECT w.priority, w.weight, random() AS u FROM unnest($4::text[], $5::float8[]) AS w(priority, weight)
-           ), within_priority AS (
-             SELECT c.run_id, c.priority,
-                    row_number() OVER (PARTITION BY c.priority ORDER BY (c.team_rank - t.u) / c.weight, c.available_at) AS priority_rank
-               FROM candidates c JOIN team_phases t USING (priority, team)
-           ), chosen AS MATERIALIZED (
-             SELECT w.run_id FROM within_priority w JOIN priority_phases p USING (priority)
-              ORDER BY (w.priority_rank - p.u) / p.weight
-              LIMIT $3 * 2
-           )
-           SELECT c.run_id FROM chosen c
-            WHERE pg_try_advisory_xact_lock(hashtextextended('run-' || c.run_id, 0))
-            LIMIT $3`,
+    text: CLAIM_SQL,
     values: [scope.queues, scope.team, limit, PRIORITIES, PRIORITIES.map((p) => weights[p])],
   });
   return rows.map((r) => r.run_id);

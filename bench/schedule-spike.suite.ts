@@ -4,11 +4,13 @@ import type { JobDefinition } from '../libs/domain/src/job/job-decider';
 import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
 import type { Clock } from '../libs/platform/src/clock/clock';
 import { createPool, withTransaction } from '../libs/platform/src/database/pg-pool';
-import { createBenchDatabase } from './bench-database';
+import { migrate } from '../libs/platform/src/database/migrate';
+import type { BenchServer } from './bench-database';
+import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, median, quantile } from './table';
 
 /**
- * `npm run bench:schedules`: the top-of-the-hour spike of issue 4, scaled to
+ * `npm run bench -- --only=schedule-spike`: the top-of-the-hour spike of issue 4, scaled to
  * this machine. 50,000 hourly definitions with 60 s jitter, the scheduler in
  * its steady state (every cursor waiting for the hour); then the minute
  * before the hour, when all of them come due within the lookahead at once.
@@ -21,8 +23,7 @@ import { formatCount, formatTable, median, quantile } from './table';
  * (the next hour each time, over a growing runs table): materialised runs/s
  * from the spike's first batch to its last commit, and (ready - due).
  */
-const JOBS = Number(process.env['BENCH_SCHEDULE_JOBS'] ?? 50_000);
-const REPETITIONS = Number(process.env['BENCH_REPETITIONS'] ?? 3);
+const SIZES = { full: { jobs: 50_000, repetitions: 3 }, quick: { jobs: 5_000, repetitions: 1 } };
 const JITTER_SECONDS = 60;
 const LOOKAHEAD_SECONDS = 60;
 const HOUR = 3_600_000;
@@ -87,15 +88,26 @@ async function spike(materialiser: (clock: Clock) => Materialiser, hour: number)
   };
 }
 
-async function main(): Promise<void> {
-  const db = await createBenchDatabase();
+export const scheduleSpike: BenchSuite = {
+  name: 'schedules',
+  scenarios: ['schedule-spike'],
+  run: async (server, options) => {
+    const r = await measure(server, options);
+    return { print: (out) => out.write(formatReport(r)), json: r };
+  },
+};
+
+async function measure(server: BenchServer, options: SuiteOptions): Promise<Report> {
+  const { jobs, repetitions } = options.sizes.repetitions === 1 ? SIZES.quick : SIZES.full;
+  const db = await server.createDatabase('scheduler_bench_spike');
+  await migrate(db.url);
   const pool = createPool({ connectionString: db.url, max: 4, applicationName: 'bench-schedules' });
   const store = new PostgresEventStore(pool);
   const materialiser = (clock: Clock): Materialiser => new Materialiser(store, pool, clock, LOOKAHEAD_SECONDS);
   try {
     const defineStarted = Date.now();
-    for (let i = 0; i < JOBS; i += DEFINE_BATCH) {
-      const batch = Array.from({ length: Math.min(DEFINE_BATCH, JOBS - i) }, (_, k) => definition(i + k));
+    for (let i = 0; i < jobs; i += DEFINE_BATCH) {
+      const batch = Array.from({ length: Math.min(DEFINE_BATCH, jobs - i) }, (_, k) => definition(i + k));
       await withTransaction(pool, (tx) => defineNewJobs(tx, store, batch, 'bench'));
     }
     const defineSeconds = (Date.now() - defineStarted) / 1000;
@@ -110,11 +122,12 @@ async function main(): Promise<void> {
     const quietMs = Number(process.hrtime.bigint() - quietStarted) / 1e6;
 
     const spikes: Spike[] = [];
-    for (let r = 0; r < REPETITIONS; r++) {
+    for (let r = 0; r < repetitions; r++) {
+      options.progress(`schedule spike ${r + 1}/${repetitions}: ${jobs} jobs due at once`);
       spikes.push(await spike(materialiser, firstHour + r * HOUR));
       await materialiser({ now: () => new Date(firstHour + r * HOUR + 20 * 60_000) }).materialiseOnce();
     }
-    report({ server: db.server, jobs: JOBS, defineSeconds, steadySeconds, quietMs, quietRuns, spikes });
+    return { server: server.description, jobs, repetitions, defineSeconds, steadySeconds, quietMs, quietRuns, spikes };
   } finally {
     await pool.end();
     await db.drop();
@@ -124,6 +137,7 @@ async function main(): Promise<void> {
 interface Report {
   server: string;
   jobs: number;
+  repetitions: number;
   defineSeconds: number;
   steadySeconds: number;
   quietMs: number;
@@ -131,23 +145,17 @@ interface Report {
   spikes: Spike[];
 }
 
-function report(r: Report): void {
-  if (process.argv.includes('--json')) {
-    process.stdout.write(JSON.stringify(r, null, 2) + '\n');
-    return;
-  }
+function formatReport(r: Report): string {
   const rate = median(r.spikes.map((s) => s.runsPerSecond));
   const p99 = median(r.spikes.map((s) => s.lateness.p99));
   const range = (pick: (s: Spike) => number, digits = 0): string =>
     `${Math.min(...r.spikes.map(pick)).toFixed(digits)}–${Math.max(...r.spikes.map(pick)).toFixed(digits)}`;
-  process.stdout.write(
-    `schedule spike benchmark on ${r.server}\n` +
+  return (
+    `\nschedule spike benchmark on ${r.server}\n` +
       `${formatCount(r.jobs)} hourly jobs (60 s jitter, 5 zones, all at the top of the UTC hour); ` +
       `defined in ${r.defineSeconds.toFixed(1)} s; first pass over all cursors ${r.steadySeconds.toFixed(2)} s; ` +
       `a pass with nothing due ${r.quietMs.toFixed(1)} ms (${r.quietRuns} runs)\n` +
-      `${REPETITIONS} spikes (one per hour, on a growing runs table), medians and min–max\n\n`,
-  );
-  process.stdout.write(
+      `${r.repetitions} spikes (one per hour, on a growing runs table), medians and min–max\n\n` +
     formatTable([
       ['measure', 'median', 'min–max', 'target', 'met'],
       ['runs materialised in the spike', formatCount(median(r.spikes.map((s) => s.runs))), range((s) => s.runs), '', ''],
@@ -159,11 +167,7 @@ function report(r: Report): void {
       ['least lead before due (ms)', formatCount(median(r.spikes.map((s) => s.minimumLeadMs))), range((s) => s.minimumLeadMs), '', ''],
       ['runs due per second of the minute', `${median(r.spikes.map((s) => s.perSecond.min))}–${median(r.spikes.map((s) => s.perSecond.max))}`, '', '', ''],
       ['seconds of the minute with runs', String(median(r.spikes.map((s) => s.perSecond.seconds))), '', '60', ''],
-    ]),
+    ])
   );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-  process.exit(1);
-});

@@ -1,0 +1,124 @@
+import type { Pool } from 'pg';
+import { CLAIM_SQL } from '../apps/api/src/workers/claim-ready-runs.sql';
+import { claimReadyRuns } from '../apps/api/src/workers/lease.service';
+import type { Priority } from '../libs/domain/src/run/run-events';
+import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
+import { DEFAULT_PRIORITY_WEIGHTS } from '../libs/platform/src/config/config';
+import { createPool, withTransaction } from '../libs/platform/src/database/pg-pool';
+import { migrate } from '../libs/platform/src/database/migrate';
+import { seedRuns, testJob } from '../test/seed';
+import type { BenchServer } from './bench-database';
+import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
+import { formatCount, formatTable, quantile } from './table';
+
+/**
+ * `npm run bench -- --only=claim-latency` (issue 5): how long one claim of
+ * 10 runs takes with 10,000 and with 1,000,000 ready runs across 50 teams
+ * on one shared queue, leased by a platform worker token through the full
+ * dispatch policy (priorities, team round-robin, concurrency headroom). The
+ * claim must not slow down with the backlog: the target is the 1,000,000
+ * figure within 2x of the 10,000 one. Each claim is a committed transaction
+ * (lock, read, append RunLeased, write rows), timed from BEGIN to COMMIT.
+ */
+const TEAMS = 50;
+const QUEUE = 'shared';
+const CLAIMS = 300;
+const CLAIM_SIZE = 10;
+const SEED_BATCH = 5000;
+const PRIORITIES: readonly Priority[] = ['critical', 'default', 'bulk'];
+const BACKLOGS = { full: [10_000, 1_000_000], quick: [10_000, 100_000] };
+
+interface Backlog {
+  readyRuns: number;
+  seedSeconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Shared buffers the claim statement touched (EXPLAIN ANALYZE, BUFFERS): its cost, independent of the machine's noise. */
+  claimBuffers: number;
+}
+
+export const claimLatency: BenchSuite = {
+  name: 'claims',
+  scenarios: ['claim-latency'],
+  run: async (server, options) => {
+    const backlogs: Backlog[] = [];
+    for (const readyRuns of options.sizes.repetitions === 1 ? BACKLOGS.quick : BACKLOGS.full) backlogs.push(await measure(server, readyRuns, options));
+    return { print: (out) => out.write(formatReport(server.description, backlogs)), json: { server: server.description, claims: CLAIMS, claimSize: CLAIM_SIZE, teams: TEAMS, backlogs } };
+  },
+};
+
+async function measure(server: BenchServer, readyRuns: number, options: SuiteOptions): Promise<Backlog> {
+  const db = await server.createDatabase('scheduler_bench_claims');
+  await migrate(db.url);
+  const pool = createPool({ connectionString: db.url, max: 4, applicationName: 'bench-claims' });
+  const store = new PostgresEventStore(pool);
+  try {
+    options.progress(`claim latency: seeding ${formatCount(readyRuns)} ready runs across ${TEAMS} teams`);
+    const seedSeconds = await seed(pool, store, readyRuns + CLAIMS * CLAIM_SIZE);
+    const worker = { kind: 'worker', team: null, queues: [QUEUE] } as const;
+    const request = { queues: [QUEUE], max: CLAIM_SIZE, waitSeconds: 0, leaseSeconds: 300, workerId: 'bench' };
+    const claimBuffers = await explainClaimBuffers(pool);
+    const latencies: number[] = [];
+    for (let i = 0; i < CLAIMS; i++) {
+      const started = process.hrtime.bigint();
+      const leases = await withTransaction(pool, (tx) => claimReadyRuns(tx, store, worker, request, DEFAULT_PRIORITY_WEIGHTS));
+      latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+      if (leases.length !== CLAIM_SIZE) throw new Error(`claim ${i} leased ${leases.length} runs, not ${CLAIM_SIZE}`);
+    }
+    options.progress(`claim latency at ${formatCount(readyRuns)}: p50 ${quantile(latencies, 0.5).toFixed(2)} ms`);
+    return { readyRuns, seedSeconds, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: Math.max(...latencies), claimBuffers };
+  } finally {
+    await pool.end();
+    await db.drop();
+  }
+}
+
+/** 50 teams granted the shared queue, one job each (priorities in turn), their runs due over the last hour. */
+async function seed(pool: Pool, store: PostgresEventStore, runs: number): Promise<number> {
+  const started = Date.now();
+  const teams = Array.from({ length: TEAMS }, (_, i) => `team-${String(i).padStart(2, '0')}`);
+  await pool.query('INSERT INTO teams (id) SELECT unnest($1::text[])', [teams]);
+  await pool.query('INSERT INTO queue_grants (queue, team) SELECT $1, unnest($2::text[])', [QUEUE, teams]);
+  const jobs = teams.map((team, i) => testJob({ name: `${team}.work`, team, queue: QUEUE, priority: PRIORITIES[i % PRIORITIES.length]! }));
+  const hourAgo = Date.now() - 3_600_000;
+  for (let done = 0; done < runs; done += SEED_BATCH) {
+    const batch = Array.from({ length: Math.min(SEED_BATCH, runs - done) }, (_, k) => {
+      const n = done + k;
+      return { job: jobs[n % TEAMS]!, runId: `run_${n}`, dueAt: new Date(hourAgo + Math.floor((n / runs) * 3_000_000)) };
+    });
+    await seedRuns(pool, store, done === 0 ? jobs : [], batch);
+  }
+  await pool.query('VACUUM ANALYZE runs, jobs, queue_grants');
+  return (Date.now() - started) / 1000;
+}
+
+/** The claim statement's shared-buffer reads and hits, under EXPLAIN (ANALYZE, BUFFERS), rolled back. */
+async function explainClaimBuffers(pool: Pool): Promise<number> {
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> }>({
+      text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_SQL}`,
+      values: [[QUEUE], null, CLAIM_SIZE, PRIORITIES, PRIORITIES.map((p) => DEFAULT_PRIORITY_WEIGHTS[p])],
+    });
+    const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
+    await tx.query('ROLLBACK');
+    await tx.query('BEGIN');
+    return plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
+  });
+}
+
+function formatReport(server: string, backlogs: readonly Backlog[]): string {
+  const [small, large] = [backlogs[0]!, backlogs[backlogs.length - 1]!];
+  const ratio = (pick: (b: Backlog) => number): number => pick(large) / pick(small);
+  const ms = (n: number): string => n.toFixed(2);
+  return (
+    `\nclaim latency benchmark on ${server}\n` +
+    `${CLAIMS} claims of ${CLAIM_SIZE} runs each by a platform worker on one queue shared by ${TEAMS} teams (priorities mixed), each claim a committed transaction\n\n` +
+    formatTable([
+      ['ready runs', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'claim statement buffers', 'seeded in (s)'],
+      ...backlogs.map((b) => [formatCount(b.readyRuns), ms(b.p50Ms), ms(b.p99Ms), ms(b.maxMs), formatCount(b.claimBuffers), b.seedSeconds.toFixed(0)]),
+    ]) +
+    `\n${formatCount(large.readyRuns)} vs ${formatCount(small.readyRuns)}: p50 ${ratio((b) => b.p50Ms).toFixed(2)}x, p99 ${ratio((b) => b.p99Ms).toFixed(2)}x ` +
+    `(target: within 2x: ${ratio((b) => b.p50Ms) <= 2 && ratio((b) => b.p99Ms) <= 2 ? 'met' : 'NOT met'}); buffers ${ratio((b) => b.claimBuffers).toFixed(2)}x\n`
+  );
+}
