@@ -169,6 +169,32 @@ describe('run lifecycle over HTTP', () => {
       expect((await team.get(`/v1/runs/${run.runId}`)).body).toMatchObject({ state: 'dead', lastError: 'still down' });
     });
 
+    it('completes many runs in one call, each answered on its own: a stale token or an unknown run refuses that run alone', async () => {
+      await job('billing.many');
+      await team.post('/v1/runs:batch', { runs: [{ job: 'billing.many' }, { job: 'billing.many' }, { job: 'billing.many' }] });
+      const [a, b, c] = await leaseAll();
+      const response = await worker.post<{ results: Array<Record<string, unknown>> }>('/v1/runs:complete', {
+        completions: [
+          { runId: a!.runId, fencingToken: a!.fencingToken, outcome: 'success' },
+          { runId: b!.runId, fencingToken: b!.fencingToken + 1, outcome: 'success' },
+          { runId: c!.runId, fencingToken: c!.fencingToken, outcome: 'failure', error: 'timeout' },
+          { runId: 'run_nope', fencingToken: 1, outcome: 'success' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      expect(response.body.results).toEqual([
+        { runId: a!.runId, state: 'succeeded', retryAt: null },
+        { runId: b!.runId, problem: expect.objectContaining({ type: '/problems/stale-lease', status: 409 }) },
+        { runId: c!.runId, state: 'retry_wait', retryAt: expect.any(String) },
+        { runId: 'run_nope', problem: expect.objectContaining({ type: '/problems/not-found', status: 404 }) },
+      ]);
+      expect(await eventTypes(b!.runId)).toEqual(['RunScheduled', 'RunLeased']);
+      expect(await eventTypes(c!.runId)).toEqual(['RunScheduled', 'RunLeased', 'RunFailed']);
+      expect((await worker.post('/v1/runs:complete', { completions: [] })).status).toBe(400);
+      expect((await worker.post('/v1/runs:complete', { completions: Array.from({ length: 101 }, () => ({ runId: b!.runId, fencingToken: 1, outcome: 'success' })) })).status).toBe(400);
+      await worker.post(`/v1/runs/${b!.runId}/complete`, { fencingToken: b!.fencingToken, outcome: 'success' });
+    });
+
     it('sends a non-retryable failure straight to dead', async () => {
       await job('billing.poison');
       await team.post('/v1/jobs/billing.poison/runs', {});

@@ -17,6 +17,7 @@ import { TeamQuotasController } from './quotas/team-quotas.controller';
 import { SchedulesController } from './schedules/schedules.controller';
 import { QueuesController, TeamsController } from './teams/teams.controller';
 import { LeaseService } from './workers/lease.service';
+import { CompletionService } from './workers/completion.service';
 import { ReadySignal } from './workers/ready-signal';
 import { WorkersController } from './workers/workers.controller';
 
@@ -33,6 +34,7 @@ import { WorkersController } from './workers/workers.controller';
     JobsService,
     RunsService,
     LeaseService,
+    CompletionService,
     ReadySignal,
     ...JOB_HANDLERS,
     ...RUN_COMMAND_HANDLERS,

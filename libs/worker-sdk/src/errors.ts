@@ -50,12 +50,17 @@ export async function errorFromResponse(response: Response): Promise<SchedulerAp
   } catch {
     // A proxy's HTML error page, say: keep its start as the detail.
   }
+  return errorFromProblem(response.status, problem, response.statusText || 'error', text.slice(0, 500));
+}
+
+/** The error for a problem: the whole answer's, or one run's in a batch answer. */
+export function errorFromProblem(status: number, problem: Readonly<Record<string, unknown>>, fallbackTitle = 'error', fallbackDetail = ''): SchedulerApiError {
   const field = (name: string): string | undefined => (typeof problem[name] === 'string' ? (problem[name] as string) : undefined);
   const problemType = field('type') ?? 'about:blank';
-  const title = field('title') ?? (response.statusText || 'error');
-  const detail = field('detail') ?? (field('type') === undefined ? text.slice(0, 500) : '');
+  const title = field('title') ?? fallbackTitle;
+  const detail = field('detail') ?? (field('type') === undefined ? fallbackDetail : '');
   const ErrorClass = isStaleLease(problemType) ? StaleLeaseError : SchedulerApiError;
-  return new ErrorClass(response.status, problemType, title, detail);
+  return new ErrorClass(status, problemType, title, detail);
 }
 
 /** Worth retrying: the network, a timeout, or a server that is overloaded or failing. */

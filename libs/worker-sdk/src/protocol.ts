@@ -52,3 +52,21 @@ export interface CompleteResponse {
   /** The run's state after the completion (`succeeded`, `retry_wait`, `dead`, ...). */
   readonly state: string;
 }
+
+/** `POST /v1/runs:complete` body: up to 100 completions, in one transaction on the server. */
+export interface CompleteManyRequest {
+  readonly completions: ReadonlyArray<CompleteRequest & { readonly runId: string }>;
+}
+
+/** RFC 9457 problem details, as the server answers them. */
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+}
+
+/** One result per completion, in order: the run's state, or the problem that refused it (stale-lease, not-found). */
+export interface CompleteManyResponse {
+  readonly results: ReadonlyArray<{ readonly runId: string; readonly state?: string; readonly problem?: Problem }>;
+}

@@ -1,5 +1,5 @@
 import { errorFromResponse } from './errors';
-import type { CompleteRequest, CompleteResponse, HeartbeatResponse, LeaseRequest, LeaseResponse } from './protocol';
+import type { CompleteManyRequest, CompleteManyResponse, CompleteRequest, CompleteResponse, HeartbeatResponse, LeaseRequest, LeaseResponse } from './protocol';
 
 export interface SchedulerClientOptions {
   /** Where the scheduler's API is, e.g. `https://scheduler.internal`; `/v1/...` is appended. */
@@ -18,7 +18,7 @@ export interface CallOptions {
 const DEFAULT_FETCH_TIMEOUT_MS = 10_000;
 
 /**
- * The worker protocol as three calls. Non-2xx answers throw SchedulerApiError
+ * The worker protocol: lease, heartbeat, complete (one or many). Non-2xx answers throw SchedulerApiError
  * (StaleLeaseError for `stale-lease`); network errors and timeouts are thrown
  * as fetch reports them. No retries here: the Worker decides what to retry.
  */
@@ -48,6 +48,11 @@ export class SchedulerClient {
   /** Reports the outcome; StaleLeaseError when the run is no longer ours (the result is then dropped). */
   complete(runId: string, request: CompleteRequest, options: CallOptions = {}): Promise<CompleteResponse> {
     return this.post(`/v1/runs/${encodeURIComponent(runId)}/complete`, request, this.fetchTimeoutMs, options.signal);
+  }
+
+  /** Many outcomes in one call; each run's answer, a state or a problem, is in the response. */
+  completeMany(request: CompleteManyRequest, options: CallOptions = {}): Promise<CompleteManyResponse> {
+    return this.post('/v1/runs:complete', request, this.fetchTimeoutMs, options.signal);
   }
 
   private async post<T>(path: string, body: unknown, timeoutMs: number, signal: AbortSignal | undefined): Promise<T> {

@@ -30,8 +30,11 @@ export interface WorkerLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-/** The three calls the worker makes; a SchedulerClient, or anything shaped like one. */
-export type WorkerClient = Pick<SchedulerClient, 'lease' | 'heartbeat' | 'complete'>;
+/**
+ * The calls the worker makes; a SchedulerClient, or anything shaped like
+ * one. With `completeMany` too, completions go in batches (CompletionBatcher).
+ */
+export type WorkerClient = Pick<SchedulerClient, 'lease' | 'heartbeat' | 'complete'> & Partial<Pick<SchedulerClient, 'completeMany'>>;
 
 export interface WorkerOptions {
   readonly client: WorkerClient;

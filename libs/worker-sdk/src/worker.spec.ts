@@ -33,6 +33,18 @@ describe('Worker against a scheduler over HTTP', () => {
   const completed = (): number => server.callsOf('complete').filter((call) => call.status === 200).length;
   const logged = (message: string, runId: string) => (): boolean => logger.entries.some((entry) => entry.message.startsWith(message) && entry.fields['runId'] === runId);
 
+  it('sends the completions of runs that finish together in one call, and one alone in a call of its own', async () => {
+    const runs = Array.from({ length: 20 }, () => server.enqueue());
+    startWorker({ concurrency: 20, handler: async () => undefined });
+    await waitFor('20 completions', () => completed() === 20);
+    expect(runs.every((run) => server.callsOf('complete', run.runId).length === 1)).toBe(true);
+    // One lease brought all 20; their handlers finish in the same turn, so very few calls carry them.
+    expect(server.completeManyCalls).toBeGreaterThanOrEqual(1);
+    expect(server.completeManyCalls).toBeLessThanOrEqual(3);
+    const late = server.enqueue();
+    await waitFor('the 21st completion', () => server.callsOf('complete', late.runId).length === 1);
+  });
+
   it('completes every queued run exactly once, with the outcome, error and retryable flag of its handler', async () => {
     const modes = ['ok', 'fails', 'malformed'] as const;
     const runs = Array.from({ length: 12 }, (_, n) => server.enqueue({ payload: { n, mode: modes[n % 3] } }));

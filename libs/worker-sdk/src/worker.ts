@@ -1,7 +1,8 @@
 import { backoffDelayMs, sleep } from './backoff';
+import { CompletionBatcher } from './completion-batcher';
 import type { LeasedRun } from './protocol';
 import { RunExecution, type RunExecutionSettings } from './run-execution';
-import { resolveWorkerOptions, type ResolvedWorkerOptions, type ShutdownOptions, type WorkerOptions } from './worker-options';
+import { resolveWorkerOptions, type ResolvedWorkerOptions, type ShutdownOptions, type WorkerClient, type WorkerOptions } from './worker-options';
 
 /** The protocol's ceiling for one lease call. */
 const MAX_LEASES_PER_CALL = 100;
@@ -32,7 +33,7 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     const { client, handler, leaseSeconds, heartbeatIntervalMs, logger } = this.options;
-    this.execution = { client, handler, leaseSeconds, heartbeatIntervalMs, logger };
+    this.execution = { client: withBatchedCompletions(client), handler, leaseSeconds, heartbeatIntervalMs, logger };
   }
 
   /** Leases and handles runs until shutdown() has stopped leasing and drained the runs in flight. */
@@ -143,4 +144,11 @@ export class Worker {
     this.wakeLoop = undefined;
     wake?.();
   }
+}
+
+/** Completions of runs that finish together share one call when the client can send many. */
+function withBatchedCompletions(client: WorkerClient): WorkerClient {
+  if (client.completeMany === undefined) return client;
+  const batcher = new CompletionBatcher({ completeMany: client.completeMany.bind(client) });
+  return { lease: client.lease.bind(client), heartbeat: client.heartbeat.bind(client), complete: (runId, request) => batcher.complete(runId, request) };
 }

@@ -2,6 +2,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { RunCommand } from '../../../../libs/domain/src/run/run-decider';
 import type { Caller, TeamCaller, WorkerCaller } from '../auth/caller';
 import type { DefinedJob } from '../jobs/jobs.service';
+import { CompletionService, type Completion, type CompletionResult } from '../workers/completion.service';
 import { LeaseService, type Lease, type LeaseRequest } from '../workers/lease.service';
 import { RunsService, type EnqueueRequest, type PresentRun } from './runs.service';
 
@@ -46,6 +47,16 @@ export class LeaseRuns extends Command<Lease[]> {
   }
 }
 
+/** One or many completions, in one transaction. */
+export class CompleteRuns extends Command<CompletionResult[]> {
+  constructor(
+    readonly caller: WorkerCaller,
+    readonly completions: readonly Completion[],
+  ) {
+    super();
+  }
+}
+
 @CommandHandler(EnqueueRun)
 export class EnqueueRunHandler implements ICommandHandler<EnqueueRun> {
   constructor(private readonly runs: RunsService) {}
@@ -78,4 +89,12 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns> {
   }
 }
 
-export const RUN_COMMAND_HANDLERS = [EnqueueRunHandler, EnqueueRunsHandler, TransitionRunHandler, LeaseRunsHandler];
+@CommandHandler(CompleteRuns)
+export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
+  constructor(private readonly completions: CompletionService) {}
+  execute(command: CompleteRuns): Promise<CompletionResult[]> {
+    return this.completions.complete(command.caller, command.completions);
+  }
+}
+
+export const RUN_COMMAND_HANDLERS = [EnqueueRunHandler, EnqueueRunsHandler, TransitionRunHandler, LeaseRunsHandler, CompleteRunsHandler];

@@ -1,5 +1,6 @@
+import { Type } from 'class-transformer';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { NAME_PATTERN } from '../names';
 
 export class LeaseBody {
@@ -50,4 +51,17 @@ export class CompleteBody {
   @ApiPropertyOptional()
   @IsOptional() @IsBoolean()
   retryable?: boolean;
+}
+
+export class CompleteItemBody extends CompleteBody {
+  @ApiProperty()
+  @IsString() @Matches(/^run_[A-Za-z0-9_-]{1,64}$/, { message: 'runId must be a run id' })
+  runId!: string;
+}
+
+/** POST /v1/runs:complete: up to 100 completions in one transaction. */
+export class CompleteManyBody {
+  @ApiProperty({ type: () => [CompleteItemBody] })
+  @IsArray() @ArrayNotEmpty() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => CompleteItemBody)
+  completions!: CompleteItemBody[];
 }

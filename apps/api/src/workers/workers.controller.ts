@@ -1,11 +1,12 @@
-import { randomInt } from 'node:crypto';
 import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller, requireQueue, requireWorker, type Caller } from '../auth/caller';
-import { LeaseRuns, TransitionRun } from '../runs/run.commands';
+import { CompleteRuns, LeaseRuns, TransitionRun } from '../runs/run.commands';
+import { domainProblem } from '../../../../libs/platform/src/http/problem-details.filter';
+import type { Completion } from './completion.service';
 import { ReadySignal } from './ready-signal';
-import { CompleteBody, HeartbeatBody, LeaseBody } from './worker-dto';
+import { CompleteBody, CompleteManyBody, HeartbeatBody, LeaseBody } from './worker-dto';
 import type { Lease } from './lease.service';
 
 const DEFAULT_LEASE_SECONDS = 30;
@@ -42,20 +43,24 @@ export class WorkersController {
     return { runId: id, leaseExpiresAt: run.lease?.expiresAt ?? null };
   }
 
+  /** One completion: a batch of one, its refusal (409 stale-lease, 404) the answer's status. */
   @Post('runs/:id/complete')
   @HttpCode(200)
   async complete(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: CompleteBody): Promise<{ runId: string; state: string; retryAt: string | null }> {
-    const run = await this.commands.execute(new TransitionRun(requireWorker(caller), id, (now) => ({
-      type: 'CompleteRun',
-      fencingToken: body.fencingToken,
-      outcome: body.outcome,
-      error: body.error ?? null,
-      retryable: body.retryable ?? true,
-      now,
-      // The backoff's random draw, in [0, 1): the domain takes it as data.
-      draw: randomInt(1_000_000) / 1_000_000,
-    })));
-    if (run.status === 'retry_wait') this.ready.notify();
-    return { runId: id, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
+    const [result] = await this.commands.execute(new CompleteRuns(requireWorker(caller), [completion(id, body)]));
+    if ('refused' in result!) throw result.refused;
+    return result!;
   }
+
+  /** POST /v1/runs:complete (the colon is literal): up to 100 completions in one transaction; 200 with each run's state or problem. */
+  @Post('runs\\:complete')
+  @HttpCode(200)
+  async completeMany(@CurrentCaller() caller: Caller, @Body() body: CompleteManyBody): Promise<{ results: Array<{ runId: string; state?: string; retryAt?: string | null; problem?: Record<string, unknown> }> }> {
+    const results = await this.commands.execute(new CompleteRuns(requireWorker(caller), body.completions.map((c) => completion(c.runId, c))));
+    return { results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)) };
+  }
+}
+
+function completion(runId: string, body: CompleteBody): Completion {
+  return { runId, fencingToken: body.fencingToken, outcome: body.outcome, error: body.error ?? null, retryable: body.retryable ?? true };
 }

@@ -41,6 +41,11 @@ const DOMAIN_STATUS: Record<DomainError['code'], number> = {
   'validation-error': 400,
 };
 
+/** A domain refusal as problem details: one answer of a batch, or the whole response's. */
+export function domainProblem(error: DomainError): { type: string; title: string; status: number; detail: string } {
+  return { type: problemType(error.code), title: error.code.replace(/-/g, ' '), status: DOMAIN_STATUS[error.code], detail: error.message };
+}
+
 const SLUG_BY_STATUS: Record<number, string> = {
   400: 'validation-error',
   401: 'unauthorized',
@@ -82,10 +87,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (error instanceof InvalidScheduleError) {
       return { type: problemType('invalid-schedule'), title: 'invalid schedule', status: 400, detail: error.message, field: `schedule.${error.field}`, instance };
     }
-    if (error instanceof DomainError) {
-      const status = DOMAIN_STATUS[error.code];
-      return { type: problemType(error.code), title: error.code.replace(/-/g, ' '), status, detail: error.message, instance };
-    }
+    if (error instanceof DomainError) return { ...domainProblem(error), instance };
     if (error instanceof EventStoreError) {
       // A conflict left after the bounded retries, or the store being away.
       const [status, slug] = error.code === 'event-store-unavailable' ? [503, 'unavailable'] : error.code === 'invalid-append' ? [400, 'validation-error'] : [409, 'conflict'];

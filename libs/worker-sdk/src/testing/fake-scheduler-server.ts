@@ -28,7 +28,7 @@ export interface RecordedCall {
   clientAborted: boolean;
 }
 
-const ROUTE = /^\/v1\/(?:(lease)|runs\/([^/]+)\/(heartbeat|complete))$/;
+const ROUTE = /^\/v1\/(?:(lease)|runs\/([^/]+)\/(heartbeat|complete)|runs:(complete))$/;
 
 /**
  * The worker protocol of issue 3 over real HTTP, in memory, for SDK tests:
@@ -39,6 +39,8 @@ export class FakeSchedulerServer {
   readonly token = 'test-worker-token';
   readonly calls: RecordedCall[] = [];
   readonly runs = new Map<string, FakeRun>();
+  /** `POST /v1/runs:complete` calls (their completions are recorded one by one in calls). */
+  completeManyCalls = 0;
   /** Leases that lapsed without a heartbeat; a healthy worker keeps this at 0. */
   expiredLeases = 0;
   private lastToken = 0;
@@ -99,7 +101,7 @@ export class FakeSchedulerServer {
     } catch {
       return problem(res, 400, 'validation-error', 'request body is not valid JSON');
     }
-    const kind = (match[1] ?? match[3]) as RecordedCall['kind'];
+    const kind = (match[1] ?? match[3] ?? match[4]) as RecordedCall['kind'];
     const runId = match[2] === undefined ? undefined : decodeURIComponent(match[2]);
     const outstanding = [...this.runs.values()].filter((run) => run.state === 'leased').length;
     const call: RecordedCall = { kind, runId, body, at: Date.now(), outstanding, status: 0, clientAborted: false };
@@ -114,7 +116,7 @@ export class FakeSchedulerServer {
       call.status = fault.status;
       return problem(res, fault.status, 'internal-error', 'injected fault');
     }
-    const [status, answer] = kind === 'lease' ? await this.lease(body, call) : this.settle(kind, runId!, body);
+    const [status, answer] = kind === 'lease' ? await this.lease(body, call) : match[4] !== undefined ? this.settleMany(body, call) : this.settle(kind, runId!, body);
     call.status = status;
     if (call.clientAborted) return;
     if (status !== 200) return problem(res, status, answer as string, `${kind} refused`);
@@ -139,6 +141,20 @@ export class FakeSchedulerServer {
       }
       await this.waitForChange(deadline - Date.now());
     }
+  }
+
+  /** `POST /v1/runs:complete`: each completion settled alone, recorded as a complete call of its run. */
+  private settleMany(body: Record<string, unknown>, call: RecordedCall): [number, unknown] {
+    const completions = body['completions'] as Array<Record<string, unknown>>;
+    this.completeManyCalls += 1;
+    this.calls.splice(this.calls.indexOf(call), 1);
+    const results = completions.map((completion) => {
+      const runId = String(completion['runId']);
+      const [status, answer] = this.settle('complete', runId, completion);
+      this.calls.push({ ...call, runId, body: Object.fromEntries(Object.entries(completion).filter(([key]) => key !== 'runId')), status });
+      return status === 200 ? answer : { runId, problem: { type: `/problems/${String(answer)}`, title: String(answer), status, detail: 'complete refused' } };
+    });
+    return [200, { results }];
   }
 
   private settle(kind: 'heartbeat' | 'complete', runId: string, body: Record<string, unknown>): [number, unknown] {
