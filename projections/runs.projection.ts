@@ -19,6 +19,11 @@ export const runsProjection: Projection = {
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     const byRun = groupByStream(events, 'run-');
+    // Rows written through already reflect their events: only the revisions are read for those, a snapshot only for a row behind.
+    const { rows: revisions } = await db.query<{ run_id: string; revision: string }>('SELECT run_id, revision FROM runs WHERE run_id = ANY($1::text[])', [[...byRun.keys()]]);
+    const reflected = new Map(revisions.map((r) => [r.run_id, Number(r.revision)]));
+    for (const [runId, runEvents] of byRun) if ((reflected.get(runId) ?? -1) >= Number(runEvents[runEvents.length - 1]!.revision)) byRun.delete(runId);
+    if (byRun.size === 0) return;
     const { rows } = await db.query<{ run_id: string; snapshot: PresentRun }>('SELECT run_id, snapshot FROM runs WHERE run_id = ANY($1::text[])', [[...byRun.keys()]]);
     const current = new Map(rows.map((r) => [r.run_id, r.snapshot as RunSnapshot]));
     const changed: PresentRun[] = [];

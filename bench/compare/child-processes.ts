@@ -14,11 +14,13 @@ export interface Child {
 
 /**
  * A node child process that is killed when the bench exits, however it
- * exits: a benchmark must not leave servers behind.
+ * exits: a benchmark must not leave servers behind. BENCH_CHILD_NODE_ARGS
+ * adds node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
  */
 export function startNodeChild(script: string, env: Record<string, string>): Child {
   hookExit();
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const nodeArgs = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+  const child = spawn(process.execPath, [...nodeArgs, script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let tail = '';
   const keep = (chunk: Buffer): void => void (tail = (tail + chunk.toString()).slice(-4_000));

@@ -11,6 +11,8 @@ import { findToken } from './tokens.sql';
 /** Every /v1 call: `Authorization: Bearer <token>`, or 401. */
 @Injectable()
 export class AuthGuard implements CanActivate {
+  private readonly known = new Map<string, { caller: Caller; until: number }>();
+
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(ADMIN_TOKEN_HASH) private readonly adminTokenHash: string | null,
@@ -25,14 +27,28 @@ export class AuthGuard implements CanActivate {
       request.caller = { kind: 'admin' };
       return true;
     }
-    const row = await findToken(this.pool, hash);
-    if (row === undefined || row.kind === 'admin') throw unauthorized('the token is not valid');
-    if (row.kind === 'worker') request.caller = { kind: 'worker', team: row.team, queues: row.queues };
-    else if (row.team !== null) request.caller = { kind: 'team', team: row.team, queues: row.queues };
-    else throw unauthorized('the token is not valid');
+    request.caller = await this.callerOf(hash);
     return true;
   }
+
+  /** Workers call many times a second with one token: a token's caller is kept for a few seconds (tokens are only ever added). */
+  private async callerOf(hash: string): Promise<Caller> {
+    const known = this.known.get(hash);
+    if (known !== undefined && known.until > Date.now()) return known.caller;
+    const row = await findToken(this.pool, hash);
+    if (row === undefined || row.kind === 'admin') throw unauthorized('the token is not valid');
+    let caller: Caller;
+    if (row.kind === 'worker') caller = { kind: 'worker', team: row.team, queues: row.queues };
+    else if (row.team !== null) caller = { kind: 'team', team: row.team, queues: row.queues };
+    else throw unauthorized('the token is not valid');
+    if (this.known.size >= KNOWN_TOKENS) this.known.clear();
+    this.known.set(hash, { caller, until: Date.now() + KNOWN_FOR_MS });
+    return caller;
+  }
 }
+
+const KNOWN_TOKENS = 10_000;
+const KNOWN_FOR_MS = 5_000;
 
 function unauthorized(detail: string): ProblemError {
   return new ProblemError(401, problemType('unauthorized'), 'unauthorized', detail);
