@@ -6,20 +6,11 @@ import { upsertJob } from '../../../projections/jobs.sql';
 import { PostgresEventStore } from '../../../libs/event-store/src/postgres/postgres.event-store';
 import type { Clock } from '../../../libs/platform/src/clock/clock';
 import { withTransaction } from '../../../libs/platform/src/database/pg-pool';
+import { testJob } from '../../../test/seed';
 import { createTestDatabase, type TestDatabase } from '../../../test/test-database';
 import { MATERIALISE_BATCH_JOBS, Materialiser } from './materialiser';
 
-const hourly = (name: string, cron = '0 * * * *'): JobDefinition => ({
-  name,
-  team: 'ops',
-  queue: 'ops',
-  priority: 'default',
-  timeoutSeconds: 60,
-  retry: { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 },
-  concurrency: null,
-  payload: {},
-  schedule: { cron, timeZone: 'Europe/Berlin', jitterSeconds: 60 },
-});
+const hourly = (name: string, cron = '0 * * * *'): JobDefinition => testJob({ name, schedule: { cron, timeZone: 'Europe/Berlin', jitterSeconds: 60 } });
 
 /** 12:59:30 Berlin time, with the 13:00 fire time inside the 60 s lookahead. */
 const beforeTheHour = new Date('2026-06-01T10:59:30Z');

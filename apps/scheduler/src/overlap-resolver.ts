@@ -1,11 +1,10 @@
 import type { Pool } from 'pg';
-import { decideAndAppendRuns } from '../../../libs/application/src/decide-runs';
+import { decideLockedRunsInBatches } from '../../../libs/application/src/decide-locked-runs';
 import { DomainError } from '../../../libs/domain/src/domain-error';
 import { decide, type RunCommand } from '../../../libs/domain/src/run/run-decider';
 import { RUN_EVENT_SCHEMA_VERSION } from '../../../libs/domain/src/run/run-events';
 import type { EventStore } from '../../../libs/event-store/src/event-store.port';
 import { PostgresEventStore } from '../../../libs/event-store/src/postgres/postgres.event-store';
-import { withTransaction } from '../../../libs/platform/src/database/pg-pool';
 import { loadRuns, lockOverlapTargets, type OverlapTarget } from './overlapping-runs.sql';
 
 const BATCH = 500;
@@ -26,21 +25,18 @@ export class OverlapResolver {
   async resolveOnce(): Promise<number> {
     const store = this.eventStore;
     if (!(store instanceof PostgresEventStore)) throw new Error('the overlap resolver needs the PostgreSQL event store');
-    let decided = 0;
-    while (true) {
-      const count = await withTransaction(this.pool, async (tx) => {
-        const targets = new Map((await lockOverlapTargets(tx, BATCH)).map((t) => [t.run_id, t]));
-        if (targets.size === 0) return 0;
-        const { runs, now } = await loadRuns(tx, [...targets.keys()]);
-        const decisions = await decideAndAppendRuns(tx, store, runs, (run) => decideOverlap(targets.get(run.definition.runId)!, run, now), {
-          actor: 'scheduler:overlap-policy',
-          schemaVersion: RUN_EVENT_SCHEMA_VERSION,
-        });
-        return decisions.length;
-      });
-      decided += count;
-      if (count < BATCH) return decided;
-    }
+    return decideLockedRunsInBatches(
+      this.pool,
+      store,
+      BATCH,
+      async (tx, limit) => {
+        const targets = new Map((await lockOverlapTargets(tx, limit)).map((t) => [t.run_id, t]));
+        return targets.size === 0 ? null : { ...(await loadRuns(tx, [...targets.keys()])), context: targets };
+      },
+      (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
+      'scheduler:overlap-policy',
+      RUN_EVENT_SCHEMA_VERSION,
+    );
   }
 }
 
