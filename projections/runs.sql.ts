@@ -9,7 +9,26 @@ export async function upsertRun(db: Queryable, state: RunSnapshot): Promise<void
   await upsertRuns(db, [state]);
 }
 
-/** Many runs in one statement (batch enqueue, batch claims). */
+/**
+ * Rows of runs that exist, in one UPDATE (claims, completions, the
+ * scheduler's passes): cheaper than an upsert, which tries the insert
+ * first. An older revision never overwrites a newer row.
+ */
+export async function updateRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
+  if (states.length === 0) return;
+  await db.query({
+    name: 'runs_update',
+    text: `UPDATE runs AS r
+              SET state = x.state, available_at = x.available_at, attempt = x.attempt, lease_expires_at = x.lease_expires_at,
+                  dead_at = x.dead_at, discarded = x.discarded, snapshot = x.snapshot, revision = x.revision, updated_at = now()
+             FROM jsonb_to_recordset($1::jsonb) AS x(run_id text, state text, available_at timestamptz, attempt int, lease_expires_at timestamptz,
+                  dead_at timestamptz, discarded boolean, snapshot jsonb, revision bigint)
+            WHERE r.run_id = x.run_id AND r.revision < x.revision`,
+    values: [rowsJson(states)],
+  });
+}
+
+/** Many runs in one statement (batch enqueue, the materialiser, the projector). */
 export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
   if (states.length === 0) return;
   await db.query(
@@ -22,26 +41,28 @@ export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): 
             lease_expires_at = EXCLUDED.lease_expires_at, dead_at = EXCLUDED.dead_at, discarded = EXCLUDED.discarded,
             snapshot = EXCLUDED.snapshot, revision = EXCLUDED.revision, updated_at = now()
       WHERE r.revision < EXCLUDED.revision`,
-    [
-      JSON.stringify(
-        states.map((s) => ({
-          run_id: s.definition.runId,
-          team: s.definition.team,
-          job: s.definition.job,
-          queue: s.definition.queue,
-          priority: s.definition.priority,
-          state: s.status,
-          available_at: s.availableAt,
-          due_at: s.definition.dueAt,
-          attempt: s.attempt,
-          lease_expires_at: s.lease?.expiresAt ?? null,
-          dead_at: s.death?.deadAt ?? null,
-          discarded: s.discarded,
-          snapshot: s,
-          revision: s.revision,
-        })),
-      ),
-    ],
+    [rowsJson(states)],
+  );
+}
+
+function rowsJson(states: readonly PresentRun[]): string {
+  return JSON.stringify(
+    states.map((s) => ({
+      run_id: s.definition.runId,
+      team: s.definition.team,
+      job: s.definition.job,
+      queue: s.definition.queue,
+      priority: s.definition.priority,
+      state: s.status,
+      available_at: s.availableAt,
+      due_at: s.definition.dueAt,
+      attempt: s.attempt,
+      lease_expires_at: s.lease?.expiresAt ?? null,
+      dead_at: s.death?.deadAt ?? null,
+      discarded: s.discarded,
+      snapshot: s,
+      revision: s.revision,
+    })),
   );
 }
 

@@ -4,7 +4,7 @@ import { runStreamId } from '../../domain/src/streams';
 import type { StreamAppend } from '../../event-store/src/event-store.port';
 import type { PostgresEventStore } from '../../event-store/src/postgres/postgres.event-store';
 import type { Queryable } from '../../platform/src/database/pg-pool';
-import { upsertRuns } from '../../../projections/runs.sql';
+import { updateRuns } from '../../../projections/runs.sql';
 
 export type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
 
@@ -36,6 +36,6 @@ export async function decideAndAppendRuns(
   }
   if (appends.length === 0) return [];
   await store.appendWith(tx, appends);
-  await upsertRuns(tx, decisions.map((d) => d.after));
+  await updateRuns(tx, decisions.map((d) => d.after));
   return decisions;
 }

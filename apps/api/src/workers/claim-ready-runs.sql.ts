@@ -112,26 +112,19 @@ export async function lockReadyRuns(db: Queryable, scope: ClaimScope, limit: num
  * every claim committed before the lock was granted. Resolves with the
  * runs to lease: the others are left for a later claim.
  */
-export async function withinConcurrencyLimits(db: Queryable, runs: readonly PresentRun[]): Promise<PresentRun[]> {
-  const jobs = [...new Set(runs.map((r) => r.definition.job))].sort();
-  const { rows: limited } = await db.query<{ job: string }>({
-    name: 'claim_lock_limited_jobs',
-    text: `SELECT j.name AS job FROM jobs j
-            WHERE j.name = ANY($1::text[]) AND j.run_limit IS NOT NULL
-            ORDER BY j.name COLLATE "C"`,
-    values: [jobs],
-  });
-  if (limited.length === 0) return [...runs];
+export async function withinConcurrencyLimits(db: Queryable, runs: readonly PresentRun[], limitedJobs: ReadonlySet<string>): Promise<PresentRun[]> {
+  if (limitedJobs.size === 0) return [...runs];
+  const jobs = [...limitedJobs].sort();
   await db.query({
     name: 'claim_lock_job_concurrency',
     text: `SELECT pg_advisory_xact_lock(hashtextextended('job-concurrency-' || job, 0)) FROM unnest($1::text[]) AS job ORDER BY job COLLATE "C"`,
-    values: [limited.map((l) => l.job)],
+    values: [jobs],
   });
   const { rows: headroom } = await db.query<{ job: string; headroom: number }>({
     name: 'claim_job_headroom',
     text: `SELECT j.name AS job, j.run_limit - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased')::int AS headroom
              FROM jobs j WHERE j.name = ANY($1::text[])`,
-    values: [limited.map((l) => l.job)],
+    values: [jobs],
   });
   const left = new Map(headroom.map((h) => [h.job, h.headroom]));
   return runs.filter((run) => {
@@ -142,15 +135,19 @@ export async function withinConcurrencyLimits(db: Queryable, runs: readonly Pres
   });
 }
 
-/** Step 2: the locked runs' current state, read after the locks, with the database's clock. */
-export async function loadLockedRuns(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date }> {
-  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
+/**
+ * Step 2: the locked runs' current state, read after the locks, with the
+ * database's clock, and which of their jobs have a run limit.
+ */
+export async function loadLockedRuns(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date; limitedJobs: Set<string> }> {
+  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date; limited: boolean }>({
     name: 'claim_load_locked_runs',
-    text: `SELECT r.snapshot, now() AS db_now FROM runs r
+    text: `SELECT r.snapshot, now() AS db_now, EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited FROM runs r
             WHERE r.run_id = ANY($1::text[]) AND r.state IN ('scheduled', 'retry_wait') AND r.available_at <= now()`,
     values: [runIds],
   });
-  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date() };
+  const limitedJobs = new Set(rows.filter((r) => r.limited).map((r) => r.snapshot.definition.job));
+  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date(), limitedJobs };
 }
 
 /** When the next run of these queues becomes ready: the long-poll's timer. */

@@ -60,14 +60,14 @@ export class LeaseService {
  * One claim in the caller's transaction, five round trips for the whole
  * batch: lock candidates (the dispatch policy), read them, append every
  * RunLeased (expecting the revision read, under the lock no other writer can
- * move it), write the rows through; three more when a concurrency-limited
+ * move it), write the rows through; two more when a concurrency-limited
  * job's runs are among them. Committing is the caller's.
  */
 export async function claimReadyRuns(tx: Queryable, store: PostgresEventStore, caller: WorkerCaller, request: LeaseRequest, weights: PriorityWeights): Promise<Lease[]> {
   const ids = await lockReadyRuns(tx, scopeOf(caller, request), request.max, weights);
   if (ids.length === 0) return [];
   const locked = await loadLockedRuns(tx, ids);
-  const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs), locked.now];
+  const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs), locked.now];
   const decisions = await decideAndAppendRuns(
     tx,
     store,
