@@ -36,6 +36,8 @@ interface Backlog {
   maxMs: number;
   /** Shared buffers the claim statement touched (EXPLAIN ANALYZE, BUFFERS): its cost, independent of the machine's noise. */
   claimBuffers: number;
+  /** The statement's scans of tables, from its plan: index scans only, whatever the backlog. */
+  scans: string[];
 }
 
 export const claimLatency: BenchSuite = {
@@ -58,16 +60,16 @@ async function measure(server: BenchServer, readyRuns: number, options: SuiteOpt
     const seedSeconds = await seed(pool, store, readyRuns + CLAIMS * CLAIM_SIZE);
     const worker = { kind: 'worker', team: null, queues: [QUEUE] } as const;
     const request = { queues: [QUEUE], max: CLAIM_SIZE, waitSeconds: 0, leaseSeconds: 300, workerId: 'bench' };
-    const claimBuffers = await explainClaimBuffers(pool);
+    const { buffers: claimBuffers, scans } = await explainClaim(pool);
     const latencies: number[] = [];
     for (let i = 0; i < CLAIMS; i++) {
       const started = process.hrtime.bigint();
-      const leases = await withTransaction(pool, (tx) => claimReadyRuns(tx, store, worker, request, DEFAULT_PRIORITY_WEIGHTS));
+      const { leases } = await withTransaction(pool, (tx) => claimReadyRuns(tx, store, worker, request, DEFAULT_PRIORITY_WEIGHTS));
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       if (leases.length !== CLAIM_SIZE) throw new Error(`claim ${i} leased ${leases.length} runs, not ${CLAIM_SIZE}`);
     }
     options.progress(`claim latency at ${formatCount(readyRuns)}: p50 ${quantile(latencies, 0.5).toFixed(2)} ms`);
-    return { readyRuns, seedSeconds, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: Math.max(...latencies), claimBuffers };
+    return { readyRuns, seedSeconds, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: Math.max(...latencies), claimBuffers, scans };
   } finally {
     await pool.end();
     await db.drop();
@@ -93,17 +95,17 @@ async function seed(pool: Pool, store: PostgresEventStore, runs: number): Promis
   return (Date.now() - started) / 1000;
 }
 
-/** The claim statement's shared-buffer reads and hits, under EXPLAIN (ANALYZE, BUFFERS), rolled back. */
-async function explainClaimBuffers(pool: Pool): Promise<number> {
+/** The claim statement under EXPLAIN (ANALYZE, BUFFERS), rolled back: the shared buffers it touched, and its scans of tables. */
+async function explainClaim(pool: Pool): Promise<{ buffers: number; scans: string[] }> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> }>({
-      text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_SQL}`,
-      values: [[QUEUE], null, CLAIM_SIZE, PRIORITIES, PRIORITIES.map((p) => DEFAULT_PRIORITY_WEIGHTS[p])],
-    });
+    const values = [[QUEUE], null, CLAIM_SIZE, PRIORITIES, PRIORITIES.map((p) => DEFAULT_PRIORITY_WEIGHTS[p])];
+    const { rows } = await tx.query<{ 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> }>({ text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_SQL}`, values });
     const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
+    const { rows: text } = await tx.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${CLAIM_SQL}`, values });
+    const scans = text.map((r) => r['QUERY PLAN'].trim().replace(/^->\s*/, '')).filter((line) => /Scan on (runs|jobs|queue_grants)|Scan using/.test(line));
     await tx.query('ROLLBACK');
     await tx.query('BEGIN');
-    return plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
+    return { buffers: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], scans };
   });
 }
 
@@ -119,6 +121,8 @@ function formatReport(server: string, backlogs: readonly Backlog[]): string {
       ...backlogs.map((b) => [formatCount(b.readyRuns), ms(b.p50Ms), ms(b.p99Ms), ms(b.maxMs), formatCount(b.claimBuffers), b.seedSeconds.toFixed(0)]),
     ]) +
     `\n${formatCount(large.readyRuns)} vs ${formatCount(small.readyRuns)}: p50 ${ratio((b) => b.p50Ms).toFixed(2)}x, p99 ${ratio((b) => b.p99Ms).toFixed(2)}x ` +
-    `(target: within 2x: ${ratio((b) => b.p50Ms) <= 2 && ratio((b) => b.p99Ms) <= 2 ? 'met' : 'NOT met'}); buffers ${ratio((b) => b.claimBuffers).toFixed(2)}x\n`
+    `(target: within 2x: ${ratio((b) => b.p50Ms) <= 2 && ratio((b) => b.p99Ms) <= 2 ? 'met' : 'NOT met'}); buffers ${ratio((b) => b.claimBuffers).toFixed(2)}x\n` +
+    `the claim statement's scans at ${formatCount(large.readyRuns)} ready runs (EXPLAIN ANALYZE; loops are per queue, team and priority):\n` +
+    [...new Set(large.scans)].map((line) => `  ${line}\n`).join('')
   );
 }

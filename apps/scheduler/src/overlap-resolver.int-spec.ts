@@ -32,7 +32,7 @@ describe('overlap policies of scheduled jobs', () => {
   afterAll(() => db?.drop());
 
   const claim = (queue: string, max = 10): Promise<string[]> =>
-    withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, { kind: 'worker', team: 'ops', queues: [queue] }, { queues: [queue], max, waitSeconds: 0, leaseSeconds: 60, workerId: 'w' }, DEFAULT_PRIORITY_WEIGHTS)).then((leases) =>
+    withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, { kind: 'worker', team: 'ops', queues: [queue] }, { queues: [queue], max, waitSeconds: 0, leaseSeconds: 60, workerId: 'w' }, DEFAULT_PRIORITY_WEIGHTS)).then(({ leases }) =>
       leases.map((l) => l.runId.replace(/^ops\.[a-z_]+-/, '')),
     );
   const cancelled = async (policy: string): Promise<Array<[string, string, string]>> =>

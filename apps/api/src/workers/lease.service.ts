@@ -49,24 +49,41 @@ export class LeaseService {
     }
   }
 
+  /**
+   * Claims in one transaction each. A claim that had to leave runs of a
+   * concurrency-limited job behind (its headroom was smaller than its runs
+   * among the candidates) may come back short: another claim, which sees
+   * that job at its limit, fills the batch with other jobs' runs.
+   */
   private async claim(caller: WorkerCaller, request: LeaseRequest): Promise<Lease[]> {
     const store = this.eventStore;
     if (!(store instanceof PostgresEventStore)) throw new Error('batch claims need the PostgreSQL event store');
-    return withTransaction(this.pool, (tx) => claimReadyRuns(tx, store, caller, request, this.config.priorityWeights));
+    const leases: Lease[] = [];
+    for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
+      const wanted = { ...request, max: request.max - leases.length };
+      const claimed = await withTransaction(this.pool, (tx) => claimReadyRuns(tx, store, caller, wanted, this.config.priorityWeights));
+      leases.push(...claimed.leases);
+      if (!claimed.capped || claimed.leases.length === 0) break;
+    }
+    return leases;
   }
 }
+
+/** Claims per lease call at most: the first, and two more to fill in behind concurrency-limited jobs. */
+const MAX_CLAIM_ROUNDS = 3;
 
 /**
  * One claim in the caller's transaction, five round trips for the whole
  * batch: lock candidates (the dispatch policy), read them, append every
  * RunLeased (expecting the revision read, under the lock no other writer can
  * move it), write the rows through; two more when a concurrency-limited
- * job's runs are among them. Committing is the caller's.
+ * job's runs are among them. Committing is the caller's. `capped`: runs of
+ * a limited job were left out for its headroom, so the batch may be short.
  */
-export async function claimReadyRuns(tx: Queryable, store: PostgresEventStore, caller: WorkerCaller, request: LeaseRequest, weights: PriorityWeights): Promise<Lease[]> {
-  const ids = await lockReadyRuns(tx, scopeOf(caller, request), request.max, weights);
-  if (ids.length === 0) return [];
-  const locked = await loadLockedRuns(tx, ids);
+export async function claimReadyRuns(tx: Queryable, store: PostgresEventStore, caller: WorkerCaller, request: LeaseRequest, weights: PriorityWeights): Promise<{ leases: Lease[]; capped: boolean }> {
+  const { runIds, capped } = await lockReadyRuns(tx, scopeOf(caller, request), request.max, weights);
+  if (runIds.length === 0) return { leases: [], capped };
+  const locked = await loadLockedRuns(tx, runIds);
   const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs), locked.now];
   const decisions = await decideAndAppendRuns(
     tx,
@@ -75,13 +92,14 @@ export async function claimReadyRuns(tx: Queryable, store: PostgresEventStore, c
     (run) => decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run),
     { actor: `worker:${caller.team ?? 'platform'}:${request.workerId}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION },
   );
-  return decisions.flatMap(({ after, events }) =>
+  const leases = decisions.flatMap(({ after, events }) =>
     events.flatMap((event) =>
       event.type === 'RunLeased'
         ? [{ runId: after.definition.runId, job: after.definition.job, attempt: event.data.attempt, idempotencyKey: after.definition.idempotencyKey, fencingToken: event.data.fencingToken, leaseExpiresAt: event.data.leaseExpiresAt, payload: after.definition.payload }]
         : [],
     ),
   );
+  return { leases, capped: capped || runs.length < locked.runs.length };
 }
 
 function scopeOf(caller: WorkerCaller, request: LeaseRequest): ClaimScope {
