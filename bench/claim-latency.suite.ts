@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { CLAIM_SQL } from '../apps/api/src/workers/claim-ready-runs.sql';
+import { CLAIM_SQL, perGroupLimit } from '../apps/api/src/workers/claim-ready-runs.sql';
 import { claimReadyRuns } from '../apps/api/src/workers/lease.service';
 import type { Priority } from '../libs/domain/src/run/run-events';
 import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
@@ -64,7 +64,7 @@ async function measure(server: BenchServer, readyRuns: number, options: SuiteOpt
     const latencies: number[] = [];
     for (let i = 0; i < CLAIMS; i++) {
       const started = process.hrtime.bigint();
-      const { leases } = await withTransaction(pool, (tx) => claimReadyRuns(tx, store, worker, request, DEFAULT_PRIORITY_WEIGHTS));
+      const { leases } = await withTransaction(pool, (tx) => claimReadyRuns(tx, store, worker, request, DEFAULT_PRIORITY_WEIGHTS, TEAMS));
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       if (leases.length !== CLAIM_SIZE) throw new Error(`claim ${i} leased ${leases.length} runs, not ${CLAIM_SIZE}`);
     }
@@ -98,7 +98,7 @@ async function seed(pool: Pool, store: PostgresEventStore, runs: number): Promis
 /** The claim statement under EXPLAIN (ANALYZE, BUFFERS), rolled back: the shared buffers it touched, and its scans of tables. */
 async function explainClaim(pool: Pool): Promise<{ buffers: number; scans: string[] }> {
   return withTransaction(pool, async (tx) => {
-    const values = [[QUEUE], null, CLAIM_SIZE, PRIORITIES, PRIORITIES.map((p) => DEFAULT_PRIORITY_WEIGHTS[p])];
+    const values = [[QUEUE], null, CLAIM_SIZE, PRIORITIES, PRIORITIES.map((p) => DEFAULT_PRIORITY_WEIGHTS[p]), perGroupLimit(CLAIM_SIZE, TEAMS)];
     const { rows } = await tx.query<{ 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> }>({ text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_SQL}`, values });
     const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
     const { rows: text } = await tx.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${CLAIM_SQL}`, values });

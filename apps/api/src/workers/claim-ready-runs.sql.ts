@@ -6,42 +6,36 @@ import type { PresentRun } from '../runs/runs.service';
 export interface ClaimScope {
   readonly team: string | null;
   readonly queues: readonly string[];
+  /** Teams the queues serve: the claim reads a share of the batch per team. */
+  readonly teamsServed: number;
 }
 
 const PRIORITIES = ['critical', 'default', 'bulk'] as const;
 
-/** The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights), as lockReadyRuns runs it. */
+/** The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights, $6 runs read per team and priority), as lockReadyRuns runs it. */
 export const CLAIM_SQL = `WITH served AS (
     SELECT q.queue, coalesce($2, g.team) AS team, coalesce(g.weight, 1) AS weight
       FROM unnest($1::text[]) AS q(queue)
       LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
      WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
-  ), active AS MATERIALIZED (
-    SELECT s.queue, s.team, s.weight, p.priority
+  ), saturated AS MATERIALIZED (
+    SELECT l.job FROM runs l JOIN jobs j ON j.name = l.job
+     WHERE l.state = 'leased' AND j.run_limit IS NOT NULL
+     GROUP BY l.job, j.run_limit
+    HAVING count(*) >= j.run_limit
+  ), scanned AS MATERIALIZED (
+    SELECT r.run_id, r.job, r.team, r.priority, r.available_at, s.weight,
+           count(*) OVER (PARTITION BY s.queue, s.team, p.priority) AS group_rows
       FROM served s
      CROSS JOIN unnest($4::text[]) AS p(priority)
      CROSS JOIN LATERAL (
-       SELECT 1 FROM runs r
+       SELECT r.run_id, r.job, r.team, r.priority, r.available_at FROM runs r
         WHERE r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
           AND r.state IN ('scheduled', 'retry_wait') AND r.available_at <= now()
-        LIMIT 1
-     ) ready
-  ), groups AS (
-    SELECT a.*, least($3, greatest(4, ceil(2.0 * $3 / count(*) OVER (PARTITION BY a.priority))))::int AS group_limit FROM active a
-  ), scanned AS MATERIALIZED (
-    SELECT r.run_id, r.job, r.team, r.priority, r.available_at, g.weight, g.group_limit,
-           count(*) OVER (PARTITION BY g.queue, g.team, g.priority) AS group_rows
-      FROM groups g
-     CROSS JOIN LATERAL (
-       SELECT r.run_id, r.job, r.team, r.priority, r.available_at FROM runs r
-        WHERE r.queue = g.queue AND r.team = g.team AND r.priority = g.priority
-          AND r.state IN ('scheduled', 'retry_wait') AND r.available_at <= now()
-          AND NOT EXISTS (
-                SELECT 1 FROM jobs j
-                 WHERE j.name = r.job
-                   AND (j.paused OR j.run_limit <= (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased')))
+          AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
+          AND NOT EXISTS (SELECT 1 FROM saturated x WHERE x.job = r.job)
         ORDER BY r.available_at
-        LIMIT g.group_limit
+        LIMIT $6
      ) r
   ), headroom AS (
     SELECT j.name AS job, j.run_limit - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS headroom
@@ -70,7 +64,7 @@ export const CLAIM_SQL = `WITH served AS (
   )
   SELECT c.run_id,
          (SELECT count(*) FROM scanned) > (SELECT count(*) FROM candidates)
-           OR EXISTS (SELECT 1 FROM scanned WHERE group_rows = group_limit AND group_limit < $3) AS capped
+           OR ($6 < $3 AND EXISTS (SELECT 1 FROM scanned WHERE group_rows = $6)) AS capped
     FROM chosen c
    WHERE pg_try_advisory_xact_lock(hashtextextended('run-' || c.run_id, 0))
    LIMIT $3`;
@@ -93,38 +87,56 @@ export const CLAIM_SQL = `WITH served AS (
  *    (k - u_priority) / weight_priority, so claims split 70/25/5 while all
  *    three have ready runs, and a priority with none gives its share away.
  * Runs of paused jobs and of jobs at their run limit (jobs.run_limit: its
- * concurrency, or 1 for a schedule whose overlap policy keeps fires apart)
- * are stepped over in the scan; a job below its limit gives at most its
+ * concurrency, or 1 for a schedule whose overlap policy keeps fires apart;
+ * found from the leased runs, so their number bounds that cost) are
+ * stepped over in the scan; a job below its limit gives at most its
  * headroom (limit - leased runs). A claim that had to leave some out says
  * so (`capped`), and the lease takes another claim to fill the batch: the
  * job's waiting runs never hide other jobs' runs behind them. The headroom
  * is checked again under the job's lock (withinConcurrencyLimits).
  *
- * Cost: one probe per (queue, team, priority) for ready work, then per
- * active group an index range of at most 2 x limit / (active groups of its
- * priority) runs (4 at least), each with a primary-key probe of its job:
- * bounded by the claim size and the teams, not by the backlog. Known cost:
+ * Cost: per (queue, team, priority) an index range of at most
+ * 2 x limit / teams served runs (4 at least, $6): bounded by the claim
+ * size, not by the backlog or the number of teams. Known cost:
  * the scan steps over the waiting runs of a job at its limit one by one, so
  * a limited job with a long backlog at the head of its team's runs makes
  * that team's scan longer.
  *
  * EXPLAIN ANALYZE, 1,000,000 ready runs, 50 teams, a claim of 10 (npm run
  * bench:claims prints it):
+ *   Index Only Scan using runs_leased_job_idx on runs l      <- saturated jobs, from the leased runs
  *   Seq Scan on queue_grants g (actual rows=50 loops=1)
- *   Index Only Scan using runs_claim_idx on runs r (actual rows=0 loops=150)   <- the ready-work probes
- *   Index Scan using runs_claim_idx on runs r_1 (actual rows=4 loops=50)      <- the active groups' runs
- *   Bitmap Index Scan on jobs_paused_idx, jobs_limited_idx (actual rows=0 loops=1)
- *   Index Scan using jobs_pkey on jobs j_1 (actual rows=0 loops=1)
- *   Index Only Scan using runs_leased_job_idx on runs l (never executed)
- *   610 shared buffers at 10,000 ready runs, 811 at 1,000,000; p50 6.1 vs 7.4 ms.
+ *   Index Scan using runs_claim_idx on runs r (actual rows=1 loops=150)
+ *   Seq Scan on jobs j_1 (actual rows=0 loops=1)             <- paused jobs (50 jobs: jobs_paused_idx when many)
+ * 511 shared buffers at 10,000 ready runs, 661 at 1,000,000; p50 16.0 vs 16.8 ms
+ * for the whole claim transaction, about 6 ms of it planning this statement.
  */
 export async function lockReadyRuns(db: Queryable, scope: ClaimScope, limit: number, weights: PriorityWeights): Promise<{ runIds: string[]; capped: boolean }> {
   const { rows } = await db.query<{ run_id: string; capped: boolean }>({
     name: 'claim_lock_ready_runs',
     text: CLAIM_SQL,
-    values: [scope.queues, scope.team, limit, PRIORITIES, PRIORITIES.map((p) => weights[p])],
+    values: [scope.queues, scope.team, limit, PRIORITIES, PRIORITIES.map((p) => weights[p]), perGroupLimit(limit, scope.teamsServed)],
   });
   return { runIds: rows.map((r) => r.run_id), capped: rows.some((r) => r.capped) };
+}
+
+/**
+ * Runs read per (queue, team, priority): a team's fair share of the batch,
+ * doubled for the teams that have more than their share, 4 at least; a
+ * batch left short by it is filled by another claim (capped).
+ */
+export function perGroupLimit(limit: number, teamsServed: number): number {
+  return Math.min(limit, Math.max(4, Math.ceil((2 * limit) / Math.max(1, teamsServed))));
+}
+
+/** How many teams a platform worker's queues serve (1 for a team's own worker). */
+export async function countTeamsServed(db: Queryable, queues: readonly string[]): Promise<number> {
+  const { rows } = await db.query<{ n: number }>({
+    name: 'claim_count_teams_served',
+    text: 'SELECT count(DISTINCT team)::int AS n FROM queue_grants WHERE queue = ANY($1::text[])',
+    values: [queues],
+  });
+  return rows[0]?.n ?? 0;
 }
 
 /**
@@ -173,7 +185,7 @@ export async function loadLockedRuns(db: Queryable, runIds: readonly string[]): 
 }
 
 /** When the next run of these queues becomes ready: the long-poll's timer. */
-export async function nextAvailableAt(db: Queryable, scope: ClaimScope): Promise<Date | null> {
+export async function nextAvailableAt(db: Queryable, queues: readonly string[], team: string | null): Promise<Date | null> {
   const { rows } = await db.query<{ next: Date | null }>({
     name: 'claim_next_available_at',
     text: `SELECT min(n.available_at) AS next
@@ -185,7 +197,7 @@ export async function nextAvailableAt(db: Queryable, scope: ClaimScope): Promise
                WHERE r.queue = q.queue AND r.team = coalesce($2, g.team) AND r.priority = p.priority AND r.state IN ('scheduled', 'retry_wait')
                ORDER BY r.available_at LIMIT 1
             ) n`,
-    values: [scope.queues, scope.team, PRIORITIES],
+    values: [queues, team, PRIORITIES],
   });
   return rows[0]?.next ?? null;
 }

@@ -10,7 +10,7 @@ import { withTransaction, type Queryable } from '../../../../libs/platform/src/d
 import type { Config, PriorityWeights } from '../../../../libs/platform/src/config/config';
 import { CONFIG, EVENT_STORE, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
 import type { WorkerCaller } from '../auth/caller';
-import { lockReadyRuns, loadLockedRuns, nextAvailableAt, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
+import { countTeamsServed, lockReadyRuns, loadLockedRuns, nextAvailableAt, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
 import { ReadySignal } from './ready-signal';
 
 export interface LeaseRequest {
@@ -29,6 +29,8 @@ const FALLBACK_POLL_MS = 250;
 
 @Injectable()
 export class LeaseService {
+  private readonly servedTeams = new Map<string, { teams: number; until: number }>();
+
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
@@ -43,7 +45,7 @@ export class LeaseService {
       const leases = await this.claim(caller, request);
       const left = deadline - Date.now();
       if (leases.length > 0 || left <= 0) return leases;
-      const next = await nextAvailableAt(this.pool, scopeOf(caller, request));
+      const next = await nextAvailableAt(this.pool, request.queues, caller.team);
       const untilNext = next === null ? Infinity : next.getTime() - Date.now();
       await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)), undefined);
     }
@@ -58,14 +60,27 @@ export class LeaseService {
   private async claim(caller: WorkerCaller, request: LeaseRequest): Promise<Lease[]> {
     const store = this.eventStore;
     if (!(store instanceof PostgresEventStore)) throw new Error('batch claims need the PostgreSQL event store');
+    const teamsServed = await this.teamsServed(caller, request.queues);
     const leases: Lease[] = [];
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const wanted = { ...request, max: request.max - leases.length };
-      const claimed = await withTransaction(this.pool, (tx) => claimReadyRuns(tx, store, caller, wanted, this.config.priorityWeights));
+      const claimed = await withTransaction(this.pool, (tx) => claimReadyRuns(tx, store, caller, wanted, this.config.priorityWeights, teamsServed));
       leases.push(...claimed.leases);
       if (!claimed.capped || claimed.leases.length === 0) break;
     }
     return leases;
+  }
+
+  /** A team's worker serves its team; a platform worker the teams granted its queues (kept a few seconds: grants change rarely). */
+  private async teamsServed(caller: WorkerCaller, queues: readonly string[]): Promise<number> {
+    if (caller.team !== null) return 1;
+    const key = [...queues].sort().join('\u0000');
+    const known = this.servedTeams.get(key);
+    if (known !== undefined && known.until > Date.now()) return known.teams;
+    const teams = await countTeamsServed(this.pool, queues);
+    if (this.servedTeams.size >= 1000) this.servedTeams.clear();
+    this.servedTeams.set(key, { teams, until: Date.now() + 5_000 });
+    return teams;
   }
 }
 
@@ -80,8 +95,9 @@ const MAX_CLAIM_ROUNDS = 3;
  * job's runs are among them. Committing is the caller's. `capped`: runs of
  * a limited job were left out for its headroom, so the batch may be short.
  */
-export async function claimReadyRuns(tx: Queryable, store: PostgresEventStore, caller: WorkerCaller, request: LeaseRequest, weights: PriorityWeights): Promise<{ leases: Lease[]; capped: boolean }> {
-  const { runIds, capped } = await lockReadyRuns(tx, scopeOf(caller, request), request.max, weights);
+export async function claimReadyRuns(tx: Queryable, store: PostgresEventStore, caller: WorkerCaller, request: LeaseRequest, weights: PriorityWeights, teamsServed = 1): Promise<{ leases: Lease[]; capped: boolean }> {
+  const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
+  const { runIds, capped } = await lockReadyRuns(tx, scope, request.max, weights);
   if (runIds.length === 0) return { leases: [], capped };
   const locked = await loadLockedRuns(tx, runIds);
   const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs), locked.now];
@@ -100,8 +116,4 @@ export async function claimReadyRuns(tx: Queryable, store: PostgresEventStore, c
     ),
   );
   return { leases, capped: capped || runs.length < locked.runs.length };
-}
-
-function scopeOf(caller: WorkerCaller, request: LeaseRequest): ClaimScope {
-  return { team: caller.team, queues: request.queues };
 }
