@@ -5,6 +5,7 @@ import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.ev
 import type { Clock } from '../libs/platform/src/clock/clock';
 import { createPool, withTransaction } from '../libs/platform/src/database/pg-pool';
 import { migrate } from '../libs/platform/src/database/migrate';
+import { testJob } from '../test/seed';
 import type { BenchServer } from './bench-database';
 import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, median, quantile } from './table';
@@ -43,18 +44,15 @@ interface Spike {
 }
 
 function definition(i: number): JobDefinition {
-  return {
+  const timeZone = ZONES[i % ZONES.length]!;
+  return testJob({
     name: `fleet.job-${String(i).padStart(5, '0')}`,
     team: `team-${i % 50}`,
     queue: `queue-${i % 50}`,
-    priority: 'default',
-    timeoutSeconds: 300,
-    retry: { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 },
-    concurrency: null,
     payload: { report: i },
     // Hourly in five zones, all firing at the top of the UTC hour: Kathmandu (+05:45) at a quarter to, local time.
-    schedule: { cron: ZONES[i % ZONES.length] === 'Asia/Kathmandu' ? '45 * * * *' : '0 * * * *', timeZone: ZONES[i % ZONES.length]!, jitterSeconds: JITTER_SECONDS },
-  };
+    schedule: { cron: timeZone === 'Asia/Kathmandu' ? '45 * * * *' : '0 * * * *', timeZone, jitterSeconds: JITTER_SECONDS },
+  });
 }
 
 async function spike(materialiser: (clock: Clock) => Materialiser, hour: number): Promise<Spike> {

@@ -1,11 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
 import { createPool } from '../libs/platform/src/database/pg-pool';
+import { findFreePort } from '../libs/platform/src/free-port';
+import { waitUntilHealthy } from './support/wait-healthy';
 
 /**
  * `npm start` as a user runs it: the built server, DATABASE_URL unset, so a
@@ -31,8 +32,8 @@ describe('the server process (npm start)', () => {
   });
 
   it('starts on embedded PostgreSQL, keeps its data across a restart and stops without leaving a server behind', async () => {
-    const port = await freePort();
-    const pgPort = await freePort();
+    const port = await findFreePort();
+    const pgPort = await findFreePort();
     const env = { DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(pgPort) };
 
     const first = startServer(env);
@@ -67,7 +68,7 @@ describe('the server process (npm start)', () => {
     [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, /cannot connect to PostgreSQL at 127\.0\.0\.1:1\/none: connection refused/],
     [{ DATA_DIR: '/proc/scheduler-data' }, /data folder \/proc\/scheduler-data cannot be written/],
   ])('exits non-zero with one line saying what to fix for %p', async (env, message) => {
-    const server = startServer({ PORT: String(await freePort()), ...env });
+    const server = startServer({ PORT: String(await findFreePort()), ...env });
     expect(await exited(server.child)).toBe(1);
     const errors = server.errors().trim().split('\n');
     expect(errors).toHaveLength(1);
@@ -97,15 +98,8 @@ function startServer(env: Record<string, string>): Server {
   return server;
 }
 
-async function waitForHealthy(port: number, server: Server): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (server.child.exitCode !== null) throw new Error(`server exited: ${server.errors()}`);
-    const status = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0);
-    if (status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no healthy answer on ${port}: ${server.output()}`);
+function waitForHealthy(port: number, server: Server): Promise<void> {
+  return waitUntilHealthy(`http://127.0.0.1:${port}`, { exitedWith: () => (server.child.exitCode === null ? undefined : server.errors()), output: server.output });
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
@@ -133,15 +127,4 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
   } finally {
     await client.end();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

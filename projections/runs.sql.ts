@@ -77,14 +77,30 @@ export async function findRunSnapshots(db: Queryable, runIds: readonly string[])
   return rows.map((r) => r.snapshot);
 }
 
-/** Of these jobs, those with as many runs leased as their limit (jobs.run_limit: concurrency, or 1 for a non-overlapping schedule). */
-export async function jobsAtRunLimit(db: Queryable, jobs: readonly string[]): Promise<Array<{ job: string; run_limit: number; leased: number }>> {
+export interface JobRunLimit {
+  readonly job: string;
+  readonly run_limit: number;
+  readonly leased: number;
+}
+
+/** Of these jobs, those with a run limit (jobs.run_limit: concurrency, or 1 for a non-overlapping schedule), with their leased runs now. */
+export async function findJobRunLimits(db: Queryable, jobs: readonly string[]): Promise<JobRunLimit[]> {
   if (jobs.length === 0) return [];
-  const { rows } = await db.query<{ job: string; run_limit: number; leased: number }>(
-    `SELECT j.name AS job, j.run_limit, l.leased FROM jobs j
-      CROSS JOIN LATERAL (SELECT count(*)::int AS leased FROM runs r WHERE r.job = j.name AND r.state = 'leased') l
-      WHERE j.name = ANY($1::text[]) AND l.leased >= j.run_limit`,
-    [jobs],
-  );
+  const { rows } = await db.query<JobRunLimit>({
+    name: 'jobs_run_limits',
+    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state = 'leased') AS leased
+             FROM jobs j WHERE j.name = ANY($1::text[]) AND j.run_limit IS NOT NULL`,
+    values: [jobs],
+  });
   return rows;
+}
+
+/** Rows of these runs as they are now, with the database's clock: what a command decides from after taking the runs' locks. */
+export async function findRunSnapshotsAt(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date }> {
+  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
+    name: 'runs_snapshots_now',
+    text: 'SELECT r.snapshot, now() AS db_now FROM runs r WHERE r.run_id = ANY($1::text[])',
+    values: [runIds],
+  });
+  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date() };
 }

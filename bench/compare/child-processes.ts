@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as net from 'node:net';
 
 const live = new Set<ChildProcess>();
 let exitHooked = false;
@@ -39,18 +38,6 @@ export function startNodeChild(script: string, env: Record<string, string>): Chi
       clearTimeout(timer);
     },
   };
-}
-
-/** A port nobody listens on right now. */
-export function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function hookExit(): void {

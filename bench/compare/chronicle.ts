@@ -1,10 +1,12 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { createTeam } from '../../e2e/support/team-tokens';
-import { apiClient, type ApiClient } from '../../e2e/support/api-client';
+import type { ApiClient } from '../../e2e/support/api-client';
 import { createPool } from '../../libs/platform/src/database/pg-pool';
 import { SchedulerClient, Worker } from '../../libs/worker-sdk/src';
-import { findFreePort, startNodeChild, type Child } from './child-processes';
+import { findFreePort } from '../../libs/platform/src/free-port';
+import { waitUntilHealthy } from '../../e2e/support/wait-healthy';
+import { startNodeChild, type Child } from './child-processes';
 import type { BenchPayload, BenchRun, OnHandlerStart, QueueSystem, QueueSystemFactory } from './queue-system';
 
 const SERVER_SCRIPT = path.join(__dirname, '../../apps/server/src/main.js');
@@ -43,7 +45,7 @@ class ChronicleSystem implements QueueSystem {
     const port = await findFreePort();
     this.baseUrl = `http://127.0.0.1:${port}`;
     this.server = startNodeChild(SERVER_SCRIPT, { DATABASE_URL: databaseUrl, PORT: String(port), SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn' });
-    await this.waitUntilHealthy();
+    await waitUntilHealthy(this.baseUrl, { timeoutMs: READY_TIMEOUT_MS, output: () => this.server?.output() ?? '' });
     const clients = await createTeam(this.baseUrl, ADMIN_TOKEN, 'bench', [QUEUE]);
     this.team = clients.team;
     this.workerToken = clients.workerToken;
@@ -89,16 +91,5 @@ class ChronicleSystem implements QueueSystem {
     this.pool = undefined;
     await this.server?.stop();
     this.server = undefined;
-  }
-
-  private async waitUntilHealthy(): Promise<void> {
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    const health = apiClient(this.baseUrl);
-    while (Date.now() < deadline) {
-      const status = await health.get('/healthz').then((r) => r.status, () => 0);
-      if (status === 200) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`server not healthy within ${READY_TIMEOUT_MS / 1000} s; it printed: ${this.server?.output()}`);
   }
 }

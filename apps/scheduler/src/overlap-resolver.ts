@@ -5,7 +5,8 @@ import { decide, type RunCommand } from '../../../libs/domain/src/run/run-decide
 import { RUN_EVENT_SCHEMA_VERSION } from '../../../libs/domain/src/run/run-events';
 import type { EventStore } from '../../../libs/event-store/src/event-store.port';
 import { PostgresEventStore } from '../../../libs/event-store/src/postgres/postgres.event-store';
-import { loadRuns, lockOverlapTargets, type OverlapTarget } from './overlapping-runs.sql';
+import { findRunSnapshotsAt } from '../../../projections/runs.sql';
+import { lockOverlapTargets, type OverlapTarget } from './overlapping-runs.sql';
 
 const BATCH = 500;
 
@@ -31,7 +32,7 @@ export class OverlapResolver {
       BATCH,
       async (tx, limit) => {
         const targets = new Map((await lockOverlapTargets(tx, limit)).map((t) => [t.run_id, t]));
-        return targets.size === 0 ? null : { ...(await loadRuns(tx, [...targets.keys()])), context: targets };
+        return targets.size === 0 ? null : { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
       },
       (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
       'scheduler:overlap-policy',

@@ -1,4 +1,3 @@
-import type { PresentRun } from '../../../libs/application/src/decide-runs';
 import type { Queryable } from '../../../libs/platform/src/database/pg-pool';
 
 export interface OverlapTarget {
@@ -54,14 +53,4 @@ export async function lockOverlapTargets(db: Queryable, limit: number): Promise<
     values: [limit],
   });
   return rows;
-}
-
-/** The locked runs as they are now, with the database's clock. */
-export async function loadRuns(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date }> {
-  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
-    name: 'overlap_load_runs',
-    text: 'SELECT r.snapshot, now() AS db_now FROM runs r WHERE r.run_id = ANY($1::text[])',
-    values: [runIds],
-  });
-  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date() };
 }

@@ -16,7 +16,7 @@ import type { Caller, TeamCaller } from '../auth/caller';
 import type { DefinedJob } from '../jobs/jobs.service';
 import { derivedRunId, newRunScheduled } from '../../../../libs/application/src/new-run';
 import { executeStreamCommand } from '../../../../libs/application/src/stream-command';
-import { findRunSnapshots, jobsAtRunLimit, upsertRun, upsertRuns } from '../../../../projections/runs.sql';
+import { findJobRunLimits, findRunSnapshots, upsertRun, upsertRuns } from '../../../../projections/runs.sql';
 import { admitEnqueue } from '../quotas/enqueue-quota';
 
 export type PresentRun = Exclude<RunSnapshot, { status: 'absent' }>;
@@ -62,7 +62,7 @@ export class RunsService {
 
   private async enqueueRuns(caller: TeamCaller, items: ReadonlyArray<{ job: DefinedJob; request: EnqueueRequest }>, source: RunScheduledData['source']): Promise<Array<{ run: PresentRun; created: boolean }>> {
     const rejectIfRunning = [...new Set(items.filter((i) => i.request.ifRunning === 'reject').map((i) => i.job.definition.name))];
-    const [full] = await jobsAtRunLimit(this.pool, rejectIfRunning);
+    const full = (await findJobRunLimits(this.pool, rejectIfRunning)).find((limit) => limit.leased >= limit.run_limit);
     if (full !== undefined) throw new DomainError('concurrency-limit', `job ${full.job} has ${full.leased} of its ${full.run_limit} runs leased; enqueued with ifRunning: reject`);
     for (let attempt = 1; ; attempt++) {
       const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
@@ -106,8 +106,8 @@ export class RunsService {
 
   /** Apply a command to a run the caller may act on; 404 for runs of other teams or queues. */
   async command(caller: Caller, runId: string, command: (now: Date) => RunCommand): Promise<PresentRun> {
-    await this.load(caller, runId);
-    const { state } = await this.execute(actorOf(caller), runId, (current) => decide(command(this.clock.now()), current));
+    // Authorised on the state the command decides from: one read of the stream.
+    const { state } = await this.execute(actorOf(caller), runId, (current) => decide(command(this.clock.now()), this.authorize(caller, current, runId)));
     return present(state);
   }
 

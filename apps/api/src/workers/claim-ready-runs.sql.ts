@@ -1,5 +1,6 @@
 import type { PriorityWeights } from '../../../../libs/platform/src/config/config';
 import type { Queryable } from '../../../../libs/platform/src/database/pg-pool';
+import { findJobRunLimits } from '../../../../projections/runs.sql';
 import type { PresentRun } from '../runs/runs.service';
 
 /** Whose runs a claim may take: a team's worker token its team's; a platform worker token (team null) every team granted the queues. */
@@ -18,11 +19,10 @@ export const CLAIM_SQL = `WITH served AS (
       FROM unnest($1::text[]) AS q(queue)
       LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
      WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
-  ), saturated AS MATERIALIZED (
-    SELECT l.job FROM runs l JOIN jobs j ON j.name = l.job
+  ), limited_leased AS MATERIALIZED (
+    SELECT l.job, j.run_limit - count(*) AS headroom FROM runs l JOIN jobs j ON j.name = l.job
      WHERE l.state = 'leased' AND j.run_limit IS NOT NULL
      GROUP BY l.job, j.run_limit
-    HAVING count(*) >= j.run_limit
   ), scanned AS MATERIALIZED (
     SELECT r.run_id, r.job, r.team, r.priority, r.available_at, s.weight,
            count(*) OVER (PARTITION BY s.queue, s.team, p.priority) AS group_rows
@@ -33,13 +33,13 @@ export const CLAIM_SQL = `WITH served AS (
         WHERE r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
           AND r.state IN ('scheduled', 'retry_wait') AND r.available_at <= now()
           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
-          AND NOT EXISTS (SELECT 1 FROM saturated x WHERE x.job = r.job)
+          AND NOT EXISTS (SELECT 1 FROM limited_leased x WHERE x.job = r.job AND x.headroom <= 0)
         ORDER BY r.available_at
         LIMIT $6
      ) r
   ), headroom AS (
-    SELECT j.name AS job, j.run_limit - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS headroom
-      FROM jobs j
+    SELECT j.name AS job, coalesce(x.headroom, j.run_limit) AS headroom
+      FROM jobs j LEFT JOIN limited_leased x ON x.job = j.name
      WHERE j.name IN (SELECT job FROM scanned) AND j.run_limit IS NOT NULL
   ), candidates AS MATERIALIZED (
     SELECT c.*, row_number() OVER (PARTITION BY c.priority, c.team ORDER BY c.available_at) AS team_rank
@@ -154,13 +154,7 @@ export async function withinConcurrencyLimits(db: Queryable, runs: readonly Pres
     text: `SELECT pg_advisory_xact_lock(hashtextextended('job-concurrency-' || job, 0)) FROM unnest($1::text[]) AS job ORDER BY job COLLATE "C"`,
     values: [jobs],
   });
-  const { rows: headroom } = await db.query<{ job: string; headroom: number }>({
-    name: 'claim_job_headroom',
-    text: `SELECT j.name AS job, j.run_limit - (SELECT count(*) FROM runs l WHERE l.job = j.name AND l.state = 'leased')::int AS headroom
-             FROM jobs j WHERE j.name = ANY($1::text[])`,
-    values: [jobs],
-  });
-  const left = new Map(headroom.map((h) => [h.job, h.headroom]));
+  const left = new Map((await findJobRunLimits(db, jobs)).map((limit) => [limit.job, limit.run_limit - limit.leased]));
   return runs.filter((run) => {
     const room = left.get(run.definition.job);
     if (room === undefined) return true;

@@ -1,5 +1,6 @@
 import type { PresentRun } from '../../../../libs/application/src/decide-runs';
 import type { Queryable } from '../../../../libs/platform/src/database/pg-pool';
+import { findRunSnapshotsAt } from '../../../../projections/runs.sql';
 
 /**
  * Completions take the runs' stream locks first (blocking, in stream id
@@ -13,10 +14,5 @@ export async function lockAndLoadRuns(db: Queryable, runIds: readonly string[]):
     text: `SELECT pg_advisory_xact_lock(hashtextextended('run-' || id, 0)) FROM unnest($1::text[]) AS id ORDER BY 'run-' || id`,
     values: [runIds],
   });
-  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
-    name: 'complete_load_runs',
-    text: 'SELECT r.snapshot, now() AS db_now FROM runs r WHERE r.run_id = ANY($1::text[])',
-    values: [runIds],
-  });
-  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date() };
+  return findRunSnapshotsAt(db, runIds);
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import { createRequire } from 'node:module';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { ConfigError } from '../config/config';
+import { findFreePort } from '../free-port';
 
 export interface EmbeddedPostgresOptions {
   /** The cluster lives in `<dataDir>/pg`; created on first start, reused after. */
@@ -162,16 +162,4 @@ async function exists(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
