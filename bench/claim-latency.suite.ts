@@ -1,12 +1,9 @@
 import type { Pool } from 'pg';
-import { CLAIM_SQL, perGroupLimit } from '../apps/api/src/workers/claim-ready-runs.sql';
-import { claimReadyRuns } from '../apps/api/src/workers/lease.service';
-import type { Priority } from '../libs/domain/src/run/run-events';
-import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import { DEFAULT_PRIORITY_WEIGHTS } from '../libs/platform/src/config/config';
-import { createPool, withTransaction } from '../libs/platform/src/database/pg-pool';
-import { migrate } from '../libs/platform/src/database/migrate';
-import { seedRuns, testJob } from '../test/seed';
+import { CLAIM_SQL, perGroupLimit, claimReadyRuns } from '@chronicle/commands';
+import type { Priority } from '@chronicle/domain';
+import { PostgresEventStore } from '@chronicle/event-store';
+import { DEFAULT_PRIORITY_WEIGHTS, createPool, withTransaction, migrate } from '@chronicle/platform';
+import { seedRuns, testJob } from '@chronicle/testing';
 import type { BenchServer } from './bench-database';
 import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, quantile } from './table';

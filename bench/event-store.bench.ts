@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import { START, type EventToAppend } from '../libs/event-store/src/event-store.port';
-import { createPool } from '../libs/platform/src/database/pg-pool';
+import { PostgresEventStore, START, type EventToAppend } from '@chronicle/event-store';
+import { createPool } from '@chronicle/platform';
 import { createBenchDatabase } from './bench-database';
 import { formatCount, formatTable } from './table';
 

@@ -1,11 +1,9 @@
-import { Materialiser } from '../apps/scheduler/src/materialiser';
-import { defineNewJobs } from '../libs/application/src/define-jobs';
-import type { JobDefinition } from '../libs/domain/src/job/job-decider';
-import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import type { Clock } from '../libs/platform/src/clock/clock';
-import { createPool, withTransaction } from '../libs/platform/src/database/pg-pool';
-import { migrate } from '../libs/platform/src/database/migrate';
-import { testJob } from '../test/seed';
+import { Materialiser } from '@chronicle/scheduler';
+import { defineNewJobs } from '@chronicle/commands';
+import type { JobDefinition } from '@chronicle/domain';
+import { PostgresEventStore } from '@chronicle/event-store';
+import { type Clock, createPool, withTransaction, migrate } from '@chronicle/platform';
+import { testJob } from '@chronicle/testing';
 import type { BenchServer } from './bench-database';
 import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, median, quantile } from './table';

@@ -1,6 +1,6 @@
-import { ApiModule } from '../apps/api/src/api.module';
-import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import { createTestDatabase, type TestDatabase } from '../test/test-database';
+import { ApiModule } from '@chronicle/api';
+import { PostgresEventStore } from '@chronicle/event-store';
+import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
 import { createTeam } from './support/team-tokens';

@@ -1,8 +1,7 @@
-import { ApiModule } from '../apps/api/src/api.module';
-import { InMemoryEventStore } from '../libs/event-store/src/in-memory/in-memory.event-store';
-import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import { createPool } from '../libs/platform/src/database/pg-pool';
-import { createTestDatabase, type TestDatabase } from '../test/test-database';
+import { ApiModule } from '@chronicle/api';
+import { InMemoryEventStore, PostgresEventStore } from '@chronicle/event-store';
+import { createPool } from '@chronicle/platform';
+import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { startApp, type RunningApp } from './support/start-app';
 
 /** Nothing listens here: a database that is down. */

@@ -1,9 +1,8 @@
-import { ApiModule } from '../apps/api/src/api.module';
-import { waitFor } from '../test/wait-for';
-import { SchedulerModule } from '../apps/scheduler/src/scheduler.module';
-import type { Clock } from '../libs/platform/src/clock/clock';
-import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import { createTestDatabase, type TestDatabase } from '../test/test-database';
+import { ApiModule } from '@chronicle/api';
+import { waitFor, createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { SchedulerModule } from '@chronicle/scheduler';
+import type { Clock } from '@chronicle/platform';
+import { PostgresEventStore } from '@chronicle/event-store';
 import type { ApiClient } from './support/api-client';
 import { createTeam } from './support/team-tokens';
 import { startApp, type RunningApp } from './support/start-app';

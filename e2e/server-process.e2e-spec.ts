@@ -3,9 +3,8 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import { createPool } from '../libs/platform/src/database/pg-pool';
-import { findFreePort } from '../libs/platform/src/free-port';
+import { PostgresEventStore } from '@chronicle/event-store';
+import { createPool, findFreePort } from '@chronicle/platform';
 import { waitUntilHealthy } from './support/wait-healthy';
 
 /**
@@ -19,7 +18,8 @@ const serverMain = path.join(root, 'dist/apps/server/src/main.js');
 describe('the server process (npm start)', () => {
   let dataDir: string;
   beforeAll(async () => {
-    execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe' });
+    // What `npm run build` does: compile, then resolve our package names (@chronicle/...) to paths in dist/.
+    for (const bin of ['typescript/bin/tsc', 'tsc-alias/dist/bin/index.js']) execFileSync(process.execPath, [path.join(root, 'node_modules', bin), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe' });
     dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-e2e-data-'));
     await chmod(dataDir, 0o755); // as root, PostgreSQL runs as 'postgres' and must enter it
   }, 120_000);

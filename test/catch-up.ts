@@ -1,4 +1,4 @@
-import type { ProjectionRunner } from '../apps/projector/src/projection-runner';
+import type { ProjectionRunner } from '@chronicle/projector';
 
 /**
  * Run catchUp until `count` events were read. The global log holds back

@@ -3,8 +3,8 @@ import { chmod, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../libs/platform/src/database/embedded-postgres';
-import { migrate } from '../libs/platform/src/database/migrate';
+// By path: jest loads its global setup outside its module map, where our package names do not resolve.
+import { migrate, startEmbeddedPostgres, type EmbeddedPostgres } from '../libs/platform/src';
 import { TEST_ENV, databaseUrl } from './test-environment';
 
 declare global {

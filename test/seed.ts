@@ -1,13 +1,9 @@
 import type { Pool } from 'pg';
-import { defineNewJobs } from '../libs/application/src/define-jobs';
-import { newRunScheduled } from '../libs/application/src/new-run';
-import type { JobDefinition } from '../libs/domain/src/job/job-decider';
-import type { RunSource } from '../libs/domain/src/run/run-events';
-import { ABSENT, evolve, type RunSnapshot } from '../libs/domain/src/run/run-state';
-import { runStreamId } from '../libs/domain/src/streams';
-import type { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import { withTransaction } from '../libs/platform/src/database/pg-pool';
-import { upsertRuns } from '../projections/runs.sql';
+import { defineNewJobs, newRunScheduled } from '@chronicle/commands';
+import { type JobDefinition, type PresentRun, type RunSource, ABSENT, evolve, runStreamId } from '@chronicle/domain';
+import type { PostgresEventStore } from '@chronicle/event-store';
+import { withTransaction } from '@chronicle/platform';
+import { upsertRuns } from '@chronicle/projections';
 
 /** A job definition for tests, with overrides. */
 export function testJob(overrides: Partial<JobDefinition> & Pick<JobDefinition, 'name'>): JobDefinition {
@@ -30,6 +26,6 @@ export async function seedRuns(pool: Pool, store: PostgresEventStore, jobs: read
     if (jobs.length > 0) await defineNewJobs(tx, store, jobs, 'test');
     const scheduled = runs.map((r) => newRunScheduled(r.job, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }));
     await store.appendWith(tx, scheduled.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata: {} }] })));
-    await upsertRuns(tx, scheduled.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as Exclude<RunSnapshot, { status: 'absent' }>));
+    await upsertRuns(tx, scheduled.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun));
   });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client, type Pool } from 'pg';
-import { createPool } from '../libs/platform/src/database/pg-pool';
+import { createPool } from '@chronicle/platform';
 import { TEST_ENV, databaseUrl } from './test-environment';
 
 export interface TestDatabase {

@@ -1,11 +1,8 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
-import { createTeam } from '../../e2e/support/team-tokens';
-import type { ApiClient } from '../../e2e/support/api-client';
-import { createPool } from '../../libs/platform/src/database/pg-pool';
-import { SchedulerClient, Worker } from '../../libs/worker-sdk/src';
-import { findFreePort } from '../../libs/platform/src/free-port';
-import { waitUntilHealthy } from '../../e2e/support/wait-healthy';
+import { createTeam, type ApiClient, waitUntilHealthy } from '@chronicle/e2e-support';
+import { createPool, findFreePort } from '@chronicle/platform';
+import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
 import { startNodeChild, type Child } from './child-processes';
 import type { BenchPayload, BenchRun, OnHandlerStart, QueueSystem, QueueSystemFactory } from './queue-system';
 

@@ -1,13 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { ApiModule } from '../../apps/api/src/api.module';
-import { setupOpenApi } from '../../apps/api/src/openapi';
+import { ApiModule, setupOpenApi } from '@chronicle/api';
 import type { Pool } from 'pg';
-import type { EventStore } from '../../libs/event-store/src/event-store.port';
-import { systemClock, type Clock } from '../../libs/platform/src/clock/clock';
-import { loadConfig } from '../../libs/platform/src/config/config';
-import { JsonLogger } from '../../libs/platform/src/logging/logger';
-import { hashToken } from '../../libs/platform/src/runtime/admin-token';
-import { createApp, type ProcessDefinition } from '../../libs/platform/src/runtime/run-process';
+import type { EventStore } from '@chronicle/event-store';
+import { systemClock, type Clock, loadConfig, JsonLogger, hashToken } from '@chronicle/platform';
+import { createApp, type ProcessDefinition } from '@chronicle/runtime';
 
 export interface RunningApp {
   readonly url: string;

@@ -1,14 +1,8 @@
-import { createTestDatabase, type TestDatabase } from '../../../test/test-database';
-import { waitFor } from '../../../test/wait-for';
-import { PostgresEventStore } from '../../../libs/event-store/src/postgres/postgres.event-store';
-import type { Queryable } from '../../../libs/platform/src/database/pg-pool';
-import { JsonLogger } from '../../../libs/platform/src/logging/logger';
-import type { RecordedEvent } from '../../../libs/event-store/src/event-store.port';
-import { streamActivityProjection } from '../../../projections/stream-activity.projection';
-import type { Projection } from './projection';
-import { loadCheckpoint } from './projection-checkpoints.sql';
+import { createTestDatabase, type TestDatabase, waitFor, catchUpUntil } from '@chronicle/testing';
+import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
+import { type Queryable, JsonLogger } from '@chronicle/platform';
+import { streamActivityProjection, type Projection, loadCheckpoint } from '@chronicle/projections';
 import { ProjectionRunner } from './projection-runner';
-import { catchUpUntil } from '../../../test/catch-up';
 
 const logger = new JsonLogger('error');
 

@@ -1,9 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
-import type { EventStore, LogPosition, RecordedEvent } from '../../../libs/event-store/src/event-store.port';
-import { withTransaction } from '../../../libs/platform/src/database/pg-pool';
-import type { JsonLogger } from '../../../libs/platform/src/logging/logger';
-import type { Projection } from './projection';
-import { advanceCheckpoint, loadCheckpoint, resetCheckpoint } from './projection-checkpoints.sql';
+import type { EventStore, LogPosition, RecordedEvent } from '@chronicle/event-store';
+import { withTransaction, type JsonLogger } from '@chronicle/platform';
+import { type Projection, advanceCheckpoint, loadCheckpoint, resetCheckpoint } from '@chronicle/projections';
 
 export interface ProjectionRunnerOptions {
   readonly batchSize?: number;

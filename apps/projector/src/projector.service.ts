@@ -1,10 +1,9 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
-import type { EventStore } from '../../../libs/event-store/src/event-store.port';
-import type { JsonLogger } from '../../../libs/platform/src/logging/logger';
-import { EVENT_STORE, LOGGER, PG_POOL } from '../../../libs/platform/src/runtime/tokens';
+import type { EventStore } from '@chronicle/event-store';
+import { type JsonLogger, EVENT_STORE, LOGGER, PG_POOL } from '@chronicle/platform';
 import { ProjectionRunner } from './projection-runner';
-import { PROJECTIONS } from './projections';
+import { PROJECTIONS } from '@chronicle/projections';
 
 /** Starts a runner per projection with the app and stops them before the database goes. */
 @Injectable()

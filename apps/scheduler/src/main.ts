@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runProcess } from '../../../libs/platform/src/runtime/run-process';
+import { runProcess } from '@chronicle/runtime';
 import { SchedulerModule } from './scheduler.module';
 
 void runProcess({ name: 'scheduler', modules: [SchedulerModule] });

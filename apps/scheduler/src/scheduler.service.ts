@@ -1,13 +1,10 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
-import type { EventStore } from '../../../libs/event-store/src/event-store.port';
-import type { JsonLogger } from '../../../libs/platform/src/logging/logger';
-import type { Clock } from '../../../libs/platform/src/clock/clock';
-import type { Config } from '../../../libs/platform/src/config/config';
-import { CLOCK, CONFIG, EVENT_STORE, LOGGER, PG_POOL } from '../../../libs/platform/src/runtime/tokens';
-import { LeaseReaper } from './lease-reaper';
-import { Materialiser } from './materialiser';
-import { OverlapResolver } from './overlap-resolver';
+import type { EventStore } from '@chronicle/event-store';
+import { type JsonLogger, type Clock, type Config, CLOCK, CONFIG, EVENT_STORE, LOGGER, PG_POOL } from '@chronicle/platform';
+import { LeaseReaper } from './reaper/lease-reaper';
+import { Materialiser } from './materialiser/materialiser';
+import { OverlapResolver } from './overlap/overlap-resolver';
 
 /** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
 const REAP_INTERVAL_MS = 250;

@@ -1,10 +1,35 @@
-/** Stable codes: the API maps each to a problem type; callers branch on them. */
-export type DomainErrorCode = 'stale-lease' | 'invalid-transition' | 'not-ready' | 'not-found' | 'validation-error' | 'concurrency-limit';
+/**
+ * Stable codes: the edge (apps/api's exception filter) maps each to a
+ * problem type `/problems/<code>` and a status; callers branch on them.
+ */
+export const DOMAIN_ERROR_CODES = [
+  'validation-error',
+  'invalid-schedule',
+  'unauthorized',
+  'forbidden',
+  'not-found',
+  'stale-lease',
+  'invalid-transition',
+  'not-ready',
+  'concurrency-limit',
+  'payload-too-large',
+  'quota-exceeded',
+] as const;
+
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
+
+/** What a refusal tells beyond its message: the field at fault, the quota and when to ask again. */
+export interface DomainErrorDetails {
+  readonly field?: string;
+  readonly quota?: string;
+  readonly retryAfterSeconds?: number;
+}
 
 export class DomainError extends Error {
   constructor(
     readonly code: DomainErrorCode,
     message: string,
+    readonly details: DomainErrorDetails = {},
   ) {
     super(message);
     this.name = 'DomainError';

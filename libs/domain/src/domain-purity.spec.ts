@@ -10,7 +10,7 @@ const SAMPLES: ReadonlyArray<readonly [string, string | null]> = [
   ["import { Injectable } from '@nestjs/common';\nexport const x = Injectable;\n", 'no-restricted-imports'],
   ["import { Pool } from 'pg';\nexport const x = Pool;\n", 'no-restricted-imports'],
   ["import { randomUUID } from 'node:crypto';\nexport const x = randomUUID;\n", 'no-restricted-imports'],
-  ["import { createPool } from '../../platform/src/database/pg-pool';\nexport const x = createPool;\n", 'no-restricted-imports'],
+  ["import { createPool } from '@chronicle/platform';\nexport const x = createPool;\n", 'no-restricted-imports'],
   ['export const now = (): number => Date.now();\n', 'no-restricted-syntax'],
   ['export const now = (): Date => new Date();\n', 'no-restricted-syntax'],
   ['export const draw = (): number => Math.random();\n', 'no-restricted-syntax'],

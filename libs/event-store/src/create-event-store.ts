@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { Config } from '../../platform/src/config/config';
+import type { Config } from '@chronicle/platform';
 import type { EventStore } from './event-store.port';
 import type * as KurrentAdapter from './kurrentdb/kurrentdb.event-store';
 import { PostgresEventStore } from './postgres/postgres.event-store';

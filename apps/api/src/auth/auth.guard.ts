@@ -2,11 +2,9 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import type { Request } from 'express';
 import type { Pool } from 'pg';
 import { timingSafeEqual } from 'node:crypto';
-import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
-import { hashToken } from '../../../../libs/platform/src/runtime/admin-token';
-import { ADMIN_TOKEN_HASH, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
-import type { Caller } from './caller';
-import { findToken } from './tokens.sql';
+import { hashToken, ADMIN_TOKEN_HASH, PG_POOL } from '@chronicle/platform';
+import { DomainError, type Caller } from '@chronicle/domain';
+import { findToken } from '@chronicle/commands';
 
 /** Every /v1 call: `Authorization: Bearer <token>`, or 401. */
 @Injectable()
@@ -50,6 +48,6 @@ export class AuthGuard implements CanActivate {
 const KNOWN_TOKENS = 10_000;
 const KNOWN_FOR_MS = 5_000;
 
-function unauthorized(detail: string): ProblemError {
-  return new ProblemError(401, problemType('unauthorized'), 'unauthorized', detail);
+function unauthorized(detail: string): DomainError {
+  return new DomainError('unauthorized', detail);
 }

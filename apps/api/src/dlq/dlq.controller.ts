@@ -1,24 +1,14 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import type { Pool } from 'pg';
-import { DomainError } from '../../../../libs/domain/src/domain-error';
-import type { RunDeadData } from '../../../../libs/domain/src/run/run-events';
-import type { Clock } from '../../../../libs/platform/src/clock/clock';
-import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
-import { CLOCK, PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
+import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { GetDeadLetter, ListDeadLetters, TransitionRun, type AttemptView } from '@chronicle/commands';
+import { NAME_PATTERN, requireTeam, splitAction, type Caller, type PresentRun, type RunDeadData } from '@chronicle/domain';
+import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
-import { CurrentCaller, requireTeam, type Caller } from '../auth/caller';
-import { NAME_PATTERN, splitAction } from '../names';
+import { CurrentCaller } from '../auth/current-caller';
 import { runView, type RunView } from '../runs/run-view';
-import { TransitionRun } from '../runs/run.commands';
-import { GetRun, GetRunEvents } from '../runs/run.queries';
-import type { PresentRun } from '../runs/runs.service';
-import { ReadySignal } from '../workers/ready-signal';
-import { attemptHistory, type AttemptView } from './attempt-history';
-import { listDeadRuns, type DlqCursor } from './dlq.sql';
 
 class DlqQuery {
   @ApiPropertyOptional()
@@ -48,29 +38,21 @@ interface DeadRunView {
 @UseGuards(AuthGuard)
 export class DlqController {
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
-    private readonly ready: ReadySignal,
   ) {}
 
   @Get()
   async list(@CurrentCaller() caller: Caller, @Query() query: DlqQuery): Promise<{ items: DeadRunView[]; nextCursor: string | null }> {
-    const team = requireTeam(caller);
-    const limit = query.limit ?? 50;
-    const page = await listDeadRuns(this.pool, team.team, query.job, query.cursor === undefined ? undefined : decodeCursor(query.cursor), limit + 1);
-    const items = page.slice(0, limit).map(deadRunView);
-    const last = items[items.length - 1];
-    return { items, nextCursor: page.length > limit && last !== undefined ? encodeCursor({ deadAt: last.deadAt, runId: last.runId }) : null };
+    const page = await this.queries.execute(new ListDeadLetters(requireTeam(caller), query.job, query.cursor, query.limit ?? 50));
+    return { items: page.runs.map(deadRunView), nextCursor: page.nextCursor };
   }
 
   @Get(':id')
   async show(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<DeadRunView & { attempts: AttemptView[] }> {
-    const team = requireTeam(caller);
-    const run = await this.queries.execute(new GetRun(team, id));
-    if (run.status !== 'dead' || run.discarded) throw new DomainError('not-found', `run ${id} is not in the dead-letter queue`);
-    return { ...deadRunView(run), attempts: attemptHistory(await this.queries.execute(new GetRunEvents(team, id))) };
+    const { run, attempts } = await this.queries.execute(new GetDeadLetter(requireTeam(caller), id));
+    return { ...deadRunView(run), attempts };
   }
 
   /** POST /v1/dlq/{id}:replay and :discard */
@@ -79,7 +61,6 @@ export class DlqController {
   async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
     const { name: id, action } = splitAction(idAction, ['replay', 'discard']);
     const run = await this.commands.execute(new TransitionRun(requireTeam(caller), id, (now) => (action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now })));
-    if (action === 'replay') this.ready.notify();
     return runView(run, this.clock.now());
   }
 }
@@ -88,18 +69,4 @@ function deadRunView(run: PresentRun): DeadRunView {
   const death = run.death;
   if (death === null) throw new Error(`run ${run.definition.runId} is dead without a RunDead`);
   return { runId: run.definition.runId, job: run.definition.job, attempt: run.attempt, reason: death.reason, lastError: death.lastError, deadAt: death.deadAt };
-}
-
-function encodeCursor(cursor: DlqCursor): string {
-  return Buffer.from(JSON.stringify([cursor.deadAt, cursor.runId])).toString('base64url');
-}
-
-function decodeCursor(value: string): DlqCursor {
-  try {
-    const [deadAt, runId] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof deadAt === 'string' && !Number.isNaN(Date.parse(deadAt)) && typeof runId === 'string') return { deadAt, runId };
-  } catch {
-    // fall through to the 400
-  }
-  throw new ProblemError(400, problemType('validation-error'), 'validation error', 'cursor is not one this API returned');
 }

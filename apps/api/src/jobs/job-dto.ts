@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
-import { NAME_PATTERN } from '../names';
+import { NAME_PATTERN, NAME_RULE, PRIORITIES } from '@chronicle/domain';
 
 export class RetryBody {
   @ApiProperty()
@@ -20,11 +20,11 @@ export class RetryBody {
 /** PUT /v1/jobs/{name}: reference 4.2, the name comes from the path. */
 export class JobBody {
   @ApiProperty()
-  @IsString() @Matches(NAME_PATTERN, { message: 'queue must be a name of 1-200 characters: letters, digits, . _ -' })
+  @IsString() @Matches(NAME_PATTERN, { message: `queue must be ${NAME_RULE}` })
   queue!: string;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsIn(['critical', 'default', 'bulk'])
+  @IsOptional() @IsIn(PRIORITIES)
   priority?: 'critical' | 'default' | 'bulk';
 
   @ApiPropertyOptional()

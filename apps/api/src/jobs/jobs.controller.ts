@@ -1,25 +1,15 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
-import type { Clock } from '../../../../libs/platform/src/clock/clock';
-import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
-import { CLOCK } from '../../../../libs/platform/src/runtime/tokens';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import type { Response } from 'express';
-import type { JobDefinition } from '../../../../libs/domain/src/job/job-decider';
-import { acceptSchedule, parseSchedule, previewFireTimes } from '../schedules/schedule-preview';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsOptional } from 'class-validator';
-import { EnqueueRuns } from '../runs/run.commands';
-import { runView, type RunView } from '../runs/run-view';
-import { backfillRequests } from '../schedules/backfill';
+import type { Response } from 'express';
+import { acceptSchedule, backfillRequests, DefineJob, EnqueueRuns, GetJob, parseSchedule, previewFireTimes, SetJobPaused } from '@chronicle/commands';
+import { assertPayloadSize, DomainError, jobDefinition, parseName, requireQueue, requireTeam, splitAction, type Caller, type DefinedJob, type JobDefinition } from '@chronicle/domain';
+import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
-import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/caller';
-import { parseName, splitAction } from '../names';
-import { assertPayloadSize } from '../payload-size';
+import { CurrentCaller } from '../auth/current-caller';
+import { runView, type RunView } from '../runs/run-view';
 import { JobBody } from './job-dto';
-import { DefineJob, GetJob, SetJobPaused } from './job.commands';
-import type { DefinedJob } from './jobs.service';
-
-const DEFAULT_RETRY = { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 };
 
 /** The body of :backfill; pause and resume take none. */
 class BackfillBody {
@@ -48,18 +38,8 @@ export class JobsController {
     const name = parseName(rawName, 'job name');
     requireQueue(team, body.queue);
     assertPayloadSize(body.payload);
-    const definition: JobDefinition = {
-      name,
-      team: team.team,
-      queue: body.queue,
-      priority: body.priority ?? 'default',
-      timeoutSeconds: body.timeoutSeconds ?? 3600,
-      retry: body.retry === undefined ? DEFAULT_RETRY : { maxAttempts: body.retry.maxAttempts, baseSeconds: body.retry.baseSeconds, maxSeconds: body.retry.maxSeconds },
-      concurrency: body.concurrency ?? null,
-      payload: body.payload ?? null,
-      schedule: body.schedule === undefined ? null : { ...body.schedule, ...acceptSchedule(body.schedule, this.clock.now()) },
-    };
-    const { job, created } = await this.commands.execute(new DefineJob(team, definition));
+    const schedule = body.schedule === undefined ? undefined : { ...body.schedule, ...acceptSchedule(body.schedule, this.clock.now()) };
+    const { job, created } = await this.commands.execute(new DefineJob(team, jobDefinition(name, team.team, { ...body, schedule })));
     response.status(created ? 201 : 200);
     return view(job);
   }
@@ -73,7 +53,7 @@ export class JobsController {
   @Get(':name/preview')
   async preview(@CurrentCaller() caller: Caller, @Param('name') rawName: string, @Query('count') countText?: string): Promise<{ fireTimes: string[] }> {
     const count = countText === undefined ? 10 : Number(countText);
-    if (!Number.isInteger(count) || count < 1 || count > 100) throw new ProblemError(400, problemType('validation-error'), 'validation error', 'count must be a whole number from 1 to 100');
+    if (!Number.isInteger(count) || count < 1 || count > 100) throw new DomainError('validation-error', 'count must be a whole number from 1 to 100', { field: 'count' });
     const job = await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name')));
     if (job.definition.schedule === null) return { fireTimes: [] };
     return { fireTimes: previewFireTimes(parseSchedule(job.definition.schedule), this.clock.now(), count, job.definition.name) };
@@ -86,12 +66,12 @@ export class JobsController {
     const { name, action } = splitAction(nameAction, ['pause', 'resume', 'backfill']);
     const team = requireTeam(caller);
     if (action !== 'backfill') return view(await this.commands.execute(new SetJobPaused(team, name, action === 'pause')));
-    if (body.from === undefined || body.to === undefined) throw new ProblemError(400, problemType('validation-error'), 'validation error', 'a backfill needs from and to');
+    if (body.from === undefined || body.to === undefined) throw new DomainError('validation-error', 'a backfill needs from and to');
     const job = await this.queries.execute(new GetJob(team, name));
-    if (job.definition.schedule === null) throw new ProblemError(400, problemType('validation-error'), 'validation error', `job ${name} has no schedule`);
+    if (job.definition.schedule === null) throw new DomainError('validation-error', `job ${name} has no schedule`);
     const now = this.clock.now();
     const requests = backfillRequests(name, job.definition.schedule, new Date(body.from), new Date(body.to), now);
-    const results = requests.length === 0 ? [] : await this.commands.execute(new EnqueueRuns(team, requests.map((request) => ({ job, request }))));
+    const results = requests.length === 0 ? [] : await this.commands.execute(new EnqueueRuns(team, requests.map((request) => ({ job, request })), 'batch'));
     return { runs: results.map(({ run, created }) => ({ ...runView(run, now), created })) };
   }
 }

@@ -1,16 +1,11 @@
+import { Body, Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Body, Controller, Get, Inject, Param, Put, UseGuards } from '@nestjs/common';
 import { IsInt, IsNumber, IsOptional, IsPositive, Max, Min } from 'class-validator';
-import type { Pool } from 'pg';
-import { effectiveBurst, type TeamQuotas } from '../../../../libs/domain/src/quota/enqueue-quota';
-import { withTransaction } from '../../../../libs/platform/src/database/pg-pool';
-import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
-import { PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
+import { GetTeamQuotas, SetTeamQuotas } from '@chronicle/commands';
+import { effectiveBurst, requireAdmin, type Caller, type TeamQuotas } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
-import { CurrentCaller, requireAdmin, type Caller } from '../auth/caller';
-import { teamExists } from '../auth/tokens.sql';
-import { teamQuotasOf } from './enqueue-quota';
-import { deleteTeamQuotas, findTeamQuotas, lockTeamQuotas, upsertTeamQuotas } from './team-quotas.sql';
+import { CurrentCaller } from '../auth/current-caller';
 
 /** PUT /v1/teams/{team}/quotas: the whole set; a field left out or null is unlimited. */
 class TeamQuotasBody {
@@ -36,34 +31,22 @@ interface TeamQuotasView extends TeamQuotas {
 @Controller('v1/teams')
 @UseGuards(AuthGuard)
 export class TeamQuotasController {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Get(':team/quotas')
   async get(@CurrentCaller() caller: Caller, @Param('team') team: string): Promise<TeamQuotasView> {
     requireAdmin(caller);
-    await this.requireExistingTeam(team);
-    return view(team, teamQuotasOf(await findTeamQuotas(this.pool, team)));
+    return view(team, await this.queries.execute(new GetTeamQuotas(team)));
   }
 
   @Put(':team/quotas')
   async put(@CurrentCaller() caller: Caller, @Param('team') team: string, @Body() body: TeamQuotasBody): Promise<TeamQuotasView> {
     requireAdmin(caller);
     const quotas: TeamQuotas = { enqueueRatePerSecond: body.enqueueRatePerSecond ?? null, enqueueBurst: body.enqueueBurst ?? null, maxPendingRuns: body.maxPendingRuns ?? null };
-    if (quotas.enqueueBurst !== null && quotas.enqueueRatePerSecond === null) {
-      throw new ProblemError(400, problemType('validation-error'), 'validation error', 'enqueueBurst needs enqueueRatePerSecond', { field: 'enqueueBurst' });
-    }
-    await this.requireExistingTeam(team);
-    await withTransaction(this.pool, async (tx) => {
-      // Not in the middle of an enqueue of the team: it decided from the old quotas and writes their bucket.
-      await lockTeamQuotas(tx, team);
-      if (quotas.enqueueRatePerSecond === null && quotas.maxPendingRuns === null) await deleteTeamQuotas(tx, team);
-      else await upsertTeamQuotas(tx, team, { rate: quotas.enqueueRatePerSecond, burst: quotas.enqueueBurst, effectiveBurst: effectiveBurst(quotas), maxPendingRuns: quotas.maxPendingRuns });
-    });
-    return view(team, quotas);
-  }
-
-  private async requireExistingTeam(team: string): Promise<void> {
-    if (!(await teamExists(this.pool, team))) throw new ProblemError(404, problemType('not-found'), 'not found', `team ${team.slice(0, 80)} does not exist`);
+    return view(team, await this.commands.execute(new SetTeamQuotas(team, quotas)));
   }
 }
 

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsDefined, IsISO8601, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateNested } from 'class-validator';
-import { NAME_PATTERN } from '../names';
+import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE, NAME_PATTERN } from '@chronicle/domain';
 
 /** POST /v1/jobs/{name}/runs: neither runAt nor delaySeconds means due now. */
 export class EnqueueBody {
@@ -28,7 +28,7 @@ export class BatchRunBody extends EnqueueBody {
   job!: string;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsString() @Matches(/^[\x21-\x7e]{1,200}$/, { message: 'idempotencyKey must be 1-200 visible ASCII characters' })
+  @IsOptional() @IsString() @Matches(IDEMPOTENCY_KEY_PATTERN, { message: `idempotencyKey must be ${IDEMPOTENCY_KEY_RULE}` })
   idempotencyKey?: string;
 }
 

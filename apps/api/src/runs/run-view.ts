@@ -1,5 +1,4 @@
-import type { RunSnapshot } from '../../../../libs/domain/src/run/run-state';
-import { visibleState } from '../../../../libs/domain/src/run/run-state';
+import { type PresentRun, visibleState } from '@chronicle/domain';
 
 export interface RunView {
   readonly runId: string;
@@ -14,7 +13,7 @@ export interface RunView {
   readonly lastError: string | null;
 }
 
-export function runView(state: Exclude<RunSnapshot, { status: 'absent' }>, now: Date): RunView {
+export function runView(state: PresentRun, now: Date): RunView {
   return {
     runId: state.definition.runId,
     job: state.definition.job,

@@ -1,22 +1,13 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import type { Clock } from '../../../../libs/platform/src/clock/clock';
-import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
-import { CLOCK } from '../../../../libs/platform/src/runtime/tokens';
+import { EnqueueRuns, GetJob, GetRun, GetRunEvents, TransitionRun } from '@chronicle/commands';
+import { assertPayloadSize, dueTimeOf, parseIdempotencyKey, parseName, parseRunId, requireQueue, requireTeam, splitAction, type Caller, type DefinedJob } from '@chronicle/domain';
+import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
-import { CurrentCaller, requireQueue, requireTeam, type Caller } from '../auth/caller';
-import { GetJob } from '../jobs/job.commands';
-import type { DefinedJob } from '../jobs/jobs.service';
-import { parseName, splitAction } from '../names';
-import { assertPayloadSize } from '../payload-size';
+import { CurrentCaller } from '../auth/current-caller';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
 import { runView, type RunView } from './run-view';
-import { EnqueueRun, EnqueueRuns, TransitionRun } from './run.commands';
-import { GetRun, GetRunEvents } from './run.queries';
-import { ReadySignal } from '../workers/ready-signal';
-
-const RUN_ID = /^run_[A-Za-z0-9_-]{1,64}$/;
 
 @Controller('v1')
 @UseGuards(AuthGuard)
@@ -24,7 +15,6 @@ export class RunsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
-    private readonly ready: ReadySignal,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -34,21 +24,21 @@ export class RunsController {
     @CurrentCaller() caller: Caller,
     @Param('name') rawName: string,
     @Body() body: EnqueueBody,
-    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Headers('idempotency-key') rawIdempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<RunView> {
     const team = requireTeam(caller);
     const job = await this.queries.execute(new GetJob(team, parseName(rawName, 'job name')));
     requireQueue(team, job.definition.queue);
-    if (body.runAt !== undefined && body.delaySeconds !== undefined) throw invalid('give runAt or delaySeconds, not both');
-    if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,200}$/.test(idempotencyKey)) throw invalid('Idempotency-Key must be 1-200 visible ASCII characters');
-    assertPayloadSize(body.payload);
     const now = this.clock.now();
-    const dueAt = body.runAt !== undefined ? new Date(body.runAt) : new Date(now.getTime() + (body.delaySeconds ?? 0) * 1000);
-    const { run, created } = await this.commands.execute(new EnqueueRun(team, job, { payload: body.payload, dueAt, ifRunning: body.ifRunning ?? 'queue', ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }));
-    if (created) this.ready.notify();
-    response.status(created ? 201 : 200);
-    return runView(run, now);
+    const dueAt = dueTimeOf(body, now);
+    const idempotencyKey = parseIdempotencyKey(rawIdempotencyKey);
+    assertPayloadSize(body.payload);
+    const [result] = await this.commands.execute(
+      new EnqueueRuns(team, [{ job, request: { payload: body.payload, dueAt, ifRunning: body.ifRunning ?? 'queue', ...(idempotencyKey === undefined ? {} : { idempotencyKey }) } }], 'api'),
+    );
+    response.status(result!.created ? 201 : 200);
+    return runView(result!.run, now);
   }
 
   /** POST /v1/runs:batch (the colon is literal): up to 1,000 runs, 200 with each run and whether it was new. */
@@ -64,13 +54,11 @@ export class RunsController {
       jobs.set(name, job);
     }
     const items = body.runs.map((item, i) => {
-      if (item.runAt !== undefined && item.delaySeconds !== undefined) throw invalid(`runs[${i}]: give runAt or delaySeconds, not both`);
+      const dueAt = dueTimeOf(item, now, `runs[${i}]: `);
       assertPayloadSize(item.payload);
-      const dueAt = item.runAt !== undefined ? new Date(item.runAt) : new Date(now.getTime() + (item.delaySeconds ?? 0) * 1000);
       return { job: jobs.get(item.job)!, request: { payload: item.payload, dueAt, ifRunning: item.ifRunning ?? 'queue', ...(item.idempotencyKey === undefined ? {} : { idempotencyKey: item.idempotencyKey }) } };
     });
-    const results = await this.commands.execute(new EnqueueRuns(team, items));
-    if (results.some((r) => r.created)) this.ready.notify();
+    const results = await this.commands.execute(new EnqueueRuns(team, items, 'batch'));
     return { runs: results.map(({ run, created }) => ({ ...runView(run, now), created })) };
   }
 
@@ -94,13 +82,4 @@ export class RunsController {
     const run = await this.commands.execute(new TransitionRun(requireTeam(caller), parseRunId(name), (now) => ({ type: 'CancelRun', now })));
     return runView(run, this.clock.now());
   }
-}
-
-function parseRunId(id: string): string {
-  if (!RUN_ID.test(id)) throw new ProblemError(404, problemType('not-found'), 'not found', `run ${id.slice(0, 80)} not found`);
-  return id;
-}
-
-function invalid(detail: string): ProblemError {
-  return new ProblemError(400, problemType('validation-error'), 'validation error', detail);
 }

@@ -1,11 +1,11 @@
 import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsInt, IsObject, IsOptional, Max, Min } from 'class-validator';
-import type { Clock } from '../../../../libs/platform/src/clock/clock';
-import { CLOCK } from '../../../../libs/platform/src/runtime/tokens';
+import { acceptSchedule, previewFireTimes } from '@chronicle/commands';
+import { requireTeam, type Caller } from '@chronicle/domain';
+import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
-import { CurrentCaller, requireTeam, type Caller } from '../auth/caller';
-import { acceptSchedule, previewFireTimes } from './schedule-preview';
+import { CurrentCaller } from '../auth/current-caller';
 
 class PreviewBody {
   @ApiProperty()

@@ -1,27 +1,22 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiProperty } from '@nestjs/swagger';
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import type { Response } from 'express';
-import type { Pool } from 'pg';
-import { ProblemError, problemType } from '../../../../libs/platform/src/http/problem-details.filter';
-import { hashToken, newToken } from '../../../../libs/platform/src/runtime/admin-token';
-import { PG_POOL } from '../../../../libs/platform/src/runtime/tokens';
+import { CreateTeam, GrantQueue, IssueToken, ListGrants, type IssuedToken, type QueueGrant } from '@chronicle/commands';
+import { NAME_PATTERN, NAME_RULE, parseName, requireAdmin, TEAM_ID_PATTERN, TEAM_ID_RULE, type Caller } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
-import { CurrentCaller, requireAdmin, type Caller } from '../auth/caller';
-import { findGrants, insertTeam, insertToken, teamExists, upsertGrant, type QueueGrant } from '../auth/tokens.sql';
-import { NAME_PATTERN, parseName } from '../names';
-
-const TEAM_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+import { CurrentCaller } from '../auth/current-caller';
 
 class CreateTeamBody {
   @ApiProperty()
-  @IsString() @Matches(TEAM_ID, { message: 'id must be 1-63 characters of a-z, 0-9, _ and -, starting with a letter or digit' })
+  @IsString() @Matches(TEAM_ID_PATTERN, { message: `id must be ${TEAM_ID_RULE}` })
   id!: string;
 }
 
 class QueuesBody {
   @ApiProperty({ type: [String] })
-  @IsArray() @ArrayNotEmpty() @ArrayMaxSize(100) @IsString({ each: true }) @Matches(NAME_PATTERN, { each: true, message: 'each queue must be a name of 1-200 characters: letters, digits, . _ -' })
+  @IsArray() @ArrayNotEmpty() @ArrayMaxSize(100) @IsString({ each: true }) @Matches(NAME_PATTERN, { each: true, message: `each queue must be ${NAME_RULE}` })
   queues!: string[];
 }
 
@@ -39,10 +34,10 @@ class IssuePlatformTokenBody extends QueuesBody {
 
 class GrantBody {
   @ApiProperty()
-  @IsString() @Matches(TEAM_ID, { message: 'team must be a team id' })
+  @IsString() @Matches(TEAM_ID_PATTERN, { message: 'team must be a team id' })
   team!: string;
 
-  @ApiProperty({ required: false, description: 'the team\'s share of claims on the queue against weight-1 teams (1-100, default 1)' })
+  @ApiProperty({ required: false, description: "the team's share of claims on the queue against weight-1 teams (1-100, default 1)" })
   @IsOptional() @IsInt() @Min(1) @Max(100)
   weight?: number;
 }
@@ -51,22 +46,21 @@ class GrantBody {
 @Controller('v1/teams')
 @UseGuards(AuthGuard)
 export class TeamsController {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Post()
   async createTeam(@CurrentCaller() caller: Caller, @Body() body: CreateTeamBody, @Res({ passthrough: true }) response: Response): Promise<{ id: string }> {
     requireAdmin(caller);
-    const created = await insertTeam(this.pool, body.id);
+    const created = await this.commands.execute(new CreateTeam(body.id));
     response.status(created ? 201 : 200);
     return { id: body.id };
   }
 
   @Post(':team/tokens')
   @HttpCode(201)
-  async issueToken(@CurrentCaller() caller: Caller, @Param('team') team: string, @Body() body: IssueTokenBody): Promise<{ token: string; kind: string; team: string; queues: string[] }> {
+  issueToken(@CurrentCaller() caller: Caller, @Param('team') team: string, @Body() body: IssueTokenBody): Promise<IssuedToken<string>> {
     requireAdmin(caller);
-    await requireTeamExists(this.pool, team);
-    return issue(this.pool, body.kind, team, body.queues);
+    return this.commands.execute(new IssueToken(body.kind, team, body.queues));
   }
 }
 
@@ -74,40 +68,29 @@ export class TeamsController {
 @Controller('v1')
 @UseGuards(AuthGuard)
 export class QueuesController {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Post('tokens')
   @HttpCode(201)
-  async issuePlatformToken(@CurrentCaller() caller: Caller, @Body() body: IssuePlatformTokenBody): Promise<{ token: string; kind: string; team: null; queues: string[] }> {
+  issuePlatformToken(@CurrentCaller() caller: Caller, @Body() body: IssuePlatformTokenBody): Promise<IssuedToken<null>> {
     requireAdmin(caller);
-    return issue(this.pool, body.kind, null, body.queues);
+    return this.commands.execute(new IssueToken(body.kind, null, body.queues));
   }
 
   @Post('queues/:queue/grants')
   async grant(@CurrentCaller() caller: Caller, @Param('queue') queue: string, @Body() body: GrantBody, @Res({ passthrough: true }) response: Response): Promise<{ queue: string; grants: QueueGrant[] }> {
     requireAdmin(caller);
-    parseName(queue, 'queue');
-    await requireTeamExists(this.pool, body.team);
-    const created = await upsertGrant(this.pool, queue, body.team, body.weight ?? 1);
+    const { created, grants } = await this.commands.execute(new GrantQueue(parseName(queue, 'queue'), body.team, body.weight ?? 1));
     response.status(created ? 201 : 200);
-    return { queue, grants: await findGrants(this.pool, queue) };
+    return { queue, grants };
   }
 
   @Get('queues/:queue/grants')
   async grants(@CurrentCaller() caller: Caller, @Param('queue') queue: string): Promise<{ queue: string; grants: QueueGrant[] }> {
     requireAdmin(caller);
-    return { queue: parseName(queue, 'queue'), grants: await findGrants(this.pool, queue) };
+    return { queue, grants: await this.queries.execute(new ListGrants(parseName(queue, 'queue'))) };
   }
-}
-
-async function requireTeamExists(pool: Pool, team: string): Promise<void> {
-  if (!(await teamExists(pool, team))) throw new ProblemError(404, problemType('not-found'), 'not found', `team ${team} does not exist`);
-}
-
-async function issue<Team extends string | null>(pool: Pool, kind: 'team' | 'worker', team: Team, requested: readonly string[]): Promise<{ token: string; kind: string; team: Team; queues: string[] }> {
-  const token = newToken(kind);
-  const queues = [...new Set(requested)];
-  await insertToken(pool, hashToken(token), kind, team, queues);
-  // The only time the token is shown: only its hash is stored.
-  return { token, kind, team, queues };
 }

@@ -1,7 +1,7 @@
 import { Type } from 'class-transformer';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
-import { NAME_PATTERN } from '../names';
+import { NAME_PATTERN, RUN_ID_PATTERN } from '@chronicle/domain';
 
 export class LeaseBody {
   @ApiProperty({ type: [String] })
@@ -55,7 +55,7 @@ export class CompleteBody {
 
 export class CompleteItemBody extends CompleteBody {
   @ApiProperty()
-  @IsString() @Matches(/^run_[A-Za-z0-9_-]{1,64}$/, { message: 'runId must be a run id' })
+  @IsString() @Matches(RUN_ID_PATTERN, { message: 'runId must be a run id' })
   runId!: string;
 }
 

@@ -1,45 +1,37 @@
 import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { CompleteRuns, LeaseRuns, TransitionRun, type Completion } from '@chronicle/commands';
+import { DEFAULT_LEASE_SECONDS, DEFAULT_WORKER_ID, requireQueue, requireWorker, type Caller } from '@chronicle/domain';
+import type { LeasedRun } from '@chronicle/worker-sdk';
 import { AuthGuard } from '../auth/auth.guard';
-import { CurrentCaller, requireQueue, requireWorker, type Caller } from '../auth/caller';
-import { CompleteRuns, LeaseRuns, TransitionRun } from '../runs/run.commands';
-import { domainProblem } from '../../../../libs/platform/src/http/problem-details.filter';
-import type { Completion } from './completion.service';
-import { ReadySignal } from './ready-signal';
+import { CurrentCaller } from '../auth/current-caller';
+import { domainProblem } from '../http/problem-details.filter';
 import { CompleteBody, CompleteManyBody, HeartbeatBody, LeaseBody } from './worker-dto';
-import type { Lease } from './lease.service';
-
-const DEFAULT_LEASE_SECONDS = 30;
 
 /** The worker protocol: lease, heartbeat, complete; every call after the lease carries the fencing token. */
 @Controller('v1')
 @UseGuards(AuthGuard)
 export class WorkersController {
-  constructor(
-    private readonly commands: CommandBus,
-    private readonly ready: ReadySignal,
-  ) {}
+  constructor(private readonly commands: CommandBus) {}
 
   @Post('lease')
   @HttpCode(200)
-  async lease(@CurrentCaller() caller: Caller, @Body() body: LeaseBody): Promise<{ leases: Lease[] }> {
+  async lease(@CurrentCaller() caller: Caller, @Body() body: LeaseBody): Promise<{ leases: LeasedRun[] }> {
     const worker = requireWorker(caller);
     const queues = [...new Set(body.queues)];
     for (const queue of queues) requireQueue(worker, queue);
-    const leases = await this.commands.execute(new LeaseRuns(worker, {
-      queues,
-      max: body.max,
-      waitSeconds: body.waitSeconds ?? 0,
-      leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
-      workerId: body.workerId ?? 'anonymous',
-    }));
+    const leases = await this.commands.execute(
+      new LeaseRuns(worker, { queues, max: body.max, waitSeconds: body.waitSeconds ?? 0, leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS, workerId: body.workerId ?? DEFAULT_WORKER_ID }),
+    );
     return { leases };
   }
 
   @Post('runs/:id/heartbeat')
   @HttpCode(200)
   async heartbeat(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: HeartbeatBody): Promise<{ runId: string; leaseExpiresAt: string | null }> {
-    const run = await this.commands.execute(new TransitionRun(requireWorker(caller), id, (now) => ({ type: 'ExtendLease', fencingToken: body.fencingToken, leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS, now })));
+    const run = await this.commands.execute(
+      new TransitionRun(requireWorker(caller), id, (now) => ({ type: 'ExtendLease', fencingToken: body.fencingToken, leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS, now })),
+    );
     return { runId: id, leaseExpiresAt: run.lease?.expiresAt ?? null };
   }
 
@@ -55,7 +47,10 @@ export class WorkersController {
   /** POST /v1/runs:complete (the colon is literal): up to 100 completions in one transaction; 200 with each run's state or problem. */
   @Post('runs\\:complete')
   @HttpCode(200)
-  async completeMany(@CurrentCaller() caller: Caller, @Body() body: CompleteManyBody): Promise<{ results: Array<{ runId: string; state?: string; retryAt?: string | null; problem?: Record<string, unknown> }> }> {
+  async completeMany(
+    @CurrentCaller() caller: Caller,
+    @Body() body: CompleteManyBody,
+  ): Promise<{ results: Array<{ runId: string; state?: string; retryAt?: string | null; problem?: Record<string, unknown> }> }> {
     const results = await this.commands.execute(new CompleteRuns(requireWorker(caller), body.completions.map((c) => completion(c.runId, c))));
     return { results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)) };
   }

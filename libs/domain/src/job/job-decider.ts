@@ -25,6 +25,13 @@ export type JobSnapshot =
 
 export const NO_JOB: JobSnapshot = { status: 'absent', revision: -1 };
 
+/** A job that exists. */
+export type DefinedJob = Extract<JobSnapshot, { status: 'defined' }>;
+
+export function foldJob(events: readonly JobEvent[]): JobSnapshot {
+  return events.reduce(evolveJob, NO_JOB);
+}
+
 export type JobCommand =
   | { readonly type: 'DefineJob'; readonly definition: JobDefinition }
   | { readonly type: 'PauseJob'; readonly now: Date }

@@ -1,8 +1,8 @@
 import { DomainError } from '../domain-error';
-import { backoffSeconds } from './backoff';
+import { backoffSeconds } from './retry-backoff';
 import { decide, MAX_TOTAL_LEASE_SECONDS, type RunCommand } from './run-decider';
 import type { RunEvent, RunScheduledData } from './run-events';
-import { foldRun, visibleState } from './run-state';
+import { foldRun, visibleState } from './run-snapshot';
 
 const T0 = new Date('2026-03-15T01:00:00.000Z');
 const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);

@@ -1,7 +1,7 @@
 import { DomainError } from '../domain-error';
-import { backoffSeconds } from './backoff';
+import { backoffSeconds } from './retry-backoff';
 import type { RunEvent, RunScheduledData } from './run-events';
-import type { RunSnapshot } from './run-state';
+import type { PresentRun, RunSnapshot } from './run-snapshot';
 
 /** No lease lasts longer than this in total, whatever the heartbeats (reference 8). */
 export const MAX_TOTAL_LEASE_SECONDS = 6 * 60 * 60;
@@ -91,7 +91,7 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
   }
 }
 
-function currentLease(state: Exclude<RunSnapshot, { status: 'absent' }>, fencingToken: number): NonNullable<typeof state.lease> {
+function currentLease(state: PresentRun, fencingToken: number): NonNullable<typeof state.lease> {
   if (state.status !== 'leased' || state.lease === null || state.lease.fencingToken !== fencingToken) {
     throw new DomainError('stale-lease', `fencing token ${fencingToken} is not the run's current lease`);
   }

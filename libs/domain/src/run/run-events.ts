@@ -2,6 +2,8 @@ import type { RunEventType } from '../streams';
 
 export const Priority = { critical: 'critical', default: 'default', bulk: 'bulk' } as const;
 export type Priority = (typeof Priority)[keyof typeof Priority];
+/** Highest first: the order claims weigh them in. */
+export const PRIORITIES: readonly Priority[] = Object.values(Priority);
 
 /** How a run came to be; catch-up runs of the scheduler say so. */
 export type RunSource = 'api' | 'batch' | 'schedule' | 'catch_up' | 'backfill';

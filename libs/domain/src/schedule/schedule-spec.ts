@@ -20,6 +20,8 @@ export interface ScheduleSpec {
 }
 
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
+/** A scheduled job's policy when its schedule names none (SQL: job_overlap_policy, migrations/0010). */
+export const DEFAULT_OVERLAP_POLICY = 'buffer_one' satisfies (typeof OVERLAP_POLICIES)[number];
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 
 export class InvalidScheduleError extends DomainError {
@@ -27,7 +29,7 @@ export class InvalidScheduleError extends DomainError {
     readonly field: string,
     message: string,
   ) {
-    super('validation-error', `schedule.${field}: ${message}`);
+    super('invalid-schedule', `schedule.${field}: ${message}`, { field: `schedule.${field}` });
     this.name = 'InvalidScheduleError';
   }
 }
@@ -69,7 +71,7 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
   if (missedRunPolicy !== 'run_once' && missedRunPolicy !== 'run_all' && missedRunPolicy !== 'skip') {
     throw new InvalidScheduleError('missedRunPolicy', 'must be run_once, run_all or skip');
   }
-  const overlapPolicy = spec['overlapPolicy'] ?? 'buffer_one';
+  const overlapPolicy = spec['overlapPolicy'] ?? DEFAULT_OVERLAP_POLICY;
   if (!OVERLAP_POLICIES.includes(overlapPolicy as OverlapPolicy)) throw new InvalidScheduleError('overlapPolicy', `must be one of ${OVERLAP_POLICIES.join(', ')}`);
   return {
     ...(cron !== undefined ? { cron: cron as string } : { rrule: rrule as string }),

@@ -13,7 +13,7 @@ import {
   type StreamAppend,
   type SubscribeOptions,
 } from '../event-store.port';
-import { WakeSignal } from '../../../platform/src/wake-signal';
+import { WakeSignal } from '@chronicle/platform';
 import { pollAll } from '../subscription-loop';
 
 /** For fast unit tests of handlers only; the server never uses it. */

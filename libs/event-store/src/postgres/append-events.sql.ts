@@ -1,5 +1,4 @@
-import type { Queryable } from '../../../platform/src/database/pg-pool';
-import { SQLSTATE, sqlStateOf } from '../../../platform/src/database/sqlstate';
+import { type Queryable, SQLSTATE, sqlStateOf } from '@chronicle/platform';
 import type { PreparedAppend } from '../append-validation';
 import { InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
 import type { AppendResult, ExpectedRevision } from '../event-store.port';

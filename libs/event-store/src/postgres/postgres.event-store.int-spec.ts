@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from '../../../../test/test-database';
+import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { WrongExpectedRevisionError } from '../event-store.errors';
 import { START, type RecordedEvent } from '../event-store.port';
 import { describeEventStoreContract } from '../testing/event-store.contract';

@@ -1,6 +1,5 @@
 import type { Pool } from 'pg';
-import type { Queryable } from '../../../platform/src/database/pg-pool';
-import { isUnavailable } from '../../../platform/src/database/sqlstate';
+import { type Queryable, isUnavailable, WakeSignal } from '@chronicle/platform';
 import { prepareAppends } from '../append-validation';
 import { EventStoreUnavailableError } from '../event-store.errors';
 import {
@@ -15,7 +14,6 @@ import {
   type StreamAppend,
   type SubscribeOptions,
 } from '../event-store.port';
-import { WakeSignal } from '../../../platform/src/wake-signal';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
 import { readAllEvents, readStreamEvents } from './read-events.sql';

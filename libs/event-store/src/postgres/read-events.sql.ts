@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/src/database/pg-pool';
+import type { Queryable } from '@chronicle/platform';
 import type { LogPosition, ReadStreamOptions, RecordedEvent } from '../event-store.port';
 
 interface EventRow {

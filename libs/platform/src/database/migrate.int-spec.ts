@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { createEmptyDatabase } from '../../../../test/test-database';
+import { createEmptyDatabase } from '@chronicle/testing';
 import { loadMigrations, migrate } from './migrate';
 
 describe('migrations', () => {

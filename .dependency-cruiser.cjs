@@ -1,0 +1,59 @@
+/**
+ * The layers (README "Where things are"), arrows pointing down only:
+ *
+ *   apps/server -> apps/{api, scheduler, projector} -> libs/commands -> projections -> libs/event-store -> libs/platform
+ *                                                   -> libs/runtime -----------------> libs/event-store
+ *   libs/domain and libs/worker-sdk import nothing of ours; everything may import them.
+ *
+ * `npm run lint` runs this; libs/platform/src/layers.spec.ts shows that a
+ * forbidden import fails it.
+ */
+const layer = (name, path, mayImport) => ({
+  name: `${name}-imports-only-${mayImport.length === 0 ? 'nothing-of-ours' : 'lower-layers'}`,
+  comment: `${path} may import ${mayImport.length === 0 ? 'nothing of ours' : mayImport.join(', ')}`,
+  severity: 'error',
+  from: { path: `^${path}/` },
+  // test/ holds the tests' helpers: no-tests-in-production-code keeps shipped code away from them.
+  to: { path: '^(apps|libs|projections|test|e2e|bench)/', pathNot: [`^${path}/`, '^test/', ...mayImport.map((p) => `^${p}/`)] },
+});
+
+const OURS = {
+  domain: 'libs/domain',
+  sdk: 'libs/worker-sdk',
+  platform: 'libs/platform',
+  eventStore: 'libs/event-store',
+  projections: 'projections',
+  commands: 'libs/commands',
+  runtime: 'libs/runtime',
+};
+const FOUNDATIONS = [OURS.domain, OURS.sdk];
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'a cycle makes two modules one; split what they share into a lower layer', from: {}, to: { circular: true } },
+    layer('domain', OURS.domain, []),
+    layer('worker-sdk', OURS.sdk, []),
+    layer('platform', OURS.platform, []),
+    layer('event-store', OURS.eventStore, [OURS.platform, ...FOUNDATIONS]),
+    layer('projections', OURS.projections, [OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    layer('commands', OURS.commands, [OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    layer('runtime', OURS.runtime, [OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    layer('api', 'apps/api', [OURS.commands, OURS.runtime, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    layer('scheduler', 'apps/scheduler', [OURS.commands, OURS.projections, OURS.runtime, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    layer('projector', 'apps/projector', [OURS.projections, OURS.runtime, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    {
+      name: 'no-tests-in-production-code',
+      comment: 'shipped code never imports test helpers',
+      severity: 'error',
+      from: { path: '^(apps|libs|projections)/', pathNot: ['\\.(spec|int-spec|e2e-spec)\\.ts$', '/testing/'] },
+      to: { path: ['^(test|e2e|bench)/', '\\.(spec|int-spec|e2e-spec)\\.ts$', '/testing/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['^dist/', '^libs/worker-sdk/dist/', '^examples/', 'node_modules'] },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.js', '.json'] },
+  },
+};

@@ -1,0 +1,99 @@
+import { Catch, HttpException, HttpStatus, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DomainError, type DomainErrorCode } from '@chronicle/domain';
+import { EventStoreError } from '@chronicle/event-store';
+import { isUnavailable, type JsonLogger } from '@chronicle/platform';
+
+/** RFC 9457 problem details; `type` is stable, clients branch on it. */
+export interface ProblemDetails {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly instance?: string;
+  readonly [extension: string]: unknown;
+}
+
+export const problemType = (slug: string): string => `/problems/${slug}`;
+
+/** The HTTP status of each domain refusal: the only place codes meet HTTP. */
+const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
+  'validation-error': 400,
+  'invalid-schedule': 400,
+  unauthorized: 401,
+  forbidden: 403,
+  'not-found': 404,
+  'stale-lease': 409,
+  'invalid-transition': 409,
+  'not-ready': 409,
+  'concurrency-limit': 409,
+  'payload-too-large': 413,
+  'quota-exceeded': 429,
+};
+
+/** A domain refusal as problem details: one answer of a batch, or the whole response's. */
+export function domainProblem(error: DomainError): ProblemDetails {
+  return { ...error.details, type: problemType(error.code), title: error.code.replace(/-/g, ' '), status: DOMAIN_STATUS[error.code], detail: error.message };
+}
+
+const SLUG_BY_STATUS: Record<number, string> = {
+  400: 'validation-error',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  405: 'method-not-allowed',
+  409: 'conflict',
+  413: 'payload-too-large',
+  415: 'unsupported-media-type',
+  429: 'quota-exceeded',
+  503: 'unavailable',
+};
+
+/**
+ * The one place errors become responses. Domain refusals and the
+ * framework's own errors keep their status and type; anything else is a 500
+ * with no internals, logged with its stack.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  constructor(private readonly logger: JsonLogger) {}
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const problem: ProblemDetails = { ...this.toProblem(error), instance: request.originalUrl };
+    if (problem.status >= 500) this.logger.error('request failed', { method: request.method, path: request.path, err: error instanceof Error ? error.stack : String(error) });
+    // 503: the database is away; 429: a quota says when (retryAfterSeconds).
+    const retryAfter = problem.status === 503 ? 1 : problem['retryAfterSeconds'];
+    if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
+    response.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+  }
+
+  private toProblem(error: unknown): ProblemDetails {
+    if (error instanceof DomainError) return domainProblem(error);
+    if (error instanceof EventStoreError) {
+      // A conflict left after the bounded retries, or the store being away.
+      const [status, slug] = error.code === 'event-store-unavailable' ? [503, 'unavailable'] : error.code === 'invalid-append' ? [400, 'validation-error'] : [409, 'conflict'];
+      return { type: problemType(slug), title: slug.replace(/-/g, ' '), status, detail: error.message };
+    }
+    if (error instanceof HttpException) {
+      const status = error.getStatus();
+      const body = error.getResponse();
+      const message = typeof body === 'object' && body !== null && 'message' in body ? (body as { message: unknown }).message : error.message;
+      const detail = Array.isArray(message) ? message.join('; ') : String(message);
+      return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: HttpStatus[status]?.toString().replace(/_/g, ' ').toLowerCase() ?? 'error', status, detail };
+    }
+    // body-parser's errors: malformed JSON, oversized bodies, bad charsets.
+    const parserError = error as { type?: unknown; status?: unknown; message?: unknown };
+    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+      const status = parserError.status;
+      const detail = parserError.type === 'entity.parse.failed' ? 'request body is not valid JSON' : String(parserError.message);
+      return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: 'bad request', status, detail };
+    }
+    if (isUnavailable(error)) {
+      return { type: problemType('unavailable'), title: 'unavailable', status: 503, detail: 'the database is not reachable right now; retry shortly' };
+    }
+    return { type: problemType('internal-error'), title: 'internal error', status: 500, detail: 'the server could not complete the request; it has been logged' };
+  }
+}

@@ -1,0 +1,3 @@
+export * from './projection-runner';
+export * from './projector.module';
+export * from './projector.service';

@@ -1,0 +1,94 @@
+import type { Pool } from 'pg';
+import { newRunScheduled, scheduledRunId } from '@chronicle/commands';
+import { RUN_EVENT_SCHEMA_VERSION, type RunScheduledData, type PresentRun, ABSENT, evolve, planScheduledRuns, RUN_ALL_CAP, parseScheduleSpec, runStreamId } from '@chronicle/domain';
+import { WrongExpectedRevisionError, type EventStore, PostgresEventStore } from '@chronicle/event-store';
+import { type Clock, withTransaction } from '@chronicle/platform';
+import { findRunSnapshots, upsertRuns } from '@chronicle/projections';
+import { advanceCursors, lockDueSchedules } from './scheduled-jobs.sql';
+
+/** The schedule was validated when the job was defined; its zone is trusted here. */
+const VALIDATED_ZONE = (): boolean => true;
+
+/** Jobs materialised per transaction: one append, one row upsert and one cursor update for all of them. */
+export const MATERIALISE_BATCH_JOBS = 500;
+/** Batches in flight at once: while PostgreSQL writes one, the next is planned (SKIP LOCKED keeps them apart). */
+const CONCURRENT_BATCHES = 2;
+
+export interface MaterialisedBatch {
+  /** Jobs whose cursor this batch moved. */
+  readonly jobs: number;
+  /** The runs appended (RunScheduled), committed when the batch resolves. */
+  readonly runs: readonly RunScheduledData[];
+}
+
+/**
+ * Reference 7.2: for every scheduled, unpaused job, append RunScheduled for
+ * each fire time up to `lookaheadSeconds` ahead, and move the job's cursor in
+ * the same transaction. Run ids derive from (job, nominal time), so a run
+ * materialised twice meets "stream exists" and is not doubled. A pass reads
+ * only the jobs due within the lookahead (the cursors' due index), in
+ * batches.
+ */
+export class Materialiser {
+  constructor(
+    private readonly eventStore: EventStore,
+    private readonly pool: Pool,
+    private readonly clock: Clock,
+    private readonly lookaheadSeconds = 60,
+  ) {}
+
+  /** Batches until no job is due; resolves with the number of runs appended. */
+  async materialiseOnce(onBatch?: (batch: MaterialisedBatch) => void): Promise<number> {
+    let appended = 0;
+    let done = false;
+    const drain = async (): Promise<void> => {
+      while (!done) {
+        const batch = await this.materialiseBatch();
+        appended += batch.runs.length;
+        onBatch?.(batch);
+        if (batch.jobs < MATERIALISE_BATCH_JOBS) done = true;
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENT_BATCHES }, drain));
+    return appended;
+  }
+
+  /** One transaction over up to MATERIALISE_BATCH_JOBS due jobs. */
+  async materialiseBatch(): Promise<MaterialisedBatch> {
+    const store = this.eventStore;
+    if (!(store instanceof PostgresEventStore)) throw new Error('the materialiser needs the PostgreSQL event store');
+    const now = this.clock.now();
+    return withTransaction(this.pool, async (tx) => {
+      const due = await lockDueSchedules(tx, new Date(now.getTime() + this.lookaheadSeconds * 1000), MATERIALISE_BATCH_JOBS);
+      const planned = due.map(({ definition, materialised_through }) => {
+        const plan = planScheduledRuns({
+          jobName: definition.name,
+          spec: parseScheduleSpec(definition.schedule, VALIDATED_ZONE),
+          cursor: materialised_through,
+          now,
+          lookaheadSeconds: this.lookaheadSeconds,
+          runAllCap: RUN_ALL_CAP,
+        });
+        const runs = plan.runs.map((run) =>
+          newRunScheduled(definition, { runId: scheduledRunId(definition.name, run.nominalAt), dueAt: run.dueAt, idempotencyKey: run.idempotencyKey, source: run.source }),
+        );
+        return { move: { job: definition.name, materialisedThrough: plan.cursor, nextFireAt: plan.nextFireAt }, runs };
+      });
+      const scheduled = planned.flatMap((p) => p.runs);
+      // Backfills and a second scheduler create the same run ids: what exists stays as it is.
+      const existing = new Set((await findRunSnapshots(tx, scheduled.map((s) => s.runId))).map((r) => r.definition.runId));
+      const fresh = scheduled.filter((s) => !existing.has(s.runId));
+      if (fresh.length > 0) {
+        const metadata = { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION };
+        await store.appendWith(tx, fresh.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata }] })));
+        await upsertRuns(tx, fresh.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun));
+      }
+      await advanceCursors(tx, planned.map((p) => p.move));
+      return { jobs: due.length, runs: fresh };
+    }).catch((err: unknown) => {
+      // A backfill created one of these runs after the existence check: the next pass sees it and goes on.
+      if (err instanceof WrongExpectedRevisionError) return { jobs: 0, runs: [] };
+      throw err;
+    });
+  }
+}

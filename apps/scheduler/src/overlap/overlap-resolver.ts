@@ -1,0 +1,59 @@
+import type { Pool } from 'pg';
+import { decideLockedRunsInBatches } from '@chronicle/commands';
+import { DomainError, decide, type RunCommand, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
+import { type EventStore, PostgresEventStore } from '@chronicle/event-store';
+import { findRunSnapshotsAt } from '@chronicle/projections';
+import { lockOverlapTargets, type OverlapTarget } from './overlapping-runs.sql';
+
+const BATCH = 500;
+
+/**
+ * The overlap policies of scheduled jobs (Temporal's names), applied each
+ * scheduler tick: a fire that must not start is cancelled with the reason
+ * `overlap_skipped`, a leased run a newer fire replaces with
+ * `overlap_superseded`; `detail` names the other run. The events say why.
+ */
+export class OverlapResolver {
+  constructor(
+    private readonly eventStore: EventStore,
+    private readonly pool: Pool,
+  ) {}
+
+  /** One pass; resolves with the number of runs decided. */
+  async resolveOnce(): Promise<number> {
+    const store = this.eventStore;
+    if (!(store instanceof PostgresEventStore)) throw new Error('the overlap resolver needs the PostgreSQL event store');
+    return decideLockedRunsInBatches(
+      this.pool,
+      store,
+      BATCH,
+      async (tx, limit) => {
+        const targets = new Map((await lockOverlapTargets(tx, limit)).map((t) => [t.run_id, t]));
+        return targets.size === 0 ? null : { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
+      },
+      (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
+      'scheduler:overlap-policy',
+      RUN_EVENT_SCHEMA_VERSION,
+    );
+  }
+}
+
+function decideOverlap(target: OverlapTarget, run: Parameters<typeof decide>[1], now: Date): ReturnType<typeof decide> | null {
+  const command: RunCommand =
+    target.action === 'supersede'
+      ? { type: 'SupersedeRun', now, detail: `overlapPolicy cancel_other: superseded by the newer fire ${target.other}` }
+      : { type: 'SkipOverlappingRun', now, detail: skipDetail(target) };
+  try {
+    return decide(command, run);
+  } catch (err) {
+    // The run moved on since the targets were read (leased, finished): nothing to decide.
+    if (err instanceof DomainError) return null;
+    throw err;
+  }
+}
+
+function skipDetail(target: OverlapTarget): string {
+  if (target.policy === 'buffer_one') return `overlapPolicy buffer_one: one fire already waits for run ${target.other} to finish`;
+  if (target.policy === 'cancel_other') return 'overlapPolicy cancel_other: a newer fire replaces this one';
+  return `overlapPolicy skip: run ${target.other} was still running`;
+}

@@ -1,0 +1,56 @@
+import type { Queryable } from '@chronicle/platform';
+
+export interface OverlapTarget {
+  readonly run_id: string;
+  /** skip: a due fire that must not start; supersede: a leased run a newer fire replaces. */
+  readonly action: 'skip' | 'supersede';
+  readonly policy: 'skip' | 'buffer_one' | 'cancel_other';
+  /** The run that decided it: the one still running (skip), or the newer fire (supersede). */
+  readonly other: string;
+}
+
+/**
+ * What the overlap policies decide now, with each run stream's lock taken
+ * (try-lock, as the reaper does). Only jobs with a leased run can overlap:
+ * the pass starts from them (runs_leased_job_idx), so its cost follows the
+ * runs in flight, not the number of schedules. For each such job with
+ * `skip`, `buffer_one` or `cancel_other`, its due fires (schedule and
+ * catch-up runs, scheduled and ready):
+ *  - skip: every one is skipped;
+ *  - buffer_one: all but the oldest are skipped (the oldest waits its turn);
+ *  - cancel_other: all but the newest are skipped, and the newest
+ *    supersedes the leased runs.
+ * buffer_all needs nothing here: the claim leases one run of the job at a
+ * time (jobs.run_limit), and the fires wait their turn.
+ */
+export async function lockOverlapTargets(db: Queryable, limit: number): Promise<OverlapTarget[]> {
+  const { rows } = await db.query<OverlapTarget>({
+    name: 'overlap_lock_targets',
+    text: `WITH running AS MATERIALIZED (
+             SELECT j.name AS job, job_overlap_policy(j.definition) AS policy,
+                    (SELECT array_agg(l.run_id ORDER BY l.run_id) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS leased
+               FROM (SELECT DISTINCT job FROM runs WHERE state = 'leased') x
+               JOIN jobs j ON j.name = x.job
+              WHERE jsonb_typeof(j.definition->'schedule') = 'object'
+                AND job_overlap_policy(j.definition) IN ('skip', 'buffer_one', 'cancel_other')
+           ), waiting AS (
+             SELECT r.run_id, w.policy, w.leased,
+                    row_number() OVER (PARTITION BY w.job ORDER BY r.available_at, r.run_id) AS oldest_first,
+                    row_number() OVER (PARTITION BY w.job ORDER BY r.available_at DESC, r.run_id DESC) AS newest_first
+               FROM running w
+               JOIN runs r ON r.job = w.job AND r.state = 'scheduled' AND r.available_at <= now()
+              WHERE r.snapshot->'definition'->>'source' IN ('schedule', 'catch_up')
+           ), targets AS MATERIALIZED (
+             SELECT w.run_id, 'skip' AS action, w.policy, w.leased[1] AS other FROM waiting w
+              WHERE w.policy = 'skip' OR (w.policy = 'buffer_one' AND w.oldest_first > 1) OR (w.policy = 'cancel_other' AND w.newest_first > 1)
+             UNION ALL
+             SELECT l.run_id, 'supersede', w.policy, w.run_id FROM waiting w CROSS JOIN unnest(w.leased) AS l(run_id)
+              WHERE w.policy = 'cancel_other' AND w.newest_first = 1
+             LIMIT $1
+           )
+           SELECT t.run_id, t.action, t.policy, t.other FROM targets t
+            WHERE pg_try_advisory_xact_lock(run_lock_key(t.run_id))`,
+    values: [limit],
+  });
+  return rows;
+}

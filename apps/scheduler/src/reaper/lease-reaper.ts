@@ -1,0 +1,38 @@
+import { randomInt } from 'node:crypto';
+import type { Pool } from 'pg';
+import { decideLockedRunsInBatches } from '@chronicle/commands';
+import { decide, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
+import { PostgresEventStore, type EventStore } from '@chronicle/event-store';
+import { lockExpiredLeases, loadExpiredLeases } from './reap-expired-leases.sql';
+
+const BATCH = 500;
+
+/**
+ * Returns runs whose lease expired to retry_wait (LeaseExpired) or, with no
+ * attempts left, to dead (LeaseExpired then RunDead). Runs every tick;
+ * a full batch is followed at once by the next.
+ */
+export class LeaseReaper {
+  constructor(
+    private readonly eventStore: EventStore,
+    private readonly pool: Pool,
+  ) {}
+
+  /** One pass; resolves with the number of runs reaped. */
+  async reapOnce(): Promise<number> {
+    const store = this.eventStore;
+    if (!(store instanceof PostgresEventStore)) throw new Error('the lease reaper needs the PostgreSQL event store');
+    return decideLockedRunsInBatches(
+      this.pool,
+      store,
+      BATCH,
+      async (tx, limit) => {
+        const ids = await lockExpiredLeases(tx, limit);
+        return ids.length === 0 ? null : { ...(await loadExpiredLeases(tx, ids)), context: null };
+      },
+      (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),
+      'scheduler:lease-reaper',
+      RUN_EVENT_SCHEMA_VERSION,
+    );
+  }
+}

@@ -1,0 +1,34 @@
+import type { Queryable } from '@chronicle/platform';
+import type { PresentRun } from '@chronicle/domain';
+
+/**
+ * Leased runs whose lease has expired, oldest expiry first, each with its
+ * run stream's lock taken (try-lock: a worker completing the run right now
+ * holds it, and the reaper simply comes back). Plan: Index Scan using
+ * runs_reap_idx, the partial index of leased runs by expiry.
+ */
+export async function lockExpiredLeases(db: Queryable, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ run_id: string }>({
+    name: 'reap_lock_expired',
+    text: `WITH expired AS MATERIALIZED (
+             SELECT r.run_id FROM runs r
+              WHERE r.state = 'leased' AND r.lease_expires_at <= now()
+              ORDER BY r.lease_expires_at
+              LIMIT $1
+           )
+           SELECT e.run_id FROM expired e WHERE pg_try_advisory_xact_lock(run_lock_key(e.run_id))`,
+    values: [limit],
+  });
+  return rows.map((r) => r.run_id);
+}
+
+/** The locked runs as they are now, with the database's clock. */
+export async function loadExpiredLeases(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date }> {
+  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
+    name: 'reap_load_expired',
+    text: `SELECT r.snapshot, now() AS db_now FROM runs r
+            WHERE r.run_id = ANY($1::text[]) AND r.state = 'leased' AND r.lease_expires_at <= now()`,
+    values: [runIds],
+  });
+  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date() };
+}

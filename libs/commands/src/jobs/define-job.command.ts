@@ -1,0 +1,30 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
+import type { DefinedJob, JobDefinition, TeamCaller } from '@chronicle/domain';
+import type { EventStore } from '@chronicle/event-store';
+import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { decideOnJob, ownJob } from './job-stream';
+
+/** PUT /v1/jobs/{name}: a new job (JobDefined version 1), a new version, or, for the same definition, nothing. */
+export class DefineJob extends Command<{ job: DefinedJob; created: boolean }> {
+  constructor(
+    readonly caller: TeamCaller,
+    readonly definition: JobDefinition,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(DefineJob)
+export class DefineJobHandler implements ICommandHandler<DefineJob> {
+  constructor(
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+    @Inject(PG_POOL) private readonly pool: Pool,
+  ) {}
+
+  async execute({ caller, definition }: DefineJob): Promise<{ job: DefinedJob; created: boolean }> {
+    const { state, events } = await decideOnJob(this.eventStore, this.pool, caller, definition.name, { type: 'DefineJob', definition });
+    return { job: ownJob(caller, state, definition.name), created: events.some((e) => e.type === 'JobDefined' && e.data.version === 1) };
+  }
+}

@@ -1,0 +1,25 @@
+import { Inject } from '@nestjs/common';
+import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import type { DefinedJob, TeamCaller } from '@chronicle/domain';
+import type { EventStore } from '@chronicle/event-store';
+import { EVENT_STORE } from '@chronicle/platform';
+import { loadOwnJob } from './job-stream';
+
+/** A job of the caller's team, from its stream (never a lagging row). */
+export class GetJob extends Query<DefinedJob> {
+  constructor(
+    readonly caller: TeamCaller,
+    readonly name: string,
+  ) {
+    super();
+  }
+}
+
+@QueryHandler(GetJob)
+export class GetJobHandler implements IQueryHandler<GetJob> {
+  constructor(@Inject(EVENT_STORE) private readonly eventStore: EventStore) {}
+
+  execute({ caller, name }: GetJob): Promise<DefinedJob> {
+    return loadOwnJob(this.eventStore, caller, name);
+  }
+}

@@ -1,0 +1,52 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, Query, QueryHandler, type ICommandHandler, type IQueryHandler } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
+import { DomainError, effectiveBurst, type TeamQuotas } from '@chronicle/domain';
+import { withTransaction, PG_POOL } from '@chronicle/platform';
+import { requireTeamExists } from '../teams/require-team';
+import { teamQuotasOf } from './admit-enqueue';
+import { deleteTeamQuotas, findTeamQuotas, lockTeamQuotas, upsertTeamQuotas } from './team-quotas.sql';
+
+/** GET /v1/teams/{team}/quotas (admin). No quotas: unlimited. */
+export class GetTeamQuotas extends Query<TeamQuotas> {
+  constructor(readonly team: string) {
+    super();
+  }
+}
+
+/** PUT /v1/teams/{team}/quotas (admin): the whole set; null is unlimited, all null removes the row. */
+export class SetTeamQuotas extends Command<TeamQuotas> {
+  constructor(
+    readonly team: string,
+    readonly quotas: TeamQuotas,
+  ) {
+    super();
+  }
+}
+
+@QueryHandler(GetTeamQuotas)
+export class GetTeamQuotasHandler implements IQueryHandler<GetTeamQuotas> {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  async execute({ team }: GetTeamQuotas): Promise<TeamQuotas> {
+    await requireTeamExists(this.pool, team);
+    return teamQuotasOf(await findTeamQuotas(this.pool, team));
+  }
+}
+
+@CommandHandler(SetTeamQuotas)
+export class SetTeamQuotasHandler implements ICommandHandler<SetTeamQuotas> {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  async execute({ team, quotas }: SetTeamQuotas): Promise<TeamQuotas> {
+    if (quotas.enqueueBurst !== null && quotas.enqueueRatePerSecond === null) throw new DomainError('validation-error', 'enqueueBurst needs enqueueRatePerSecond', { field: 'enqueueBurst' });
+    await requireTeamExists(this.pool, team);
+    await withTransaction(this.pool, async (tx) => {
+      // Not in the middle of an enqueue of the team: it decided from the old quotas and writes their bucket.
+      await lockTeamQuotas(tx, team);
+      if (quotas.enqueueRatePerSecond === null && quotas.maxPendingRuns === null) await deleteTeamQuotas(tx, team);
+      else await upsertTeamQuotas(tx, team, { rate: quotas.enqueueRatePerSecond, burst: quotas.enqueueBurst, effectiveBurst: effectiveBurst(quotas), maxPendingRuns: quotas.maxPendingRuns });
+    });
+    return quotas;
+  }
+}

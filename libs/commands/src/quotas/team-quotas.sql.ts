@@ -1,0 +1,84 @@
+import { PENDING_RUN_STATES } from '@chronicle/domain';
+import { sqlList, type Queryable } from '@chronicle/platform';
+
+/** runs_pending_idx is partial on these states. */
+const PENDING_SQL = sqlList(PENDING_RUN_STATES);
+
+export interface TeamQuotasRow {
+  enqueue_rate_per_second: number | null;
+  enqueue_burst: number | null;
+  max_pending_runs: number | null;
+  tokens: number | null;
+  refilled_at: Date | null;
+}
+
+/** The quota state an enqueue decides from: read under the team's quota lock. */
+export interface QuotaStateRow extends TeamQuotasRow {
+  /** Runs of the team not in a final state, counted up to max_pending_runs (0 without that limit). */
+  pending_runs: number;
+  /** Database time, read after the lock was granted: the bucket's clock, shared by every API process. */
+  now: Date;
+}
+
+export async function findTeamQuotas(db: Queryable, team: string): Promise<TeamQuotasRow | undefined> {
+  const { rows } = await db.query<TeamQuotasRow>('SELECT enqueue_rate_per_second, enqueue_burst, max_pending_runs, tokens, refilled_at FROM team_quotas WHERE team = $1', [team]);
+  return rows[0];
+}
+
+/**
+ * Serialises a team's enqueues and quota changes, for the transaction.
+ * An advisory lock, not a row lock: it writes nothing, so the transaction has
+ * no id yet when es_append runs (which must come before its first write), and
+ * the waiters hold back no reader of the global log.
+ */
+export async function lockTeamQuotas(db: Queryable, team: string): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`team-quotas:${team}`]);
+}
+
+/**
+ * Under the lock, so the count includes every enqueue that committed before
+ * this one, and none can commit in between. The count reads
+ * runs_pending_idx (a team's finished runs are not in it) and stops at the
+ * limit: the decision needs whether pending + new exceeds it, not the size of
+ * the backlog, so at most max_pending_runs rows are read. (A bitmap plan still
+ * walks the team's pending index entries, which the limit itself keeps near
+ * max_pending_runs; only materialised runs, which are not limited, add to them.)
+ */
+export async function readQuotaState(db: Queryable, team: string): Promise<QuotaStateRow | undefined> {
+  const { rows } = await db.query<QuotaStateRow>(
+    `SELECT q.enqueue_rate_per_second, q.enqueue_burst, q.max_pending_runs, q.tokens, q.refilled_at, clock_timestamp() AS now,
+            (SELECT count(*) FROM (SELECT 1 FROM runs r
+                                    WHERE r.team = q.team AND r.state IN (${PENDING_SQL})
+                                    LIMIT coalesce(q.max_pending_runs, 0)) p)::int AS pending_runs
+       FROM team_quotas q WHERE q.team = $1`,
+    [team],
+  );
+  return rows[0];
+}
+
+export async function saveTokenBucket(db: Queryable, team: string, tokens: number, refilledAt: Date): Promise<void> {
+  await db.query('UPDATE team_quotas SET tokens = $2, refilled_at = $3 WHERE team = $1', [team, tokens, refilledAt]);
+}
+
+/**
+ * The admin's PUT. A new rate starts with a full bucket; a changed one keeps
+ * the tokens left, at most the new burst.
+ */
+export async function upsertTeamQuotas(db: Queryable, team: string, quotas: { rate: number | null; burst: number | null; effectiveBurst: number | null; maxPendingRuns: number | null }): Promise<void> {
+  await db.query(
+    `INSERT INTO team_quotas AS q (team, enqueue_rate_per_second, enqueue_burst, max_pending_runs, tokens, refilled_at)
+     VALUES ($1, $2, $3, $4, $5, CASE WHEN $5::double precision IS NULL THEN NULL ELSE now() END)
+     ON CONFLICT (team) DO UPDATE
+        SET enqueue_rate_per_second = EXCLUDED.enqueue_rate_per_second, enqueue_burst = EXCLUDED.enqueue_burst,
+            max_pending_runs = EXCLUDED.max_pending_runs,
+            tokens = CASE WHEN EXCLUDED.tokens IS NULL THEN NULL WHEN q.tokens IS NULL THEN EXCLUDED.tokens ELSE least(q.tokens, EXCLUDED.tokens) END,
+            refilled_at = CASE WHEN EXCLUDED.tokens IS NULL THEN NULL WHEN q.tokens IS NULL THEN EXCLUDED.refilled_at ELSE q.refilled_at END,
+            updated_at = now()`,
+    [team, quotas.rate, quotas.burst, quotas.maxPendingRuns, quotas.effectiveBurst],
+  );
+}
+
+/** All limits null: unlimited, which is no row. */
+export async function deleteTeamQuotas(db: Queryable, team: string): Promise<void> {
+  await db.query('DELETE FROM team_quotas WHERE team = $1', [team]);
+}

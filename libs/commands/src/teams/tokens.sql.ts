@@ -1,0 +1,55 @@
+import type { Queryable } from '@chronicle/platform';
+
+export interface TokenRow {
+  kind: 'admin' | 'team' | 'worker';
+  team: string | null;
+  queues: string[];
+}
+
+/** Primary-key lookup by the token's SHA-256. */
+export async function findToken(db: Queryable, tokenHash: string): Promise<TokenRow | undefined> {
+  const { rows } = await db.query<TokenRow>('SELECT kind, team, queues FROM api_tokens WHERE token_hash = $1', [tokenHash]);
+  return rows[0];
+}
+
+/** A team's token grants the team its queues, in the same statement; a platform worker token (team null) grants nothing. */
+export async function insertToken(db: Queryable, tokenHash: string, kind: 'team' | 'worker', team: string | null, queues: readonly string[]): Promise<void> {
+  await db.query(
+    `WITH token AS (INSERT INTO api_tokens (token_hash, kind, team, queues) VALUES ($1, $2, $3, $4) RETURNING team, queues)
+     INSERT INTO queue_grants (queue, team) SELECT q.queue, t.team FROM token t CROSS JOIN unnest(t.queues) AS q(queue) WHERE t.team IS NOT NULL
+     ON CONFLICT (queue, team) DO NOTHING`,
+    [tokenHash, kind, team, queues],
+  );
+}
+
+export interface QueueGrant {
+  readonly team: string;
+  readonly weight: number;
+}
+
+/** Grant a queue to a team, or change its weight; true when the grant is new. */
+export async function upsertGrant(db: Queryable, queue: string, team: string, weight: number): Promise<boolean> {
+  const { rows } = await db.query<{ created: boolean }>(
+    `INSERT INTO queue_grants AS g (queue, team, weight) VALUES ($1, $2, $3)
+     ON CONFLICT (queue, team) DO UPDATE SET weight = EXCLUDED.weight
+     RETURNING (xmax = 0) AS created`,
+    [queue, team, weight],
+  );
+  return rows[0]?.created ?? false;
+}
+
+export async function findGrants(db: Queryable, queue: string): Promise<QueueGrant[]> {
+  const { rows } = await db.query<QueueGrant>('SELECT team, weight FROM queue_grants WHERE queue = $1 ORDER BY team', [queue]);
+  return rows;
+}
+
+/** True when created, false when the team existed already. */
+export async function insertTeam(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('INSERT INTO teams (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id]);
+  return rowCount === 1;
+}
+
+export async function teamExists(db: Queryable, id: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM teams WHERE id = $1', [id]);
+  return rows.length === 1;
+}

@@ -1,0 +1,48 @@
+import { DEFAULT_OVERLAP_POLICY, PENDING_RUN_STATES, runStreamId, STORED_RUN_STATES, WAITING_RUN_STATES } from '@chronicle/domain';
+import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+
+/** The quoted states of a CHECK constraint or an index predicate, as PostgreSQL prints it back. */
+const statesIn = (sql: string): string[] => [...sql.matchAll(/'([a-z_]+)'::text/g)].map((m) => m[1]!).sort();
+const sorted = (states: readonly string[]): string[] => [...states].sort();
+
+/**
+ * Where SQL must mirror the domain (STYLE rule 14), the migrated database
+ * is checked against it: a state added to RUN_STATES, or a changed default,
+ * fails here until the migrations follow.
+ */
+describe('the SQL agrees with the domain', () => {
+  let db: TestDatabase;
+  beforeAll(async () => (db = await createTestDatabase()));
+  afterAll(() => db?.drop());
+
+  const indexPredicate = async (index: string): Promise<string> =>
+    (await db.pool.query<{ predicate: string }>('SELECT pg_get_expr(i.indpred, i.indrelid) AS predicate FROM pg_index i WHERE i.indexrelid = $1::regclass', [index])).rows[0]!.predicate;
+
+  it('runs.state holds exactly the stored run states', async () => {
+    const { rows } = await db.pool.query<{ def: string }>("SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'runs'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'");
+    expect(rows.map((r) => statesIn(r.def))).toEqual([sorted(STORED_RUN_STATES)]);
+  });
+
+  it.each([
+    ['runs_claim_idx', WAITING_RUN_STATES],
+    ['runs_ready_job_idx', WAITING_RUN_STATES],
+    ['runs_pending_idx', PENDING_RUN_STATES],
+    ['runs_leased_job_idx', ['leased']],
+  ])('%s is partial on the states its queries select', async (index, states) => {
+    expect(statesIn(await indexPredicate(index))).toEqual(sorted(states));
+  });
+
+  it('a run is locked by the key es_append takes for its stream', async () => {
+    const { rows } = await db.pool.query<{ same: boolean; appendUsesIt: boolean }>(
+      `SELECT run_lock_key($1) = stream_lock_key($2) AND stream_lock_key($2) = hashtextextended($2, 0) AS same,
+              position('stream_lock_key(u.s)' IN pg_get_functiondef('es_append(text[], bigint[], uuid[], json)'::regprocedure)) > 0 AS "appendUsesIt"`,
+      ['run_x1', runStreamId('run_x1')],
+    );
+    expect(rows[0]).toEqual({ same: true, appendUsesIt: true });
+  });
+
+  it('a schedule without an overlap policy gets the domain default', async () => {
+    const { rows } = await db.pool.query<{ policy: string }>(`SELECT job_overlap_policy('{"schedule": {"cron": "* * * * *"}}') AS policy`);
+    expect(rows[0]!.policy).toBe(DEFAULT_OVERLAP_POLICY);
+  });
+});

@@ -1,0 +1,82 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
+import type { WorkerCaller } from '@chronicle/domain';
+import { PostgresEventStore, type EventStore } from '@chronicle/event-store';
+import { withTransaction, type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import type { LeasedRun } from '@chronicle/worker-sdk';
+import { claimReadyRuns, type ClaimRequest } from './claim-ready-runs';
+import { countTeamsServed, nextAvailableAt } from './claim-ready-runs.sql';
+import { ReadySignal } from './ready-signal';
+
+/** POST /v1/lease: up to `max` runs of the worker's queues, waiting up to `waitSeconds` for work. */
+export class LeaseRuns extends Command<LeasedRun[]> {
+  constructor(
+    readonly caller: WorkerCaller,
+    readonly request: ClaimRequest & { readonly waitSeconds: number },
+  ) {
+    super();
+  }
+}
+
+/** Without a wake-up, a waiting lease request looks again this often (runs made ready by other processes). */
+const FALLBACK_POLL_MS = 250;
+/** Claims per lease call at most: the first, and two more to fill in behind concurrency-limited jobs. */
+const MAX_CLAIM_ROUNDS = 3;
+
+@CommandHandler(LeaseRuns)
+export class LeaseRunsHandler implements ICommandHandler<LeaseRuns> {
+  private readonly servedTeams = new Map<string, { teams: number; until: number }>();
+
+  constructor(
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(CONFIG) private readonly config: Config,
+    private readonly ready: ReadySignal,
+  ) {}
+
+  /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
+  async execute({ caller, request }: LeaseRuns): Promise<LeasedRun[]> {
+    const deadline = Date.now() + request.waitSeconds * 1000;
+    while (true) {
+      const leases = await this.claim(caller, request);
+      const left = deadline - Date.now();
+      if (leases.length > 0 || left <= 0) return leases;
+      const next = await nextAvailableAt(this.pool, request.queues, caller.team);
+      const untilNext = next === null ? Infinity : next.getTime() - Date.now();
+      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)), undefined);
+    }
+  }
+
+  /**
+   * Claims in one transaction each. A claim that had to leave runs of a
+   * concurrency-limited job behind (its headroom was smaller than its runs
+   * among the candidates) may come back short: another claim, which sees
+   * that job at its limit, fills the batch with other jobs' runs.
+   */
+  private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
+    const store = this.eventStore;
+    if (!(store instanceof PostgresEventStore)) throw new Error('batch claims need the PostgreSQL event store');
+    const teamsServed = await this.teamsServed(caller, request.queues);
+    const leases: LeasedRun[] = [];
+    for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
+      const wanted = { ...request, max: request.max - leases.length };
+      const claimed = await withTransaction(this.pool, (tx) => claimReadyRuns(tx, store, caller, wanted, this.config.priorityWeights, teamsServed));
+      leases.push(...claimed.leases);
+      if (!claimed.capped || claimed.leases.length === 0) break;
+    }
+    return leases;
+  }
+
+  /** A team's worker serves its team; a platform worker the teams granted its queues (kept a few seconds: grants change rarely). */
+  private async teamsServed(caller: WorkerCaller, queues: readonly string[]): Promise<number> {
+    if (caller.team !== null) return 1;
+    const key = [...queues].sort().join('\u0000');
+    const known = this.servedTeams.get(key);
+    if (known !== undefined && known.until > Date.now()) return known.teams;
+    const teams = await countTeamsServed(this.pool, queues);
+    if (this.servedTeams.size >= 1000) this.servedTeams.clear();
+    this.servedTeams.set(key, { teams, until: Date.now() + 5_000 });
+    return teams;
+  }
+}

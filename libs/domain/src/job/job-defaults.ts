@@ -1,0 +1,38 @@
+import type { Priority, RetryPolicy } from '../run/run-events';
+import type { JobDefinition } from './job-decider';
+
+/** What a job gets for each field its definition leaves out (README "Using it"). */
+export const JOB_DEFAULTS = {
+  priority: 'default',
+  timeoutSeconds: 3600,
+  retry: { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 },
+  concurrency: null,
+  payload: null,
+  schedule: null,
+} as const satisfies Omit<JobDefinition, 'name' | 'team' | 'queue'>;
+
+/** A definition as a client gives it: the queue is required, the rest has defaults. */
+export interface JobDefinitionInput {
+  readonly queue: string;
+  readonly priority?: Priority;
+  readonly timeoutSeconds?: number;
+  readonly retry?: RetryPolicy;
+  readonly concurrency?: number;
+  readonly payload?: unknown;
+  /** Already accepted (parsed and checked), with its own defaults filled in. */
+  readonly schedule?: unknown;
+}
+
+export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
+  return {
+    name,
+    team,
+    queue: input.queue,
+    priority: input.priority ?? JOB_DEFAULTS.priority,
+    timeoutSeconds: input.timeoutSeconds ?? JOB_DEFAULTS.timeoutSeconds,
+    retry: input.retry === undefined ? JOB_DEFAULTS.retry : { maxAttempts: input.retry.maxAttempts, baseSeconds: input.retry.baseSeconds, maxSeconds: input.retry.maxSeconds },
+    concurrency: input.concurrency ?? JOB_DEFAULTS.concurrency,
+    payload: input.payload ?? JOB_DEFAULTS.payload,
+    schedule: input.schedule ?? JOB_DEFAULTS.schedule,
+  };
+}

@@ -1,0 +1,25 @@
+import { DomainError } from './domain-error';
+
+/** Reference FR-03: payloads up to 256 KB. */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+
+/** A payload over the limit is refused (413 payload-too-large), measured as the JSON the log stores. */
+export function assertPayloadSize(payload: unknown): void {
+  const bytes = payload === undefined ? 0 : utf8Length(JSON.stringify(payload));
+  if (bytes > MAX_PAYLOAD_BYTES) throw new DomainError('payload-too-large', `the payload is ${bytes} bytes; at most ${MAX_PAYLOAD_BYTES} are allowed`);
+}
+
+/** UTF-8 length without encoding (JSON.stringify leaves no lone surrogates). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code < 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}

@@ -1,0 +1,46 @@
+/**
+ * The run states of reference-design 7.3, exactly; the API, the dashboards and
+ * the read table's CHECK constraint use these names. `ready` is derived from
+ * time (a scheduled or retry_wait run whose due time has passed), not an event.
+ */
+export const RunState = {
+  scheduled: 'scheduled',
+  ready: 'ready',
+  leased: 'leased',
+  succeeded: 'succeeded',
+  retryWait: 'retry_wait',
+  dead: 'dead',
+  cancelled: 'cancelled',
+} as const;
+
+export type RunState = (typeof RunState)[keyof typeof RunState];
+
+export const RUN_STATES: readonly RunState[] = Object.values(RunState);
+
+/* The groups of states that queries and partial indexes select by. SQL uses them through sqlList (never a hand-written IN list); run-states.int-spec.ts checks the migrations' CHECK constraint and partial indexes against them. */
+
+/** The states a run row can hold: `ready` is derived from time, never stored. */
+export const STORED_RUN_STATES = RUN_STATES.filter((s) => s !== RunState.ready);
+/** Waiting for their time: ready once available_at has passed, and then claimable. */
+export const WAITING_RUN_STATES = [RunState.scheduled, RunState.retryWait] as const satisfies readonly RunState[];
+/** Not final: what a team's maxPendingRuns counts. */
+export const PENDING_RUN_STATES = [...WAITING_RUN_STATES, RunState.leased] as const satisfies readonly RunState[];
+
+/** No transition leaves these, except a DLQ replay of `dead`. */
+export function isTerminal(state: RunState): boolean {
+  switch (state) {
+    case 'succeeded':
+    case 'dead':
+    case 'cancelled':
+      return true;
+    case 'scheduled':
+    case 'ready':
+    case 'leased':
+    case 'retry_wait':
+      return false;
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown run state ${String(unknown)}`);
+    }
+  }
+}

@@ -1,7 +1,0 @@
-/** Injection tokens for what the runtime builds before Nest starts. */
-export const CONFIG = Symbol('CONFIG');
-export const LOGGER = Symbol('LOGGER');
-export const PG_POOL = Symbol('PG_POOL');
-export const EVENT_STORE = Symbol('EVENT_STORE');
-export const ADMIN_TOKEN_HASH = Symbol('ADMIN_TOKEN_HASH');
-export { CLOCK } from '../clock/clock';

@@ -1,0 +1,6 @@
+export * from './admin-token';
+export * from './health.controller';
+export * from './run-process';
+export * from './runtime.module';
+export * from './runtime';
+export * from './startup-error';

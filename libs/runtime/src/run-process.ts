@@ -1,0 +1,97 @@
+import { Module, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ConfigError, loadConfig, JsonLogger } from '@chronicle/platform';
+import { HealthController } from './health.controller';
+import { startRuntime, type Runtime } from './runtime';
+import { RuntimeModule } from './runtime.module';
+import { StartupError } from './startup-error';
+
+export interface ProcessDefinition {
+  /** Names the process in logs and in pg_stat_activity. */
+  readonly name: string;
+  /** The roles this process runs: the API, the scheduler, the projector, or all three. */
+  readonly modules: ReadonlyArray<Type | DynamicModule>;
+  /** Set the app up before it listens (the API adds its OpenAPI document). */
+  readonly configure?: (app: INestApplication) => void;
+}
+
+const SHUTDOWN_DEADLINE_MS = 15_000;
+const REPEATED_SIGNAL_GRACE_MS = 2_000;
+
+/**
+ * Start one process: configuration, database (embedded when DATABASE_URL is
+ * unset), migrations, event store, then Nest with the given roles and
+ * /healthz on PORT. SIGTERM or Ctrl-C drain the app, then stop the database.
+ */
+export async function runProcess(definition: ProcessDefinition): Promise<void> {
+  let runtime: Runtime | undefined;
+  try {
+    const config = loadConfig();
+    const logger = new JsonLogger(config.logLevel, definition.name);
+    runtime = await startRuntime(config, logger, `scheduler-${definition.name}`);
+    const app = await createApp(runtime, definition.modules, logger);
+    definition.configure?.(app);
+    await listen(app, config.port);
+    logger.info('ready', { port: config.port, roles: definition.name, eventStore: runtime.eventStore.kind, embeddedDatabase: config.databaseUrl === undefined });
+    stopOnSignals(app, runtime, logger);
+  } catch (err) {
+    await runtime?.close().catch(() => undefined);
+    exitWithOneLine(err);
+  }
+}
+
+/** The Nest application of a process: its roles, the runtime's parts and /healthz. Tests start it too. */
+export async function createApp(runtime: Runtime, modules: ProcessDefinition['modules'], logger: JsonLogger = runtime.logger): Promise<INestApplication> {
+  @Module({ imports: [RuntimeModule.forRoot(runtime), ...modules], controllers: [HealthController] })
+  class ProcessModule {}
+  const app = await NestFactory.create<NestExpressApplication>(ProcessModule, { logger, abortOnError: false, bodyParser: false });
+  // Payloads may be 256 KB (413 above that, from the handler); bodies a little more.
+  app.useBodyParser('json', { limit: '1mb' });
+  return app;
+}
+
+async function listen(app: INestApplication, port: number): Promise<void> {
+  try {
+    await app.listen(port);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new StartupError(`port ${port} is already in use; set PORT to a free port`);
+    throw err;
+  }
+}
+
+function stopOnSignals(app: INestApplication, runtime: Runtime, logger: JsonLogger): void {
+  let stoppingSince: number | undefined;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stoppingSince !== undefined) {
+      // `npm start` forwards the signal its process group already got: the
+      // same stop request twice. Only a later one (Ctrl-C again) forces exit.
+      if (Date.now() - stoppingSince < REPEATED_SIGNAL_GRACE_MS) return;
+      logger.warn('second signal: exiting now', { signal });
+      process.exit(1);
+    }
+    stoppingSince = Date.now();
+    logger.info('stopping', { signal });
+    setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    void (async () => {
+      await app.close().catch((err: unknown) => logger.error('closing the app failed', err));
+      await runtime.close().catch((err: unknown) => logger.error('closing the runtime failed', err));
+      logger.info('stopped');
+      process.exit(0);
+    })();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+/** A failed start says what to fix in one line, never just a stack trace. */
+function exitWithOneLine(err: unknown): never {
+  const known = err instanceof ConfigError || err instanceof StartupError;
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`scheduler: cannot start: ${message}\n`);
+  if (!known && err instanceof Error && process.env['LOG_LEVEL'] === 'debug') process.stderr.write(`${err.stack ?? ''}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,57 @@
+import type { Pool } from 'pg';
+import { createEventStore, type EventStore } from '@chronicle/event-store';
+import { systemClock, type Clock, type Config, startEmbeddedPostgres, type EmbeddedPostgres, migrate, createPool, type JsonLogger } from '@chronicle/platform';
+import { resolveAdminTokenHash } from './admin-token';
+import { StartupError, describeConnectionError } from './startup-error';
+
+/** What every process needs before Nest starts: the database, migrated, and the event store. */
+export interface Runtime {
+  readonly config: Config;
+  readonly logger: JsonLogger;
+  readonly clock: Clock;
+  readonly pool: Pool;
+  readonly eventStore: EventStore;
+  /** SHA-256 of the admin token; undefined when admin calls are refused. */
+  readonly adminTokenHash: string | undefined;
+  /** Stops in reverse order of start; the embedded server last. */
+  close(): Promise<void>;
+}
+
+export async function startRuntime(config: Config, logger: JsonLogger, applicationName: string): Promise<Runtime> {
+  let embedded: EmbeddedPostgres | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (databaseUrl === undefined) {
+    logger.info('DATABASE_URL unset: starting embedded PostgreSQL', { dataDir: config.dataDir });
+    const pgLog = logger.child('embedded-postgres');
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, onLog: (line) => pgLog.debug(line) });
+    databaseUrl = embedded.connectionString;
+  }
+  try {
+    const applied = await migrate(databaseUrl).catch((err: unknown) => {
+      throw new StartupError(describeConnectionError(err, databaseUrl ?? ''));
+    });
+    if (applied.length > 0) logger.info('migrations applied', { versions: applied });
+    const pool = createPool({ connectionString: databaseUrl, max: config.pgPoolSize, applicationName });
+    const eventStore = await createEventStore(config, pool);
+    await eventStore.ping().catch((err: unknown) => {
+      throw new StartupError(`event store ${config.eventStore} is not reachable: ${(err as Error).message}`);
+    });
+    const adminTokenHash = await resolveAdminTokenHash(config, logger);
+    return {
+      config,
+      logger,
+      clock: systemClock,
+      pool,
+      eventStore,
+      adminTokenHash,
+      close: async () => {
+        await eventStore.close().catch((err: unknown) => logger.warn('closing the event store failed', { err: String(err) }));
+        await pool.end().catch(() => undefined);
+        await embedded?.stop();
+      },
+    };
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
