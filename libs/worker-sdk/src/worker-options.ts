@@ -54,7 +54,7 @@ export interface WorkerOptions {
   readonly heartbeatIntervalMs?: number;
   /** Sent with each lease call; shows in the run's history. */
   readonly workerId?: string;
-  /** Default: warnings and errors on the console. JsonLogger of libs/platform fits. */
+  /** Default: warnings and errors on the console. Any object with info, warn and error fits (the server's JsonLogger, pino, ...). */
   readonly logger?: WorkerLogger;
 }
 
