@@ -1,10 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { ApiModule } from '../apps/api/src/api.module';
-import { PostgresEventStore } from '../libs/event-store/src/postgres/postgres.event-store';
-import { createTestDatabase, type TestDatabase } from '../test/test-database';
-import { waitFor } from '../test/wait-for';
+import { ApiModule } from '@chronicle/api';
+import { PostgresEventStore } from '@chronicle/event-store';
+import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import type { ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
 import { createTeam } from './support/team-tokens';

@@ -2,4 +2,4 @@ export * from './catch-up';
 export * from './seed';
 export * from './test-database';
 export * from './test-environment';
-export * from './wait-for';
+export { waitFor, type WaitOptions } from '@chronicle/worker-sdk/testing';

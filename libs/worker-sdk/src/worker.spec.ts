@@ -36,13 +36,13 @@ describe('Worker against a scheduler over HTTP', () => {
   it('sends the completions of runs that finish together in one call, and one alone in a call of its own', async () => {
     const runs = Array.from({ length: 20 }, () => server.enqueue());
     startWorker({ concurrency: 20, handler: async () => undefined });
-    await waitFor('20 completions', () => completed() === 20);
+    await waitFor(() => completed() === 20, { description: '20 completions' });
     expect(runs.every((run) => server.callsOf('complete', run.runId).length === 1)).toBe(true);
     // One lease brought all 20; their handlers finish in the same turn, so very few calls carry them.
     expect(server.completeManyCalls).toBeGreaterThanOrEqual(1);
     expect(server.completeManyCalls).toBeLessThanOrEqual(3);
     const late = server.enqueue();
-    await waitFor('the 21st completion', () => server.callsOf('complete', late.runId).length === 1);
+    await waitFor(() => server.callsOf('complete', late.runId).length === 1, { description: 'the 21st completion' });
   });
 
   it('completes every queued run exactly once, with the outcome, error and retryable flag of its handler', async () => {
@@ -59,7 +59,7 @@ describe('Worker against a scheduler over HTTP', () => {
       },
     });
 
-    await waitFor('12 completions', () => completed() === 12);
+    await waitFor(() => completed() === 12, { description: '12 completions' });
     expect([...handled].sort()).toEqual(runs.map((run) => run.runId).sort());
     runs.forEach((run, n) => {
       const bodies = server.callsOf('complete', run.runId).map((call) => call.body);
@@ -81,7 +81,7 @@ describe('Worker against a scheduler over HTTP', () => {
       },
     });
 
-    await waitFor('the handler', () => seen !== undefined);
+    await waitFor(() => seen !== undefined, { description: 'the handler' });
     expect(seen).toEqual({ runId: run.runId, job: 'billing.export', payload: { format: 'csv' }, idempotencyKey: 'billing.export@2026-03-15T02:00:00+01:00', fencingToken: run.fencingToken, attempt: 2 });
     expect(run.fencingToken).toBeGreaterThan(0);
   });
@@ -100,7 +100,7 @@ describe('Worker against a scheduler over HTTP', () => {
       },
     });
 
-    await waitFor('10 completions', () => completed() === 10);
+    await waitFor(() => completed() === 10, { description: '10 completions' });
     expect(peak).toBe(3);
     const leaseCalls = server.callsOf('lease');
     expect(leaseCalls[0]!.body['max']).toBe(3);
@@ -112,7 +112,7 @@ describe('Worker against a scheduler over HTTP', () => {
     for (let n = 0; n < 150; n += 1) server.enqueue();
     startWorker({ concurrency: 250, handler: async () => undefined });
 
-    await waitFor('150 completions', () => completed() === 150);
+    await waitFor(() => completed() === 150, { description: '150 completions' });
     const asked = server.callsOf('lease').map((call) => call.body['max']);
     expect(asked[0]).toBe(100);
     expect(asked.every((max) => Number(max) <= 100)).toBe(true);
@@ -120,9 +120,9 @@ describe('Worker against a scheduler over HTTP', () => {
 
   it('heartbeats about every third of the lease while a slow handler works, so the lease never lapses', async () => {
     const run = server.enqueue();
-    startWorker({ leaseSeconds: 0.45, handler: () => waitFor('3 heartbeats', () => server.callsOf('heartbeat', run.runId).length >= 3) });
+    startWorker({ leaseSeconds: 0.45, handler: () => waitFor(() => server.callsOf('heartbeat', run.runId).length >= 3, { description: '3 heartbeats' }) });
 
-    await waitFor('the completion', () => completed() === 1);
+    await waitFor(() => completed() === 1, { description: 'the completion' });
     const beats = server.callsOf('heartbeat', run.runId);
     const times = [server.callsOf('lease')[0]!.at, ...beats.map((beat) => beat.at)];
     const gaps = times.slice(1).map((at, i) => at - times[i]!);
@@ -135,9 +135,9 @@ describe('Worker against a scheduler over HTTP', () => {
 
   it('takes a heartbeat interval of its own for a whole-second lease', async () => {
     const run = server.enqueue();
-    startWorker({ leaseSeconds: 30, heartbeatIntervalMs: 100, handler: () => waitFor('3 heartbeats', () => server.callsOf('heartbeat', run.runId).length >= 3) });
+    startWorker({ leaseSeconds: 30, heartbeatIntervalMs: 100, handler: () => waitFor(() => server.callsOf('heartbeat', run.runId).length >= 3, { description: '3 heartbeats' }) });
 
-    await waitFor('the completion', () => completed() === 1);
+    await waitFor(() => completed() === 1, { description: 'the completion' });
     expect(server.callsOf('heartbeat', run.runId).map((beat) => beat.body['leaseSeconds'])).toEqual([30, 30, 30]);
   });
 
@@ -153,7 +153,7 @@ describe('Worker against a scheduler over HTTP', () => {
       },
     });
 
-    await waitFor('the result to be dropped', logged('result dropped', run.runId));
+    await waitFor(logged('result dropped', run.runId), { description: 'the result to be dropped' });
     expect(abortReason).toBeInstanceOf(StaleLeaseError);
     await worker.shutdown({ graceMs: 1_000 }); // any completion still under way has arrived by now
     expect(server.callsOf('complete', run.runId)).toHaveLength(0);
@@ -164,7 +164,7 @@ describe('Worker against a scheduler over HTTP', () => {
     const run = server.enqueue();
     const { worker } = startWorker({ handler: async () => server.reassign(run.runId) });
 
-    await waitFor('the refused completion', logged('completion refused', run.runId));
+    await waitFor(logged('completion refused', run.runId), { description: 'the refused completion' });
     await worker.shutdown();
     expect(server.callsOf('complete', run.runId).map((call) => call.status)).toEqual([409]);
   });
@@ -180,10 +180,10 @@ describe('Worker against a scheduler over HTTP', () => {
     });
     let stopped = false;
     void running.then(() => (stopped = true));
-    await waitFor('the handler and a second long poll', () => started && server.callsOf('lease').length === 2);
+    await waitFor(() => started && server.callsOf('lease').length === 2, { description: 'the handler and a second long poll' });
 
     const stopping = worker.shutdown({ graceMs: 5_000 });
-    await waitFor('the long poll to be aborted', () => server.callsOf('lease')[1]!.clientAborted, 500);
+    await waitFor(() => server.callsOf('lease')[1]!.clientAborted, { timeoutMs: 500, description: 'the long poll to be aborted' });
     server.enqueue(); // work that arrives during the drain is not leased
     expect(stopped).toBe(false);
     release.open();
@@ -202,7 +202,7 @@ describe('Worker against a scheduler over HTTP', () => {
         await release.promise; // ignores its signal
       },
     });
-    await waitFor('the run leased and the next poll open', () => server.callsOf('lease').length === 2);
+    await waitFor(() => server.callsOf('lease').length === 2, { description: 'the run leased and the next poll open' });
 
     const shutdownAt = Date.now();
     await worker.shutdown({ graceMs: 200 });
@@ -210,7 +210,7 @@ describe('Worker against a scheduler over HTTP', () => {
     expect(Date.now() - shutdownAt).toBeGreaterThanOrEqual(150);
     expect(abortReason).toBeInstanceOf(GracePeriodOverError);
     release.open(); // it finishes late: the result is dropped
-    await waitFor('the late result to be dropped', logged('result dropped', run.runId));
+    await waitFor(logged('result dropped', run.runId), { description: 'the late result to be dropped' });
     expect(server.callsOf('complete', run.runId)).toHaveLength(0);
     expect(server.runs.get(run.runId)!.state).toBe('leased'); // for the server's lease expiry to hand on
   });
@@ -220,7 +220,7 @@ describe('Worker against a scheduler over HTTP', () => {
     const run = server.enqueue();
     startWorker({ handler: async () => undefined });
 
-    await waitFor('the completion', () => server.callsOf('complete', run.runId).length === 1);
+    await waitFor(() => server.callsOf('complete', run.runId).length === 1, { description: 'the completion' });
     const leaseCalls = server.callsOf('lease');
     expect(leaseCalls.slice(0, 4).map((call) => call.status)).toEqual([500, 500, 500, 200]);
     // 100, 200, 400 ms with equal jitter: at least half of each.
@@ -231,7 +231,7 @@ describe('Worker against a scheduler over HTTP', () => {
   it('polls at most once a second when the server answers empty at once', async () => {
     startWorker({ waitSeconds: 0, handler: async () => undefined });
 
-    await waitFor('a second poll', () => server.callsOf('lease').length >= 2);
+    await waitFor(() => server.callsOf('lease').length >= 2, { description: 'a second poll' });
     const [first, second] = server.callsOf('lease');
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(950);
   });
@@ -241,11 +241,11 @@ describe('Worker against a scheduler over HTTP', () => {
     const { worker, running } = startWorker({ handler: async () => undefined });
     worker.stopOnSignals({ graceMs: 1_000 });
     expect(process.listenerCount('SIGTERM')).toBe(listeners + 1);
-    await waitFor('a long poll', () => server.callsOf('lease').length === 1);
+    await waitFor(() => server.callsOf('lease').length === 1, { description: 'a long poll' });
 
     process.emit('SIGTERM');
     await running;
-    await waitFor('the long poll to be aborted', () => server.callsOf('lease')[0]!.clientAborted, 500);
+    await waitFor(() => server.callsOf('lease')[0]!.clientAborted, { timeoutMs: 500, description: 'the long poll to be aborted' });
     expect(process.listenerCount('SIGTERM')).toBe(listeners);
   });
 });

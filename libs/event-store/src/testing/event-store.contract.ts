@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { waitFor } from '@chronicle/worker-sdk/testing';
 import { WrongExpectedRevisionError } from '../event-store.errors';
 import { START, comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '../event-store.port';
 
@@ -270,10 +271,3 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-}

@@ -1,11 +1,26 @@
 import type { WorkerLogger } from '../worker-options';
 
-/** Polls `condition` until it holds; fails with `description` after `timeoutMs`. */
-export async function waitFor(description: string, condition: () => boolean, timeoutMs = 3_000): Promise<void> {
+export interface WaitOptions {
+  /** Fail after this long (default 10 s). */
+  readonly timeoutMs?: number;
+  /** Look again this often (default 10 ms). */
+  readonly pollMs?: number;
+  /** What is awaited, for the failure message. */
+  readonly description?: string;
+}
+
+/**
+ * Wait for a condition with a deadline, never a fixed sleep (STYLE.md rule
+ * 11). The one waitFor of every test in the repository: it lives here because
+ * the SDK depends on nothing of the server's, and the server's tests get it
+ * through @chronicle/testing. A number is the timeout.
+ */
+export async function waitFor(condition: () => boolean | Promise<boolean>, options: WaitOptions | number = {}): Promise<void> {
+  const { timeoutMs = 10_000, pollMs = 10, description = 'the condition' } = typeof options === 'number' ? { timeoutMs: options } : options;
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 

@@ -1,0 +1,2 @@
+export * from './fake-scheduler-server';
+export * from './wait-for';
