@@ -15,6 +15,7 @@ const swc = [
   },
 ];
 
+
 /** Our packages by name, as tsconfig.json's paths map them (one list, read from there). */
 function moduleNameMapper() {
   const ts = require('typescript');
@@ -22,12 +23,21 @@ function moduleNameMapper() {
   return Object.fromEntries(Object.entries(config.compilerOptions.paths).map(([name, [target]]) => [`^${name}$`, `<rootDir>/${target}`]));
 }
 
+/**
+ * ES-module-only packages the tests load. Node runs them from our CommonJS
+ * through require(esm), but jest's module loader does not (before Node 24.9),
+ * so jest compiles them to CommonJS like our own code.
+ */
+const ESM_PACKAGES = ['@nestjs'];
+const swcEsm = ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/projections', '<rootDir>/e2e', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': swc, '^.+\\.js$': swcEsm },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`],
   moduleNameMapper: moduleNameMapper(),
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
