@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { actorOf, decide, WAITING_RUN_STATES, type Caller, type PresentRun, type RunCommand } from '@chronicle/domain';
+import { actorOf, decide, isWaiting, type Caller, type PresentRun, type RunCommand } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { type Clock, CLOCK, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { ReadySignal } from '../workers/ready-signal';
@@ -32,7 +32,7 @@ export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
     const { state, events } = await decideOnRun(this.eventStore, this.pool, actorOf(caller), runId, (current) => decide(command(this.clock.now()), visibleRun(caller, current, runId)));
     const run = visibleRun(caller, state, runId);
     // A replayed run waits again: wake this process's long-polls.
-    if (events.length > 0 && (WAITING_RUN_STATES as readonly string[]).includes(run.status)) this.ready.notify();
+    if (events.length > 0 && isWaiting(run.status)) this.ready.notify();
     return run;
   }
 }

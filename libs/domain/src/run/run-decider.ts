@@ -2,6 +2,7 @@ import { DomainError } from '../domain-error';
 import { backoffSeconds } from './retry-backoff';
 import type { RunEvent, RunScheduledData } from './run-events';
 import type { PresentRun, RunSnapshot } from './run-snapshot';
+import { isWaiting } from './run-states';
 
 /** No lease lasts longer than this in total, whatever the heartbeats (reference 8). */
 export const MAX_TOTAL_LEASE_SECONDS = 6 * 60 * 60;
@@ -39,7 +40,7 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
   const plusSeconds = (date: Date, seconds: number): Date => new Date(date.getTime() + seconds * 1000);
   switch (command.type) {
     case 'LeaseRun': {
-      if (state.status !== 'scheduled' && state.status !== 'retry_wait') throw new DomainError('invalid-transition', `a ${state.status} run cannot be leased`);
+      if (!isWaiting(state.status)) throw new DomainError('invalid-transition', `a ${state.status} run cannot be leased`);
       if (Date.parse(state.availableAt) > command.now.getTime()) throw new DomainError('not-ready', `run is not due before ${state.availableAt}`);
       const cap = Math.min(MAX_TOTAL_LEASE_SECONDS, state.definition.timeoutSeconds);
       const expires = plusSeconds(command.now, Math.min(command.leaseSeconds, cap));
@@ -69,7 +70,7 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
       return [expired, { type: 'RunDead', data: { attempt: state.attempt, reason: 'lease_expired', lastError: state.lastError ?? 'lease expired', deadAt: at(command.now) } }];
     }
     case 'CancelRun':
-      if (state.status !== 'scheduled' && state.status !== 'retry_wait') throw new DomainError('invalid-transition', `a ${state.status} run cannot be cancelled`);
+      if (!isWaiting(state.status)) throw new DomainError('invalid-transition', `a ${state.status} run cannot be cancelled`);
       return [{ type: 'RunCancelled', data: { cancelledAt: at(command.now) } }];
     case 'SkipOverlappingRun':
       if (state.status !== 'scheduled') throw new DomainError('invalid-transition', `a ${state.status} run is not a fire waiting to start`);

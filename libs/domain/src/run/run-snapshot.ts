@@ -1,4 +1,4 @@
-import type { RunState } from './run-states';
+import { isWaiting, type RunState } from './run-states';
 import type { RunDeadData, RunEvent, RunScheduledData } from './run-events';
 
 /** A run as its events left it. `ready` is not stored: it is `waiting` with availableAt <= now. */
@@ -67,6 +67,5 @@ export function foldRun(events: readonly RunEvent[]): RunSnapshot {
 
 /** The state a user sees, with `ready` derived from time. */
 export function visibleState(state: PresentRun, now: Date): RunState {
-  const waiting = state.status === 'scheduled' || state.status === 'retry_wait';
-  return waiting && Date.parse(state.availableAt) <= now.getTime() ? 'ready' : state.status;
+  return isWaiting(state.status) && Date.parse(state.availableAt) <= now.getTime() ? 'ready' : state.status;
 }

@@ -26,21 +26,7 @@ export const WAITING_RUN_STATES = [RunState.scheduled, RunState.retryWait] as co
 /** Not final: what a team's maxPendingRuns counts. */
 export const PENDING_RUN_STATES = [...WAITING_RUN_STATES, RunState.leased] as const satisfies readonly RunState[];
 
-/** No transition leaves these, except a DLQ replay of `dead`. */
-export function isTerminal(state: RunState): boolean {
-  switch (state) {
-    case 'succeeded':
-    case 'dead':
-    case 'cancelled':
-      return true;
-    case 'scheduled':
-    case 'ready':
-    case 'leased':
-    case 'retry_wait':
-      return false;
-    default: {
-      const unknown: never = state;
-      throw new Error(`unknown run state ${String(unknown)}`);
-    }
-  }
+/** A run waiting for its time (scheduled or retry_wait): ready once it has come. */
+export function isWaiting(state: RunState): state is (typeof WAITING_RUN_STATES)[number] {
+  return (WAITING_RUN_STATES as readonly RunState[]).includes(state);
 }
