@@ -2,7 +2,7 @@
 -- by stream_lock_key(stream id); the command side's SQL takes the same lock
 -- on a run by run_lock_key(run id) before deciding for it, so the two
 -- always meet. run_lock_key mirrors runStreamId in libs/domain (streams.ts);
--- lock-keys.int-spec.ts checks that they agree.
+-- sql-mirrors-domain.int-spec.ts checks that they agree.
 CREATE FUNCTION stream_lock_key(p_stream_id text) RETURNS bigint
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
   RETURN hashtextextended(p_stream_id, 0);
@@ -27,7 +27,7 @@ END
 $$;
 
 -- A job's overlap policy, with its default (DEFAULT_OVERLAP_POLICY in
--- libs/domain, which run-states.int-spec.ts checks against this), for the
+-- libs/domain, which sql-mirrors-domain.int-spec.ts checks against this), for the
 -- run limit below and the scheduler's overlap pass.
 CREATE FUNCTION job_overlap_policy(p_definition jsonb) RETURNS text
   LANGUAGE sql IMMUTABLE PARALLEL SAFE
