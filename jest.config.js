@@ -15,12 +15,13 @@ const swc = [
   },
 ];
 
-
 /** Our packages by name, as tsconfig.json's paths map them (one list, read from there). */
 function moduleNameMapper() {
   const ts = require('typescript');
   const { config } = ts.readConfigFile(require.resolve('./tsconfig.json'), ts.sys.readFile);
-  return Object.fromEntries(Object.entries(config.compilerOptions.paths).map(([name, [target]]) => [`^${name}$`, `<rootDir>/${target}`]));
+  return Object.fromEntries(
+    Object.entries(config.compilerOptions.paths).map(([name, [target]]) => [`^${name}$`, `<rootDir>/${target}`]),
+  );
 }
 
 /**
@@ -29,7 +30,10 @@ function moduleNameMapper() {
  * so jest compiles them to CommonJS like our own code.
  */
 const ESM_PACKAGES = ['@nestjs'];
-const swcEsm = ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+const swcEsm = [
+  '@swc/jest',
+  { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+];
 
 /** @type {import('jest').Config} */
 module.exports = {

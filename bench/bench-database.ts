@@ -46,7 +46,10 @@ export async function openBenchServer(): Promise<BenchServer> {
       await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
       const url = new URL(adminUrl);
       url.pathname = `/${name}`;
-      return { url: url.toString(), drop: async () => void (await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)) };
+      return {
+        url: url.toString(),
+        drop: async () => void (await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+      };
     },
     stop,
   };

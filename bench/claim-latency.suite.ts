@@ -31,7 +31,10 @@ interface Backlog {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
-  /** Shared buffers the claim statement touched (EXPLAIN ANALYZE, BUFFERS): its cost, independent of the machine's noise. */
+  /**
+   * Shared buffers the claim statement touched (EXPLAIN ANALYZE, BUFFERS): its cost, independent of
+   * the machine's noise.
+   */
   claimBuffers: number;
   /** The statement's scans of tables, from its plan: index scans only, whatever the backlog. */
   scans: string[];
@@ -42,8 +45,12 @@ export const claimLatency: BenchSuite = {
   scenarios: ['claim-latency'],
   run: async (server, options) => {
     const backlogs: Backlog[] = [];
-    for (const readyRuns of options.sizes.repetitions === 1 ? BACKLOGS.quick : BACKLOGS.full) backlogs.push(await measure(server, readyRuns, options));
-    return { print: (out) => out.write(formatReport(server.description, backlogs)), json: { server: server.description, claims: CLAIMS, claimSize: CLAIM_SIZE, teams: TEAMS, backlogs } };
+    for (const readyRuns of options.sizes.repetitions === 1 ? BACKLOGS.quick : BACKLOGS.full)
+      backlogs.push(await measure(server, readyRuns, options));
+    return {
+      print: (out) => out.write(formatReport(server.description, backlogs)),
+      json: { server: server.description, claims: CLAIMS, claimSize: CLAIM_SIZE, teams: TEAMS, backlogs },
+    };
   },
 };
 
@@ -61,12 +68,22 @@ async function measure(server: BenchServer, readyRuns: number, options: SuiteOpt
     const latencies: number[] = [];
     for (let i = 0; i < CLAIMS; i++) {
       const started = process.hrtime.bigint();
-      const { leases } = await withTransaction(pool, (tx) => claimReadyRuns(tx, store, worker, request, DEFAULT_PRIORITY_WEIGHTS, TEAMS));
+      const { leases } = await withTransaction(pool, (tx) =>
+        claimReadyRuns(tx, store, worker, request, DEFAULT_PRIORITY_WEIGHTS, TEAMS),
+      );
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       if (leases.length !== CLAIM_SIZE) throw new Error(`claim ${i} leased ${leases.length} runs, not ${CLAIM_SIZE}`);
     }
     options.progress(`claim latency at ${formatCount(readyRuns)}: p50 ${quantile(latencies, 0.5).toFixed(2)} ms`);
-    return { readyRuns, seedSeconds, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: Math.max(...latencies), claimBuffers, scans };
+    return {
+      readyRuns,
+      seedSeconds,
+      p50Ms: quantile(latencies, 0.5),
+      p99Ms: quantile(latencies, 0.99),
+      maxMs: Math.max(...latencies),
+      claimBuffers,
+      scans,
+    };
   } finally {
     await pool.end();
     await db.drop();
@@ -79,12 +96,18 @@ async function seed(pool: Pool, store: PostgresEventStore, runs: number): Promis
   const teams = Array.from({ length: TEAMS }, (_, i) => `team-${String(i).padStart(2, '0')}`);
   await pool.query('INSERT INTO teams (id) SELECT unnest($1::text[])', [teams]);
   await pool.query('INSERT INTO queue_grants (queue, team) SELECT $1, unnest($2::text[])', [QUEUE, teams]);
-  const jobs = teams.map((team, i) => testJob({ name: `${team}.work`, team, queue: QUEUE, priority: PRIORITIES[i % PRIORITIES.length]! }));
+  const jobs = teams.map((team, i) =>
+    testJob({ name: `${team}.work`, team, queue: QUEUE, priority: PRIORITIES[i % PRIORITIES.length]! }),
+  );
   const hourAgo = Date.now() - 3_600_000;
   for (let done = 0; done < runs; done += SEED_BATCH) {
     const batch = Array.from({ length: Math.min(SEED_BATCH, runs - done) }, (_, k) => {
       const n = done + k;
-      return { job: jobs[n % TEAMS]!, runId: `run_${n}`, dueAt: new Date(hourAgo + Math.floor((n / runs) * 3_000_000)) };
+      return {
+        job: jobs[n % TEAMS]!,
+        runId: `run_${n}`,
+        dueAt: new Date(hourAgo + Math.floor((n / runs) * 3_000_000)),
+      };
     });
     await seedRuns(pool, store, done === 0 ? jobs : [], batch);
   }
@@ -92,14 +115,31 @@ async function seed(pool: Pool, store: PostgresEventStore, runs: number): Promis
   return (Date.now() - started) / 1000;
 }
 
-/** The claim statement under EXPLAIN (ANALYZE, BUFFERS), rolled back: the shared buffers it touched, and its scans of tables. */
+/**
+ * The claim statement under EXPLAIN (ANALYZE, BUFFERS), rolled back: the shared buffers it touched,
+ * and its scans of tables.
+ */
 async function explainClaim(pool: Pool): Promise<{ buffers: number; scans: string[] }> {
   return withTransaction(pool, async (tx) => {
-    const values = [[QUEUE], null, CLAIM_SIZE, PRIORITIES, PRIORITIES.map((p) => DEFAULT_PRIORITY_WEIGHTS[p]), perGroupLimit(CLAIM_SIZE, TEAMS)];
-    const { rows } = await tx.query<{ 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> }>({ text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_SQL}`, values });
+    const values = [
+      [QUEUE],
+      null,
+      CLAIM_SIZE,
+      PRIORITIES,
+      PRIORITIES.map((p) => DEFAULT_PRIORITY_WEIGHTS[p]),
+      perGroupLimit(CLAIM_SIZE, TEAMS),
+    ];
+    const { rows } = await tx.query<{
+      'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }>;
+    }>({ text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_SQL}`, values });
     const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
-    const { rows: text } = await tx.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${CLAIM_SQL}`, values });
-    const scans = text.map((r) => r['QUERY PLAN'].trim().replace(/^->\s*/, '')).filter((line) => /Scan on (runs|jobs|queue_grants)|Scan using/.test(line));
+    const { rows: text } = await tx.query<{ 'QUERY PLAN': string }>({
+      text: `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${CLAIM_SQL}`,
+      values,
+    });
+    const scans = text
+      .map((r) => r['QUERY PLAN'].trim().replace(/^->\s*/, ''))
+      .filter((line) => /Scan on (runs|jobs|queue_grants)|Scan using/.test(line));
     await tx.query('ROLLBACK');
     await tx.query('BEGIN');
     return { buffers: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], scans };
@@ -115,7 +155,14 @@ function formatReport(server: string, backlogs: readonly Backlog[]): string {
     `${CLAIMS} claims of ${CLAIM_SIZE} runs each by a platform worker on one queue shared by ${TEAMS} teams (priorities mixed), each claim a committed transaction\n\n` +
     formatTable([
       ['ready runs', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'claim statement buffers', 'seeded in (s)'],
-      ...backlogs.map((b) => [formatCount(b.readyRuns), ms(b.p50Ms), ms(b.p99Ms), ms(b.maxMs), formatCount(b.claimBuffers), b.seedSeconds.toFixed(0)]),
+      ...backlogs.map((b) => [
+        formatCount(b.readyRuns),
+        ms(b.p50Ms),
+        ms(b.p99Ms),
+        ms(b.maxMs),
+        formatCount(b.claimBuffers),
+        b.seedSeconds.toFixed(0),
+      ]),
     ]) +
     `\n${formatCount(large.readyRuns)} vs ${formatCount(small.readyRuns)}: p50 ${ratio((b) => b.p50Ms).toFixed(2)}x, p99 ${ratio((b) => b.p99Ms).toFixed(2)}x ` +
     `(target: within 2x: ${ratio((b) => b.p50Ms) <= 2 && ratio((b) => b.p99Ms) <= 2 ? 'met' : 'NOT met'}); buffers ${ratio((b) => b.claimBuffers).toFixed(2)}x\n` +

@@ -10,8 +10,10 @@ import { scheduleSpike } from './schedule-spike.suite';
  * bounds its own time and exits by itself.
  *
  *   --quick            small counts, one repetition: a smoke run
- *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike, claim-latency)
- *   --systems=a,b      only systems whose label contains one of these (chronicle, graphile-worker, pg-boss, tuned, defaults)
+ *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
+ * claim-latency)
+ *   --systems=a,b      only systems whose label contains one of these (chronicle, graphile-worker, pg-boss,
+ * tuned, defaults)
  *   --json             the figures as JSON on stdout instead of the table
  */
 const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency];
@@ -28,10 +30,15 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
 
   // A hung system must not hold the bench forever; exiting kills the child processes.
-  setTimeout(() => {
-    process.stderr.write(`bench: over the time limit of ${(quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full) / 60_000} min, giving up\n`);
-    process.exit(2);
-  }, quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full).unref();
+  setTimeout(
+    () => {
+      process.stderr.write(
+        `bench: over the time limit of ${(quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full) / 60_000} min, giving up\n`,
+      );
+      process.exit(2);
+    },
+    quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full,
+  ).unref();
 
   const server = await openBenchServer();
   const reports: Array<{ suite: string; json: unknown }> = [];
@@ -55,7 +62,12 @@ async function main(): Promise<void> {
 
 function listArg(args: readonly string[], name: string): string[] | undefined {
   const arg = args.find((a) => a.startsWith(`--${name}=`));
-  return arg === undefined ? undefined : arg.slice(name.length + 3).split(',').filter((s) => s !== '');
+  return arg === undefined
+    ? undefined
+    : arg
+        .slice(name.length + 3)
+        .split(',')
+        .filter((s) => s !== '');
 }
 
 main().then(

@@ -29,7 +29,14 @@ interface Row {
 function runEvent(i: number): EventToAppend {
   return {
     type: 'RunScheduled',
-    data: { job: 'billing.export-invoices', queue: 'billing', priority: 'default', dueAt: '2026-03-15T01:00:00.000Z', attempt: 1, payload: { format: 'csv', n: i } },
+    data: {
+      job: 'billing.export-invoices',
+      queue: 'billing',
+      priority: 'default',
+      dueAt: '2026-03-15T01:00:00.000Z',
+      attempt: 1,
+      payload: { format: 'csv', n: i },
+    },
     metadata: { actor: 'team:billing', schemaVersion: 1, correlationId: randomUUID() },
   };
 }
@@ -42,7 +49,11 @@ async function appendLoad(store: PostgresEventStore, eventsPerAppend: number, re
     Array.from({ length: WRITERS }, async (_, writer) => {
       for (let n = 0; Date.now() < deadline; n++) {
         // Each append opens a new stream, as enqueueing runs does.
-        await store.appendToStream(`run-${repetition}-${writer}-${eventsPerAppend}-${n}`, 'no_stream', Array.from({ length: eventsPerAppend }, (_, i) => runEvent(i)));
+        await store.appendToStream(
+          `run-${repetition}-${writer}-${eventsPerAppend}-${n}`,
+          'no_stream',
+          Array.from({ length: eventsPerAppend }, (_, i) => runEvent(i)),
+        );
         appends++;
       }
     }),
@@ -97,18 +108,29 @@ function summarise(scenario: string, runs: Run[]): Row {
 
 function print(server: string, rows: Row[]): void {
   if (process.argv.includes('--json')) {
-    process.stdout.write(JSON.stringify({ server, writers: WRITERS, secondsPerRun: SECONDS, repetitions: REPETITIONS, rows }, null, 2) + '\n');
+    process.stdout.write(
+      JSON.stringify({ server, writers: WRITERS, secondsPerRun: SECONDS, repetitions: REPETITIONS, rows }, null, 2) +
+        '\n',
+    );
     return;
   }
   const range = (runs: Run[], pick: (run: Run) => number | undefined): string => {
     const values = runs.map(pick).filter((v): v is number => v !== undefined);
     return values.length === 0 ? '' : `${formatCount(Math.min(...values))}–${formatCount(Math.max(...values))}`;
   };
-  process.stdout.write(`event store benchmark on ${server}\n${REPETITIONS} runs per scenario, appends for ${SECONDS} s each\n\n`);
+  process.stdout.write(
+    `event store benchmark on ${server}\n${REPETITIONS} runs per scenario, appends for ${SECONDS} s each\n\n`,
+  );
   process.stdout.write(
     formatTable([
       ['scenario', 'events/s (median)', 'min–max', 'appends/s (median)', 'events per run'],
-      ...rows.map((r) => [r.scenario, formatCount(r.median.eventsPerSecond), range(r.runs, (x) => x.eventsPerSecond), formatCount(r.median.appendsPerSecond), formatCount(r.median.events)]),
+      ...rows.map((r) => [
+        r.scenario,
+        formatCount(r.median.eventsPerSecond),
+        range(r.runs, (x) => x.eventsPerSecond),
+        formatCount(r.median.appendsPerSecond),
+        formatCount(r.median.events),
+      ]),
     ]),
   );
 }

@@ -49,7 +49,11 @@ function definition(i: number): JobDefinition {
     queue: `queue-${i % 50}`,
     payload: { report: i },
     // Hourly in five zones, all firing at the top of the UTC hour: Kathmandu (+05:45) at a quarter to, local time.
-    schedule: { cron: timeZone === 'Asia/Kathmandu' ? '45 * * * *' : '0 * * * *', timeZone, jitterSeconds: JITTER_SECONDS },
+    schedule: {
+      cron: timeZone === 'Asia/Kathmandu' ? '45 * * * *' : '0 * * * *',
+      timeZone,
+      jitterSeconds: JITTER_SECONDS,
+    },
   });
 }
 
@@ -148,22 +152,51 @@ function formatReport(r: Report): string {
     `${Math.min(...r.spikes.map(pick)).toFixed(digits)}–${Math.max(...r.spikes.map(pick)).toFixed(digits)}`;
   return (
     `\nschedule spike benchmark on ${r.server}\n` +
-      `${formatCount(r.jobs)} hourly jobs (60 s jitter, 5 zones, all at the top of the UTC hour); ` +
-      `defined in ${r.defineSeconds.toFixed(1)} s; first pass over all cursors ${r.steadySeconds.toFixed(2)} s; ` +
-      `a pass with nothing due ${r.quietMs.toFixed(1)} ms (${r.quietRuns} runs)\n` +
-      `${r.repetitions} spikes (one per hour, on a growing runs table), medians and min–max\n\n` +
+    `${formatCount(r.jobs)} hourly jobs (60 s jitter, 5 zones, all at the top of the UTC hour); ` +
+    `defined in ${r.defineSeconds.toFixed(1)} s; first pass over all cursors ${r.steadySeconds.toFixed(2)} s; ` +
+    `a pass with nothing due ${r.quietMs.toFixed(1)} ms (${r.quietRuns} runs)\n` +
+    `${r.repetitions} spikes (one per hour, on a growing runs table), medians and min–max\n\n` +
     formatTable([
       ['measure', 'median', 'min–max', 'target', 'met'],
-      ['runs materialised in the spike', formatCount(median(r.spikes.map((s) => s.runs))), range((s) => s.runs), '', ''],
+      [
+        'runs materialised in the spike',
+        formatCount(median(r.spikes.map((s) => s.runs))),
+        range((s) => s.runs),
+        '',
+        '',
+      ],
       ['materialised runs/s', formatCount(rate), range((s) => s.runsPerSecond), '≥ 5,000', rate >= 5000 ? 'yes' : 'NO'],
       ['spike duration (s)', median(r.spikes.map((s) => s.seconds)).toFixed(2), range((s) => s.seconds, 2), '', ''],
-      ['ready - due p50 (ms)', formatCount(median(r.spikes.map((s) => s.lateness.p50))), range((s) => s.lateness.p50), '', ''],
+      [
+        'ready - due p50 (ms)',
+        formatCount(median(r.spikes.map((s) => s.lateness.p50))),
+        range((s) => s.lateness.p50),
+        '',
+        '',
+      ],
       ['ready - due p99 (ms)', formatCount(p99), range((s) => s.lateness.p99), '< 1,000', p99 < 1000 ? 'yes' : 'NO'],
-      ['ready - due max (ms)', formatCount(median(r.spikes.map((s) => s.lateness.max))), range((s) => s.lateness.max), '', ''],
-      ['least lead before due (ms)', formatCount(median(r.spikes.map((s) => s.minimumLeadMs))), range((s) => s.minimumLeadMs), '', ''],
-      ['runs due per second of the minute', `${median(r.spikes.map((s) => s.perSecond.min))}–${median(r.spikes.map((s) => s.perSecond.max))}`, '', '', ''],
+      [
+        'ready - due max (ms)',
+        formatCount(median(r.spikes.map((s) => s.lateness.max))),
+        range((s) => s.lateness.max),
+        '',
+        '',
+      ],
+      [
+        'least lead before due (ms)',
+        formatCount(median(r.spikes.map((s) => s.minimumLeadMs))),
+        range((s) => s.minimumLeadMs),
+        '',
+        '',
+      ],
+      [
+        'runs due per second of the minute',
+        `${median(r.spikes.map((s) => s.perSecond.min))}–${median(r.spikes.map((s) => s.perSecond.max))}`,
+        '',
+        '',
+        '',
+      ],
       ['seconds of the minute with runs', String(median(r.spikes.map((s) => s.perSecond.seconds))), '', '60', ''],
     ])
   );
 }
-

@@ -13,7 +13,10 @@ import { startApp, type RunningApp } from './support/start-app';
 const ADMIN_TOKEN = 'e2e-admin-token-at-least-once-0123456789';
 const quiet: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-async function setUpTeam(app: RunningApp, job: Record<string, unknown>): Promise<{ team: ApiClient; workerToken: string }> {
+async function setUpTeam(
+  app: RunningApp,
+  job: Record<string, unknown>,
+): Promise<{ team: ApiClient; workerToken: string }> {
   const { team, workerToken } = await createTeam(app.url, ADMIN_TOKEN, 'ops', ['ops']);
   expect((await team.put('/v1/jobs/ops.task', { queue: 'ops', ...job })).status).toBe(201);
   return { team, workerToken };
@@ -41,8 +44,12 @@ describe('at-least-once execution (reference 7.4)', () => {
         fetch(process.argv[1] + '/v1/lease', { method: 'POST', headers: { authorization: 'Bearer ' + process.argv[2], 'content-type': 'application/json' },
           body: JSON.stringify({ queues: ['ops'], max: 1, leaseSeconds: 1, workerId: 'doomed' }) })
           .then((r) => r.json()).then((b) => { process.stdout.write(JSON.stringify(b) + '\\n'); setInterval(() => undefined, 1000); });`;
-      const doomed = spawn(process.execPath, ['-e', script, app.url, workerToken], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const leased = await new Promise<{ leases: Array<{ runId: string }> }>((resolve) => doomed.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString()))));
+      const doomed = spawn(process.execPath, ['-e', script, app.url, workerToken], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const leased = await new Promise<{ leases: Array<{ runId: string }> }>((resolve) =>
+        doomed.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString()))),
+      );
       expect(leased.leases.map((l) => l.runId)).toEqual([run.runId]);
       doomed.kill('SIGKILL');
 
@@ -57,11 +64,16 @@ describe('at-least-once execution (reference 7.4)', () => {
         },
       });
       const running = worker.run();
-      await waitFor(async () => (await team.get<{ state: string }>(`/v1/runs/${run.runId}`)).body.state === 'succeeded', 15_000);
+      await waitFor(
+        async () => (await team.get<{ state: string }>(`/v1/runs/${run.runId}`)).body.state === 'succeeded',
+        15_000,
+      );
       await worker.shutdown({ graceMs: 1000 });
       await running;
       expect(handled).toEqual([{ runId: run.runId, attempt: 2 }]);
-      const events = (await team.get<{ events: Array<{ type: string }> }>(`/v1/runs/${run.runId}/events`)).body.events.map((e) => e.type);
+      const events = (
+        await team.get<{ events: Array<{ type: string }> }>(`/v1/runs/${run.runId}/events`)
+      ).body.events.map((e) => e.type);
       expect(events).toEqual(['RunScheduled', 'RunLeased', 'LeaseExpired', 'RunLeased', 'RunSucceeded']);
     }, 30_000);
   });
@@ -100,7 +112,9 @@ describe('at-least-once execution (reference 7.4)', () => {
         for (let i = 0; i < total; i++) {
           // The producer retries with its Idempotency-Key until the scheduler answers: no duplicates.
           for (;;) {
-            const response = await team.post(`/v1/jobs/ops.task/runs`, { payload: { i } }, { 'idempotency-key': `load-${i}` }).catch(() => ({ status: 0 }));
+            const response = await team
+              .post(`/v1/jobs/ops.task/runs`, { payload: { i } }, { 'idempotency-key': `load-${i}` })
+              .catch(() => ({ status: 0 }));
             if (response.status === 201 || response.status === 200) break;
             await new Promise((resolve) => setTimeout(resolve, 100));
           }
@@ -118,7 +132,14 @@ describe('at-least-once execution (reference 7.4)', () => {
       await Promise.all(workers.map((w) => w.shutdown({ graceMs: 1000 })));
       await Promise.all(running);
       const counts = await reconcile(pool);
-      expect(counts).toEqual({ scheduled: total, terminal: total, succeeded: counts.succeeded, dead: counts.dead, cancelled: 0, doubleEnded: 0 });
+      expect(counts).toEqual({
+        scheduled: total,
+        terminal: total,
+        succeeded: counts.succeeded,
+        dead: counts.dead,
+        cancelled: 0,
+        doubleEnded: 0,
+      });
       expect(counts.succeeded + counts.dead + counts.cancelled).toBe(total);
     }, 120_000);
   });
@@ -128,7 +149,11 @@ describe('at-least-once execution (reference 7.4)', () => {
 function restartPostgres(): void {
   const dataDir = requiredEnv(TEST_ENV.restartableDataDir);
   const { uid, gid } = statSync(dataDir);
-  execFileSync(requiredEnv(TEST_ENV.pgCtl), ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'restart'], { uid, gid, stdio: 'ignore' });
+  execFileSync(requiredEnv(TEST_ENV.pgCtl), ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'restart'], {
+    uid,
+    gid,
+    stdio: 'ignore',
+  });
 }
 
 async function postmasterStart(pool: ReturnType<typeof createPool>): Promise<string> {
@@ -149,13 +174,29 @@ function requiredEnv(name: string): string {
 }
 
 async function countScheduled(pool: ReturnType<typeof createPool>): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled'");
+  const { rows } = await pool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled'",
+  );
   return rows[0]?.n ?? 0;
 }
 
 /** Reconciliation from the event log alone: runs scheduled = succeeded + dead + cancelled, each run ending once. */
-async function reconcile(pool: ReturnType<typeof createPool>): Promise<{ scheduled: number; terminal: number; succeeded: number; dead: number; cancelled: number; doubleEnded: number }> {
-  const { rows } = await pool.query<{ scheduled: number; terminal: number; succeeded: number; dead: number; cancelled: number; double_ended: number }>(`
+async function reconcile(pool: ReturnType<typeof createPool>): Promise<{
+  scheduled: number;
+  terminal: number;
+  succeeded: number;
+  dead: number;
+  cancelled: number;
+  doubleEnded: number;
+}> {
+  const { rows } = await pool.query<{
+    scheduled: number;
+    terminal: number;
+    succeeded: number;
+    dead: number;
+    cancelled: number;
+    double_ended: number;
+  }>(`
     WITH per_run AS (
       SELECT stream_id,
              count(*) FILTER (WHERE event_type = 'RunScheduled') AS scheduled,
@@ -168,5 +209,12 @@ async function reconcile(pool: ReturnType<typeof createPool>): Promise<{ schedul
            count(*) FILTER (WHERE succeeded + dead + cancelled > 1)::int AS double_ended
       FROM per_run`);
   const r = rows[0]!;
-  return { scheduled: r.scheduled, terminal: r.terminal, succeeded: r.succeeded, dead: r.dead, cancelled: r.cancelled, doubleEnded: r.double_ended };
+  return {
+    scheduled: r.scheduled,
+    terminal: r.terminal,
+    succeeded: r.succeeded,
+    dead: r.dead,
+    cancelled: r.cancelled,
+    doubleEnded: r.double_ended,
+  };
 }

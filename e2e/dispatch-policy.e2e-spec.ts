@@ -21,10 +21,21 @@ describe('dispatch policy', () => {
   let workerA: ApiClient;
   let platform: ApiClient;
 
-  const defineJob = (team: ApiClient, name: string, queue: string, priority: string, extra: Record<string, unknown> = {}): Promise<unknown> =>
+  const defineJob = (
+    team: ApiClient,
+    name: string,
+    queue: string,
+    priority: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<unknown> =>
     team.put(`/v1/jobs/${name}`, { queue, priority, ...extra }).then((r) => expect([200, 201]).toContain(r.status));
   /** `count` runs of a job due now, 1,000 per call. */
-  const enqueue = async (team: ApiClient, job: string, count: number, extra: Record<string, unknown> = {}): Promise<void> => {
+  const enqueue = async (
+    team: ApiClient,
+    job: string,
+    count: number,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> => {
     for (let done = 0; done < count; done += 1000) {
       const runs = Array.from({ length: Math.min(1000, count - done) }, () => ({ job, ...extra }));
       const response = await team.post('/v1/runs:batch', { runs });
@@ -37,7 +48,9 @@ describe('dispatch policy', () => {
     return response.body.leases;
   };
   const complete = (worker: ApiClient, run: { runId: string; fencingToken: number }): Promise<unknown> =>
-    worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: run.fencingToken, outcome: 'success' }).then((r) => expect(r.status).toBe(200));
+    worker
+      .post(`/v1/runs/${run.runId}/complete`, { fencingToken: run.fencingToken, outcome: 'success' })
+      .then((r) => expect(r.status).toBe(200));
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -45,7 +58,10 @@ describe('dispatch policy', () => {
     admin = apiClient(app.url, ADMIN_TOKEN);
     ({ team: teamA, worker: workerA } = await createTeam(app.url, ADMIN_TOKEN, 'team-a', ['shared', 'a-only']));
     ({ team: teamB } = await createTeam(app.url, ADMIN_TOKEN, 'team-b', ['shared']));
-    const issued = await admin.post<{ token: string; team: null }>('/v1/tokens', { kind: 'worker', queues: ['shared', 'limited', 'weighted'] });
+    const issued = await admin.post<{ token: string; team: null }>('/v1/tokens', {
+      kind: 'worker',
+      queues: ['shared', 'limited', 'weighted'],
+    });
     expect(issued.status).toBe(201);
     expect(issued.body.team).toBeNull();
     platform = apiClient(app.url, issued.body.token);
@@ -73,12 +89,32 @@ describe('dispatch policy', () => {
 
     it.each([
       ['an unknown team', () => admin.post('/v1/queues/shared/grants', { team: 'nobody' }), 404, 'not-found'],
-      ['a weight of 0', () => admin.post('/v1/queues/shared/grants', { team: 'team-a', weight: 0 }), 400, 'validation-error'],
-      ['a weight of 101', () => admin.post('/v1/queues/shared/grants', { team: 'team-a', weight: 101 }), 400, 'validation-error'],
+      [
+        'a weight of 0',
+        () => admin.post('/v1/queues/shared/grants', { team: 'team-a', weight: 0 }),
+        400,
+        'validation-error',
+      ],
+      [
+        'a weight of 101',
+        () => admin.post('/v1/queues/shared/grants', { team: 'team-a', weight: 101 }),
+        400,
+        'validation-error',
+      ],
       ['a bad queue name', () => admin.post('/v1/queues/a%2Fb/grants', { team: 'team-a' }), 400, 'validation-error'],
       ['a team token granting', () => teamA.post('/v1/queues/shared/grants', { team: 'team-a' }), 403, 'forbidden'],
-      ['a team token issuing a platform token', () => teamA.post('/v1/tokens', { kind: 'worker', queues: ['shared'] }), 403, 'forbidden'],
-      ['a platform team token', () => admin.post('/v1/tokens', { kind: 'team', queues: ['shared'] }), 400, 'validation-error'],
+      [
+        'a team token issuing a platform token',
+        () => teamA.post('/v1/tokens', { kind: 'worker', queues: ['shared'] }),
+        403,
+        'forbidden',
+      ],
+      [
+        'a platform team token',
+        () => admin.post('/v1/tokens', { kind: 'team', queues: ['shared'] }),
+        400,
+        'validation-error',
+      ],
     ])('refuses %s', async (_, call, status, type) => {
       const response = await call();
       expect(response.status).toBe(status);
@@ -126,7 +162,7 @@ describe('dispatch policy', () => {
       await enqueue(teamB, 'b.critical', 10_000);
       await enqueue(teamB, 'b.default', 10_000);
       const byJob = new Map<string, number>();
-      for (let claims = 0; claims < 10_000; ) {
+      for (let claims = 0; claims < 10_000;) {
         const leases = await lease(platform, 'shared', 100);
         claims += leases.length;
         for (const l of leases) byJob.set(l.job, (byJob.get(l.job) ?? 0) + 1);
@@ -141,7 +177,10 @@ describe('dispatch policy', () => {
   it('gives a team of weight 2 twice the claims of a team of weight 1', async () => {
     await admin.post('/v1/teams', { id: 'team-d' });
     const teamE = (await createTeam(app.url, ADMIN_TOKEN, 'team-e', ['weighted'])).team;
-    const tokenD = await admin.post<{ token: string }>('/v1/teams/team-d/tokens', { kind: 'team', queues: ['weighted'] });
+    const tokenD = await admin.post<{ token: string }>('/v1/teams/team-d/tokens', {
+      kind: 'team',
+      queues: ['weighted'],
+    });
     await admin.post('/v1/queues/weighted/grants', { team: 'team-d', weight: 2 });
     const d = apiClient(app.url, tokenD.body.token);
     await defineJob(d, 'd.work', 'weighted', 'default');
@@ -182,10 +221,17 @@ describe('dispatch policy', () => {
       expect(leased).toBeDefined();
       const refused = await team.post('/v1/jobs/r.single/runs', { ifRunning: 'reject' });
       expect(refused.status).toBe(409);
-      expect(refused.body).toMatchObject({ type: '/problems/concurrency-limit', detail: expect.stringContaining('1 of its 1 runs leased') });
-      expect((await team.post('/v1/runs:batch', { runs: [{ job: 'r.single', ifRunning: 'reject' }] })).status).toBe(409);
+      expect(refused.body).toMatchObject({
+        type: '/problems/concurrency-limit',
+        detail: expect.stringContaining('1 of its 1 runs leased'),
+      });
+      expect((await team.post('/v1/runs:batch', { runs: [{ job: 'r.single', ifRunning: 'reject' }] })).status).toBe(
+        409,
+      );
       expect((await team.post('/v1/jobs/r.single/runs', { ifRunning: 'sometimes' })).status).toBe(400);
-      const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'job' = 'r.single'");
+      const { rows } = await db.pool.query(
+        "SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'job' = 'r.single'",
+      );
       expect(rows[0].n).toBe(1);
       // Queued (the default), the run waits for the running one.
       expect((await team.post('/v1/jobs/r.single/runs', {})).status).toBe(201);
@@ -194,7 +240,7 @@ describe('dispatch policy', () => {
 
     it('never has more than 2 leased at once with 20 concurrent lease loops, by the event log', async () => {
       const loops = Array.from({ length: 20 }, async () => {
-        for (let idle = 0; idle < 20; ) {
+        for (let idle = 0; idle < 20;) {
           const leases = await lease(platform, 'limited', 5);
           if (leases.length === 0) {
             idle++;

@@ -41,7 +41,9 @@ describe('delivery guarantees', () => {
 
   it('leases each of 5,000 ready runs exactly once to 8 concurrent lease loops, never repeating a token', async () => {
     for (let batch = 0; batch < 5; batch++) {
-      const response = await team.post<{ runs: Array<{ created: boolean }> }>('/v1/runs:batch', { runs: Array.from({ length: 1000 }, (_, i) => ({ job: 'load.noop', payload: { batch, i } })) });
+      const response = await team.post<{ runs: Array<{ created: boolean }> }>('/v1/runs:batch', {
+        runs: Array.from({ length: 1000 }, (_, i) => ({ job: 'load.noop', payload: { batch, i } })),
+      });
       expect(response.status).toBe(200);
       expect(response.body.runs.filter((r) => r.created)).toHaveLength(1000);
     }
@@ -49,7 +51,11 @@ describe('delivery guarantees', () => {
     await Promise.all(
       Array.from({ length: 8 }, async (_, loop) => {
         while (true) {
-          const { status, body } = await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['load'], max: 50, workerId: `loop-${loop}` });
+          const { status, body } = await worker.post<{ leases: Lease[] }>('/v1/lease', {
+            queues: ['load'],
+            max: 50,
+            workerId: `loop-${loop}`,
+          });
           expect(status).toBe(200);
           if (body.leases.length === 0) return;
           leases.push(...body.leases);
@@ -67,7 +73,11 @@ describe('delivery guarantees', () => {
   }, 120_000);
 
   it('accepts a repeated batch with the same idempotency keys without new runs', async () => {
-    const runs = [{ job: 'load.noop', idempotencyKey: 'k-1' }, { job: 'load.noop', idempotencyKey: 'k-2' }, { job: 'load.noop', idempotencyKey: 'k-1' }];
+    const runs = [
+      { job: 'load.noop', idempotencyKey: 'k-1' },
+      { job: 'load.noop', idempotencyKey: 'k-2' },
+      { job: 'load.noop', idempotencyKey: 'k-1' },
+    ];
     const first = await team.post<{ runs: Array<{ runId: string; created: boolean }> }>('/v1/runs:batch', { runs });
     const second = await team.post<{ runs: Array<{ runId: string; created: boolean }> }>('/v1/runs:batch', { runs });
     expect(first.body.runs.map((r) => r.created)).toEqual([true, true, false]);
@@ -80,29 +90,49 @@ describe('delivery guarantees', () => {
   it('returns an expired lease within a second of expiry, then dead-letters it when no attempt is left', async () => {
     const { body: run } = await team.post<{ runId: string }>('/v1/jobs/reap.slow/runs', {});
     const lease = async (): Promise<Lease> => {
-      const { body } = await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['reap'], max: 1, leaseSeconds: 1, waitSeconds: 5 });
+      const { body } = await worker.post<{ leases: Lease[] }>('/v1/lease', {
+        queues: ['reap'],
+        max: 1,
+        leaseSeconds: 1,
+        waitSeconds: 5,
+      });
       expect(body.leases).toHaveLength(1);
       return body.leases[0]!;
     };
     const first = await lease();
     const events = async (): Promise<Array<{ type: string; recordedAt: string }>> =>
-      (await team.get<{ events: Array<{ type: string; recordedAt: string }> }>(`/v1/runs/${run.runId}/events`)).body.events;
+      (await team.get<{ events: Array<{ type: string; recordedAt: string }> }>(`/v1/runs/${run.runId}/events`)).body
+        .events;
     await waitFor(async () => (await events()).some((e) => e.type === 'LeaseExpired'), 5000);
     const expired = (await events()).find((e) => e.type === 'LeaseExpired')!;
     expect(Date.parse(expired.recordedAt) - Date.parse(first.leaseExpiresAt)).toBeLessThan(1000);
     // The stale holder can no longer complete.
-    expect((await worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: first.fencingToken, outcome: 'success' })).status).toBe(409);
+    expect(
+      (await worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: first.fencingToken, outcome: 'success' }))
+        .status,
+    ).toBe(409);
     const second = await lease();
     expect(second.attempt).toBe(2);
     expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
     await waitFor(async () => (await events()).some((e) => e.type === 'RunDead'), 5000);
-    expect((await events()).map((e) => e.type)).toEqual(['RunScheduled', 'RunLeased', 'LeaseExpired', 'RunLeased', 'LeaseExpired', 'RunDead']);
+    expect((await events()).map((e) => e.type)).toEqual([
+      'RunScheduled',
+      'RunLeased',
+      'LeaseExpired',
+      'RunLeased',
+      'LeaseExpired',
+      'RunDead',
+    ]);
     expect((await team.get(`/v1/runs/${run.runId}`)).body).toMatchObject({ state: 'dead' });
   }, 30_000);
 
   it('rebuilds the read models from the log to the same content', async () => {
     const snapshot = async (): Promise<unknown[]> => [
-      (await db.pool.query('SELECT run_id, team, job, queue, priority, state, available_at, due_at, attempt, lease_expires_at, dead_at, discarded, snapshot, revision FROM runs ORDER BY run_id')).rows,
+      (
+        await db.pool.query(
+          'SELECT run_id, team, job, queue, priority, state, available_at, due_at, attempt, lease_expires_at, dead_at, discarded, snapshot, revision FROM runs ORDER BY run_id',
+        )
+      ).rows,
       (await db.pool.query('SELECT name, team, definition, version, paused, revision FROM jobs ORDER BY name')).rows,
     ];
     const before = await snapshot();
@@ -114,8 +144,12 @@ describe('delivery guarantees', () => {
       "SELECT count(*) FILTER (WHERE stream_id LIKE 'job-%')::int AS jobs, count(*) FILTER (WHERE stream_id LIKE 'run-%')::int AS runs FROM events",
     );
     const everything = rows[0]!.jobs + rows[0]!.runs;
-    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, jobsProjection, logger), everything)).toBe(everything);
-    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, runsProjection, logger, { batchSize: 1000 }), everything)).toBe(everything);
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, jobsProjection, logger), everything)).toBe(
+      everything,
+    );
+    expect(
+      await catchUpUntil(new ProjectionRunner(store, db.pool, runsProjection, logger, { batchSize: 1000 }), everything),
+    ).toBe(everything);
     expect(await snapshot()).toEqual(before);
   }, 120_000);
 });

@@ -27,7 +27,10 @@ describe('GET /healthz', () => {
     const app = await start(db.pool, new PostgresEventStore(db.pool), [ApiModule]);
     const response = await fetch(`${app.url}/healthz`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: 'ok', checks: { eventStore: { kind: 'postgres', status: 'up' }, readModels: { status: 'up' } } });
+    expect(await response.json()).toEqual({
+      status: 'ok',
+      checks: { eventStore: { kind: 'postgres', status: 'up' }, readModels: { status: 'up' } },
+    });
   });
 
   it('is 503 and names the read-model database when only it is down', async () => {
@@ -35,10 +38,16 @@ describe('GET /healthz', () => {
     const app = await start(deadPool, new InMemoryEventStore(), [ApiModule]);
     const response = await fetch(`${app.url}/healthz`);
     expect(response.status).toBe(503);
-    const body = (await response.json()) as { status: string; checks: Record<string, { status: string; error?: string }> };
+    const body = (await response.json()) as {
+      status: string;
+      checks: Record<string, { status: string; error?: string }>;
+    };
     expect(body.status).toBe('unavailable');
     expect(body.checks['eventStore']?.status).toBe('up');
-    expect(body.checks['readModels']).toMatchObject({ status: 'down', error: expect.stringMatching(/ECONNREFUSED|connect/) });
+    expect(body.checks['readModels']).toMatchObject({
+      status: 'down',
+      error: expect.stringMatching(/ECONNREFUSED|connect/),
+    });
     await deadPool.end();
   });
 
@@ -58,6 +67,11 @@ describe('GET /healthz', () => {
     const response = await fetch(`${app.url}/v1/nothing-here`);
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await response.json()).toMatchObject({ type: '/problems/not-found', status: 404, title: expect.any(String), detail: expect.any(String) });
+    expect(await response.json()).toMatchObject({
+      type: '/problems/not-found',
+      status: 404,
+      title: expect.any(String),
+      detail: expect.any(String),
+    });
   });
 });

@@ -46,9 +46,18 @@ describe('run lifecycle over HTTP', () => {
   });
 
   const job = (name: string, overrides: Record<string, unknown> = {}): Promise<unknown> =>
-    team.put(`/v1/jobs/${name}`, { queue: 'billing', priority: 'critical', timeoutSeconds: 900, retry: { maxAttempts: 2, baseSeconds: 0, maxSeconds: 0 }, payload: { format: 'csv' }, ...overrides });
-  const leaseAll = async (max = 100): Promise<Lease[]> => (await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max })).body.leases;
-  const eventTypes = async (runId: string): Promise<string[]> => (await team.get<{ events: Array<{ type: string }> }>(`/v1/runs/${runId}/events`)).body.events.map((e) => e.type);
+    team.put(`/v1/jobs/${name}`, {
+      queue: 'billing',
+      priority: 'critical',
+      timeoutSeconds: 900,
+      retry: { maxAttempts: 2, baseSeconds: 0, maxSeconds: 0 },
+      payload: { format: 'csv' },
+      ...overrides,
+    });
+  const leaseAll = async (max = 100): Promise<Lease[]> =>
+    (await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max })).body.leases;
+  const eventTypes = async (runId: string): Promise<string[]> =>
+    (await team.get<{ events: Array<{ type: string }> }>(`/v1/runs/${runId}/events`)).body.events.map((e) => e.type);
 
   describe('authentication', () => {
     it('answers 401 without a token or with an unknown one, as a problem', async () => {
@@ -66,7 +75,10 @@ describe('run lifecycle over HTTP', () => {
     });
 
     it('stores only a hash of each issued token', async () => {
-      const { body } = await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind: 'worker', queues: ['billing'] });
+      const { body } = await admin.post<{ token: string }>('/v1/teams/billing/tokens', {
+        kind: 'worker',
+        queues: ['billing'],
+      });
       const { rows } = await db.pool.query<{ token_hash: string }>('SELECT token_hash FROM api_tokens');
       expect(rows.map((r) => r.token_hash)).toContain(createHash('sha256').update(body.token).digest('hex'));
       expect(JSON.stringify(rows)).not.toContain(body.token);
@@ -89,14 +101,43 @@ describe('run lifecycle over HTTP', () => {
 
   describe('job definitions', () => {
     it('creates (201), repeats without a new version (200), updates to version 2, and reads back', async () => {
-      const created = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', { queue: 'billing', priority: 'critical', timeoutSeconds: 900, retry: { maxAttempts: 5, baseSeconds: 30, maxSeconds: 1800 }, concurrency: 1, payload: { format: 'csv' }, schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin' } });
+      const created = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', {
+        queue: 'billing',
+        priority: 'critical',
+        timeoutSeconds: 900,
+        retry: { maxAttempts: 5, baseSeconds: 30, maxSeconds: 1800 },
+        concurrency: 1,
+        payload: { format: 'csv' },
+        schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin' },
+      });
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ name: 'billing.export-invoices', queue: 'billing', priority: 'critical', version: 1, paused: false, schedule: { cron: '0 2 * * *' } });
-      const again = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', { queue: 'billing', priority: 'critical', timeoutSeconds: 900, retry: { maxAttempts: 5, baseSeconds: 30, maxSeconds: 1800 }, concurrency: 1, payload: { format: 'csv' }, schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin' } });
+      expect(created.body).toMatchObject({
+        name: 'billing.export-invoices',
+        queue: 'billing',
+        priority: 'critical',
+        version: 1,
+        paused: false,
+        schedule: { cron: '0 2 * * *' },
+      });
+      const again = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', {
+        queue: 'billing',
+        priority: 'critical',
+        timeoutSeconds: 900,
+        retry: { maxAttempts: 5, baseSeconds: 30, maxSeconds: 1800 },
+        concurrency: 1,
+        payload: { format: 'csv' },
+        schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin' },
+      });
       expect([again.status, again.body.version]).toEqual([200, 1]);
-      const updated = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', { queue: 'billing', priority: 'default' });
+      const updated = await team.put<{ version: number }>('/v1/jobs/billing.export-invoices', {
+        queue: 'billing',
+        priority: 'default',
+      });
       expect([updated.status, updated.body.version]).toEqual([200, 2]);
-      expect((await team.get('/v1/jobs/billing.export-invoices')).body).toMatchObject({ priority: 'default', version: 2 });
+      expect((await team.get('/v1/jobs/billing.export-invoices')).body).toMatchObject({
+        priority: 'default',
+        version: 2,
+      });
     });
 
     it("hides a team's job from another team", async () => {
@@ -109,18 +150,36 @@ describe('run lifecycle over HTTP', () => {
   describe('runs and workers', () => {
     it('runs a job end to end: enqueue, lease with a fencing token, heartbeat, complete, and the full history', async () => {
       await job('billing.e2e');
-      const enqueued = await team.post<{ runId: string; state: string; attempt: number; idempotencyKey: string }>('/v1/jobs/billing.e2e/runs', { payload: { invoice: 42 } });
+      const enqueued = await team.post<{ runId: string; state: string; attempt: number; idempotencyKey: string }>(
+        '/v1/jobs/billing.e2e/runs',
+        { payload: { invoice: 42 } },
+      );
       expect(enqueued.status).toBe(201);
       expect(enqueued.body).toMatchObject({ job: 'billing.e2e', state: 'ready', attempt: 0 });
       const [lease] = await leaseAll();
-      expect(lease).toMatchObject({ runId: enqueued.body.runId, job: 'billing.e2e', attempt: 1, idempotencyKey: enqueued.body.idempotencyKey, fencingToken: 1, payload: { invoice: 42 } });
-      const heartbeat = await worker.post<{ leaseExpiresAt: string }>(`/v1/runs/${lease!.runId}/heartbeat`, { fencingToken: lease!.fencingToken, leaseSeconds: 60 });
+      expect(lease).toMatchObject({
+        runId: enqueued.body.runId,
+        job: 'billing.e2e',
+        attempt: 1,
+        idempotencyKey: enqueued.body.idempotencyKey,
+        fencingToken: 1,
+        payload: { invoice: 42 },
+      });
+      const heartbeat = await worker.post<{ leaseExpiresAt: string }>(`/v1/runs/${lease!.runId}/heartbeat`, {
+        fencingToken: lease!.fencingToken,
+        leaseSeconds: 60,
+      });
       expect(heartbeat.status).toBe(200);
       expect(Date.parse(heartbeat.body.leaseExpiresAt)).toBeGreaterThan(Date.parse(lease!.leaseExpiresAt));
-      const complete = await worker.post(`/v1/runs/${lease!.runId}/complete`, { fencingToken: lease!.fencingToken, outcome: 'success' });
+      const complete = await worker.post(`/v1/runs/${lease!.runId}/complete`, {
+        fencingToken: lease!.fencingToken,
+        outcome: 'success',
+      });
       expect(complete.body).toMatchObject({ state: 'succeeded' });
       expect((await team.get(`/v1/runs/${lease!.runId}`)).body).toMatchObject({ state: 'succeeded', attempt: 1 });
-      const history = await team.get<{ events: Array<{ type: string; revision: number; metadata: { actor: string } }> }>(`/v1/runs/${lease!.runId}/events`);
+      const history = await team.get<{
+        events: Array<{ type: string; revision: number; metadata: { actor: string } }>;
+      }>(`/v1/runs/${lease!.runId}/events`);
       expect(history.body.events.map((e) => [e.type, e.revision, e.metadata.actor])).toEqual([
         ['RunScheduled', 0, 'team:billing'],
         ['RunLeased', 1, 'worker:billing:anonymous'],
@@ -132,19 +191,34 @@ describe('run lifecycle over HTTP', () => {
     it("caps a lease and its heartbeats by the job's timeoutSeconds", async () => {
       await job('billing.short', { timeoutSeconds: 5 });
       await team.post('/v1/jobs/billing.short/runs', {});
-      const { body } = await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 1, leaseSeconds: 3600 });
+      const { body } = await worker.post<{ leases: Lease[] }>('/v1/lease', {
+        queues: ['billing'],
+        max: 1,
+        leaseSeconds: 3600,
+      });
       const lease = body.leases[0]!;
       const leasedAt = Date.now();
       expect(Date.parse(lease.leaseExpiresAt)).toBeLessThanOrEqual(leasedAt + 5000);
-      const heartbeat = await worker.post<{ leaseExpiresAt: string }>(`/v1/runs/${lease.runId}/heartbeat`, { fencingToken: lease.fencingToken, leaseSeconds: 3600 });
+      const heartbeat = await worker.post<{ leaseExpiresAt: string }>(`/v1/runs/${lease.runId}/heartbeat`, {
+        fencingToken: lease.fencingToken,
+        leaseSeconds: 3600,
+      });
       expect(heartbeat.body.leaseExpiresAt).toBe(lease.leaseExpiresAt);
       await worker.post(`/v1/runs/${lease.runId}/complete`, { fencingToken: lease.fencingToken, outcome: 'success' });
     });
 
     it('returns the same run for a repeated Idempotency-Key', async () => {
       await job('billing.idem');
-      const first = await team.post<{ runId: string; idempotencyKey: string }>('/v1/jobs/billing.idem/runs', {}, { 'idempotency-key': 'invoice-2026-03' });
-      const second = await team.post<{ runId: string }>('/v1/jobs/billing.idem/runs', {}, { 'idempotency-key': 'invoice-2026-03' });
+      const first = await team.post<{ runId: string; idempotencyKey: string }>(
+        '/v1/jobs/billing.idem/runs',
+        {},
+        { 'idempotency-key': 'invoice-2026-03' },
+      );
+      const second = await team.post<{ runId: string }>(
+        '/v1/jobs/billing.idem/runs',
+        {},
+        { 'idempotency-key': 'invoice-2026-03' },
+      );
       expect([first.status, second.status]).toEqual([201, 200]);
       expect(second.body.runId).toBe(first.body.runId);
       expect(first.body.idempotencyKey).toBe('invoice-2026-03');
@@ -155,7 +229,11 @@ describe('run lifecycle over HTTP', () => {
       await job('billing.flaky');
       const { body: run } = await team.post<{ runId: string }>('/v1/jobs/billing.flaky/runs', {});
       const [first] = await leaseAll();
-      const failed = await worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: first!.fencingToken, outcome: 'failure', error: 'downstream 503' });
+      const failed = await worker.post(`/v1/runs/${run.runId}/complete`, {
+        fencingToken: first!.fencingToken,
+        outcome: 'failure',
+        error: 'downstream 503',
+      });
       expect(failed.body).toMatchObject({ state: 'retry_wait' });
       const stale = await worker.post(`/v1/runs/${run.runId}/heartbeat`, { fencingToken: first!.fencingToken });
       expect(stale.status).toBe(409);
@@ -163,15 +241,28 @@ describe('run lifecycle over HTTP', () => {
       const [second] = await leaseAll();
       expect(second).toMatchObject({ runId: run.runId, attempt: 2 });
       expect(second!.fencingToken).toBeGreaterThan(first!.fencingToken);
-      const last = await worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: second!.fencingToken, outcome: 'failure', error: 'still down' });
+      const last = await worker.post(`/v1/runs/${run.runId}/complete`, {
+        fencingToken: second!.fencingToken,
+        outcome: 'failure',
+        error: 'still down',
+      });
       expect(last.body).toMatchObject({ state: 'dead' });
-      expect(await eventTypes(run.runId)).toEqual(['RunScheduled', 'RunLeased', 'RunFailed', 'RunLeased', 'RunFailed', 'RunDead']);
+      expect(await eventTypes(run.runId)).toEqual([
+        'RunScheduled',
+        'RunLeased',
+        'RunFailed',
+        'RunLeased',
+        'RunFailed',
+        'RunDead',
+      ]);
       expect((await team.get(`/v1/runs/${run.runId}`)).body).toMatchObject({ state: 'dead', lastError: 'still down' });
     });
 
     it('completes many runs in one call, each answered on its own: a stale token or an unknown run refuses that run alone', async () => {
       await job('billing.many');
-      await team.post('/v1/runs:batch', { runs: [{ job: 'billing.many' }, { job: 'billing.many' }, { job: 'billing.many' }] });
+      await team.post('/v1/runs:batch', {
+        runs: [{ job: 'billing.many' }, { job: 'billing.many' }, { job: 'billing.many' }],
+      });
       const [a, b, c] = await leaseAll();
       const response = await worker.post<{ results: Array<Record<string, unknown>> }>('/v1/runs:complete', {
         completions: [
@@ -191,7 +282,13 @@ describe('run lifecycle over HTTP', () => {
       expect(await eventTypes(b!.runId)).toEqual(['RunScheduled', 'RunLeased']);
       expect(await eventTypes(c!.runId)).toEqual(['RunScheduled', 'RunLeased', 'RunFailed']);
       expect((await worker.post('/v1/runs:complete', { completions: [] })).status).toBe(400);
-      expect((await worker.post('/v1/runs:complete', { completions: Array.from({ length: 101 }, () => ({ runId: b!.runId, fencingToken: 1, outcome: 'success' })) })).status).toBe(400);
+      expect(
+        (
+          await worker.post('/v1/runs:complete', {
+            completions: Array.from({ length: 101 }, () => ({ runId: b!.runId, fencingToken: 1, outcome: 'success' })),
+          })
+        ).status,
+      ).toBe(400);
       await worker.post(`/v1/runs/${b!.runId}/complete`, { fencingToken: b!.fencingToken, outcome: 'success' });
     });
 
@@ -199,7 +296,12 @@ describe('run lifecycle over HTTP', () => {
       await job('billing.poison');
       await team.post('/v1/jobs/billing.poison/runs', {});
       const [lease] = await leaseAll();
-      const response = await worker.post(`/v1/runs/${lease!.runId}/complete`, { fencingToken: lease!.fencingToken, outcome: 'failure', error: 'bad input', retryable: false });
+      const response = await worker.post(`/v1/runs/${lease!.runId}/complete`, {
+        fencingToken: lease!.fencingToken,
+        outcome: 'failure',
+        error: 'bad input',
+        retryable: false,
+      });
       expect(response.body).toMatchObject({ state: 'dead' });
     });
 
@@ -214,10 +316,15 @@ describe('run lifecycle over HTTP', () => {
 
     it('cancels a delayed run, and refuses to cancel a finished one with 409 invalid-transition', async () => {
       await job('billing.cancellable');
-      const { body: delayed } = await team.post<{ runId: string; state: string }>('/v1/jobs/billing.cancellable/runs', { delaySeconds: 3600 });
+      const { body: delayed } = await team.post<{ runId: string; state: string }>('/v1/jobs/billing.cancellable/runs', {
+        delaySeconds: 3600,
+      });
       expect(delayed.state).toBe('scheduled');
       expect((await team.post(`/v1/runs/${delayed.runId}:cancel`)).body).toMatchObject({ state: 'cancelled' });
-      expect((await team.post(`/v1/runs/${delayed.runId}:cancel`)).body).toMatchObject({ status: 409, type: '/problems/invalid-transition' });
+      expect((await team.post(`/v1/runs/${delayed.runId}:cancel`)).body).toMatchObject({
+        status: 409,
+        type: '/problems/invalid-transition',
+      });
       expect((await otherTeam.get(`/v1/runs/${delayed.runId}`)).status).toBe(404);
     });
 
@@ -235,7 +342,11 @@ describe('run lifecycle over HTTP', () => {
 
     it('long-polls until the deadline and returns an empty list when nothing comes', async () => {
       const started = Date.now();
-      const { status, body } = await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 5, waitSeconds: 1 });
+      const { status, body } = await worker.post<{ leases: Lease[] }>('/v1/lease', {
+        queues: ['billing'],
+        max: 5,
+        waitSeconds: 1,
+      });
       expect([status, body.leases]).toEqual([200, []]);
       expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     });
@@ -246,16 +357,35 @@ describe('run lifecycle over HTTP', () => {
       const ui = await fetch(`${app.url}/docs`);
       expect(ui.status).toBe(200);
       expect(await ui.text()).toMatch(/swagger/i);
-      const doc = (await (await fetch(`${app.url}/docs-json`)).json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+      const doc = (await (await fetch(`${app.url}/docs-json`)).json()) as {
+        openapi: string;
+        paths: Record<string, unknown>;
+        components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+      };
       expect(doc.openapi).toMatch(/^3\./);
-      expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/jobs/{name}', '/v1/jobs/{name}/runs', '/v1/lease', '/v1/runs/{id}/heartbeat', '/v1/runs/{id}/complete', '/v1/dlq']));
-      expect(Object.keys(doc.components.schemas['LeaseBody']?.properties ?? {})).toEqual(expect.arrayContaining(['queues', 'max', 'waitSeconds', 'leaseSeconds', 'workerId']));
+      expect(Object.keys(doc.paths)).toEqual(
+        expect.arrayContaining([
+          '/v1/jobs/{name}',
+          '/v1/jobs/{name}/runs',
+          '/v1/lease',
+          '/v1/runs/{id}/heartbeat',
+          '/v1/runs/{id}/complete',
+          '/v1/dlq',
+        ]),
+      );
+      expect(Object.keys(doc.components.schemas['LeaseBody']?.properties ?? {})).toEqual(
+        expect.arrayContaining(['queues', 'max', 'waitSeconds', 'leaseSeconds', 'workerId']),
+      );
     });
   });
 
   describe('schedule previews', () => {
     it('previews nominal fire times in UTC, with the reference DST rule', async () => {
-      const { status, body } = await team.post<{ fireTimes: string[] }>('/v1/schedules:preview', { schedule: { cron: '30 2 * * *', timeZone: 'Europe/Berlin' }, after: '2026-03-27T12:00:00Z', count: 3 });
+      const { status, body } = await team.post<{ fireTimes: string[] }>('/v1/schedules:preview', {
+        schedule: { cron: '30 2 * * *', timeZone: 'Europe/Berlin' },
+        after: '2026-03-27T12:00:00Z',
+        count: 3,
+      });
       expect(status).toBe(200);
       expect(body.fireTimes).toEqual(['2026-03-28T01:30:00Z', '2026-03-29T01:00:00Z', '2026-03-30T00:30:00Z']);
     });
@@ -282,8 +412,14 @@ describe('run lifecycle over HTTP', () => {
     it('answers a bad cron or count with a 400 problem naming the field', async () => {
       const bad = await team.post('/v1/schedules:preview', { schedule: { cron: '0 25 * * *', timeZone: 'UTC' } });
       expect(bad.status).toBe(400);
-      expect(bad.body).toMatchObject({ type: '/problems/invalid-schedule', detail: expect.stringContaining('hour'), field: 'schedule.cron' });
-      expect((await team.post('/v1/schedules:preview', { schedule: { cron: '0 2 * * *' }, count: 101 })).status).toBe(400);
+      expect(bad.body).toMatchObject({
+        type: '/problems/invalid-schedule',
+        detail: expect.stringContaining('hour'),
+        field: 'schedule.cron',
+      });
+      expect((await team.post('/v1/schedules:preview', { schedule: { cron: '0 2 * * *' }, count: 101 })).status).toBe(
+        400,
+      );
       expect((await team.get('/v1/jobs/billing.hourly/preview?count=0')).status).toBe(400);
     });
   });
@@ -300,7 +436,11 @@ describe('run lifecycle over HTTP', () => {
       const { body } = await team.post<{ runId: string }>(`/v1/jobs/${jobName}/runs`, {});
       const leases = await leaseAll();
       const lease = leases.find((l) => l.runId === body.runId)!;
-      await worker.post(`/v1/runs/${lease.runId}/complete`, { fencingToken: lease.fencingToken, outcome: 'failure', error });
+      await worker.post(`/v1/runs/${lease.runId}/complete`, {
+        fencingToken: lease.fencingToken,
+        outcome: 'failure',
+        error,
+      });
       return body.runId;
     };
 
@@ -311,8 +451,10 @@ describe('run lifecycle over HTTP', () => {
       expect(page1.body.items.map((i) => i.runId)).toEqual([newer]);
       const dyingMeanwhile = await kill('billing.dlq-c', 'third');
       const rest: DeadRun[] = [];
-      for (let cursor = page1.body.nextCursor; cursor !== null; ) {
-        const page = await team.get<{ items: DeadRun[]; nextCursor: string | null }>(`/v1/dlq?limit=2&cursor=${cursor}`);
+      for (let cursor = page1.body.nextCursor; cursor !== null;) {
+        const page = await team.get<{ items: DeadRun[]; nextCursor: string | null }>(
+          `/v1/dlq?limit=2&cursor=${cursor}`,
+        );
         rest.push(...page.body.items);
         cursor = page.body.nextCursor;
       }
@@ -320,16 +462,25 @@ describe('run lifecycle over HTTP', () => {
       expect(seen).toContain(older);
       expect(seen).not.toContain(dyingMeanwhile);
       expect(new Set(seen).size).toBe(seen.length);
-      expect((await team.get<{ items: DeadRun[] }>('/v1/dlq?job=billing.dlq-a')).body.items.map((i) => i.runId)).toEqual([older]);
+      expect(
+        (await team.get<{ items: DeadRun[] }>('/v1/dlq?job=billing.dlq-a')).body.items.map((i) => i.runId),
+      ).toEqual([older]);
       expect((await otherTeam.get<{ items: DeadRun[] }>('/v1/dlq')).body.items).toEqual([]);
       expect((await team.get('/v1/dlq?cursor=not-a-cursor')).status).toBe(400);
     });
 
     it('shows a dead run with its last error and attempt history', async () => {
       const runId = await kill('billing.dlq-show', 'disk full');
-      const { status, body } = await team.get<DeadRun & { reason: string; attempts: Array<{ attempt: number; outcome: string; error: string | null }> }>(`/v1/dlq/${runId}`);
+      const { status, body } = await team.get<
+        DeadRun & { reason: string; attempts: Array<{ attempt: number; outcome: string; error: string | null }> }
+      >(`/v1/dlq/${runId}`);
       expect(status).toBe(200);
-      expect(body).toMatchObject({ runId, job: 'billing.dlq-show', reason: 'attempts_exhausted', lastError: 'disk full' });
+      expect(body).toMatchObject({
+        runId,
+        job: 'billing.dlq-show',
+        reason: 'attempts_exhausted',
+        lastError: 'disk full',
+      });
       expect(body.attempts.map((a) => [a.attempt, a.outcome, a.error])).toEqual([[1, 'failure', 'disk full']]);
       expect((await otherTeam.get(`/v1/dlq/${runId}`)).status).toBe(404);
     });
@@ -341,7 +492,9 @@ describe('run lifecycle over HTTP', () => {
       const lease = (await leaseAll()).find((l) => l.runId === runId);
       expect(lease).toMatchObject({ attempt: 2 });
       await worker.post(`/v1/runs/${runId}/complete`, { fencingToken: lease!.fencingToken, outcome: 'success' });
-      const history = await team.get<{ events: Array<{ type: string; metadata: { actor: string } }> }>(`/v1/runs/${runId}/events`);
+      const history = await team.get<{ events: Array<{ type: string; metadata: { actor: string } }> }>(
+        `/v1/runs/${runId}/events`,
+      );
       expect(history.body.events.find((e) => e.type === 'RunReplayed')?.metadata.actor).toBe('team:billing');
       expect((await team.get(`/v1/dlq/${runId}`)).status).toBe(404);
     });
@@ -352,41 +505,130 @@ describe('run lifecycle over HTTP', () => {
       expect((await team.get<{ items: DeadRun[] }>('/v1/dlq?job=billing.dlq-discard')).body.items).toEqual([]);
       expect((await team.get(`/v1/dlq/${runId}`)).status).toBe(404);
       expect(await eventTypes(runId)).toEqual(['RunScheduled', 'RunLeased', 'RunFailed', 'RunDead', 'RunDiscarded']);
-      expect((await team.post(`/v1/dlq/${runId}:replay`)).body).toMatchObject({ status: 409, type: '/problems/invalid-transition' });
+      expect((await team.post(`/v1/dlq/${runId}:replay`)).body).toMatchObject({
+        status: 409,
+        type: '/problems/invalid-transition',
+      });
     });
   });
 
   describe('bad input gets a 4xx problem, never a 500, and writes nothing', () => {
     it.each([
-      ['malformed JSON', () => team.raw('PUT', '/v1/jobs/bad.json', '{"queue": "billing"', { 'content-type': 'application/json' }), 400],
+      [
+        'malformed JSON',
+        () => team.raw('PUT', '/v1/jobs/bad.json', '{"queue": "billing"', { 'content-type': 'application/json' }),
+        400,
+      ],
       ['an unknown field', () => team.put('/v1/jobs/bad.unknown', { queue: 'billing', colour: 'red' }), 400],
       ['a wrong type', () => team.put('/v1/jobs/bad.type', { queue: 'billing', timeoutSeconds: 'soon' }), 400],
       ['a huge number', () => team.put('/v1/jobs/bad.huge', { queue: 'billing', timeoutSeconds: 1e300 }), 400],
-      ['a negative duration', () => team.put('/v1/jobs/bad.negative', { queue: 'billing', retry: { maxAttempts: 1, baseSeconds: -5, maxSeconds: 1 } }), 400],
+      [
+        'a negative duration',
+        () =>
+          team.put('/v1/jobs/bad.negative', {
+            queue: 'billing',
+            retry: { maxAttempts: 1, baseSeconds: -5, maxSeconds: 1 },
+          }),
+        400,
+      ],
       ['an unknown priority', () => team.put('/v1/jobs/bad.priority', { queue: 'billing', priority: 'urgent' }), 400],
       ['a name 10 KB long', () => team.put(`/v1/jobs/${'x'.repeat(10_000)}`, { queue: 'billing' }), 400],
       ['a name with an encoded slash', () => team.put('/v1/jobs/a%2Fb', { queue: 'billing' }), 400],
-      ['a payload over 256 KB', () => team.put('/v1/jobs/bad.payload', { queue: 'billing', payload: { blob: 'x'.repeat(300 * 1024) } }), 413],
+      [
+        'a payload over 256 KB',
+        () => team.put('/v1/jobs/bad.payload', { queue: 'billing', payload: { blob: 'x'.repeat(300 * 1024) } }),
+        413,
+      ],
       ['a lease for 0 runs', () => worker.post('/v1/lease', { queues: ['billing'], max: 0 }), 400],
-      ['a lease wait of an hour', () => worker.post('/v1/lease', { queues: ['billing'], max: 1, waitSeconds: 3600 }), 400],
+      [
+        'a lease wait of an hour',
+        () => worker.post('/v1/lease', { queues: ['billing'], max: 1, waitSeconds: 3600 }),
+        400,
+      ],
       ['an unknown method', () => team.post('/v1/jobs/billing.e2e:explode'), 404],
-      ['a cron with six fields', () => team.put('/v1/jobs/bad.cron', { queue: 'billing', schedule: { cron: '0 0 2 * * *', timeZone: 'Europe/Berlin' } }), 400, 'invalid-schedule'],
-      ['a time zone that is not IANA', () => team.put('/v1/jobs/bad.zone', { queue: 'billing', schedule: { cron: '0 2 * * *', timeZone: 'CEST' } }), 400, 'invalid-schedule'],
-      ['both cron and rrule', () => team.put('/v1/jobs/bad.both', { queue: 'billing', schedule: { cron: '0 2 * * *', rrule: 'FREQ=DAILY' } }), 400, 'invalid-schedule'],
-      ['an rrule that never fires', () => team.put('/v1/jobs/bad.never', { queue: 'billing', schedule: { rrule: 'DTSTART:20200101T000000\nRRULE:FREQ=DAILY;COUNT=1', timeZone: 'UTC' } }), 400, 'invalid-schedule'],
-      ['an rrule firing every second', () => team.put('/v1/jobs/bad.secondly', { queue: 'billing', schedule: { rrule: 'FREQ=SECONDLY', timeZone: 'UTC' } }), 400, 'invalid-schedule'],
-      ['jitter longer than the period', () => team.put('/v1/jobs/bad.jitter', { queue: 'billing', schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 120 } }), 400, 'invalid-schedule'],
-      ['a batch of 1,001 runs', () => team.post('/v1/runs:batch', { runs: Array.from({ length: 1001 }, () => ({ job: 'billing.e2e' })) }), 400],
-      ['runAt and delaySeconds together', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: '2030-01-01T00:00:00Z', delaySeconds: 5 }), 400],
+      [
+        'a cron with six fields',
+        () =>
+          team.put('/v1/jobs/bad.cron', {
+            queue: 'billing',
+            schedule: { cron: '0 0 2 * * *', timeZone: 'Europe/Berlin' },
+          }),
+        400,
+        'invalid-schedule',
+      ],
+      [
+        'a time zone that is not IANA',
+        () => team.put('/v1/jobs/bad.zone', { queue: 'billing', schedule: { cron: '0 2 * * *', timeZone: 'CEST' } }),
+        400,
+        'invalid-schedule',
+      ],
+      [
+        'both cron and rrule',
+        () => team.put('/v1/jobs/bad.both', { queue: 'billing', schedule: { cron: '0 2 * * *', rrule: 'FREQ=DAILY' } }),
+        400,
+        'invalid-schedule',
+      ],
+      [
+        'an rrule that never fires',
+        () =>
+          team.put('/v1/jobs/bad.never', {
+            queue: 'billing',
+            schedule: { rrule: 'DTSTART:20200101T000000\nRRULE:FREQ=DAILY;COUNT=1', timeZone: 'UTC' },
+          }),
+        400,
+        'invalid-schedule',
+      ],
+      [
+        'an rrule firing every second',
+        () =>
+          team.put('/v1/jobs/bad.secondly', {
+            queue: 'billing',
+            schedule: { rrule: 'FREQ=SECONDLY', timeZone: 'UTC' },
+          }),
+        400,
+        'invalid-schedule',
+      ],
+      [
+        'jitter longer than the period',
+        () =>
+          team.put('/v1/jobs/bad.jitter', {
+            queue: 'billing',
+            schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 120 },
+          }),
+        400,
+        'invalid-schedule',
+      ],
+      [
+        'a batch of 1,001 runs',
+        () => team.post('/v1/runs:batch', { runs: Array.from({ length: 1001 }, () => ({ job: 'billing.e2e' })) }),
+        400,
+      ],
+      [
+        'runAt and delaySeconds together',
+        () => team.post('/v1/jobs/billing.e2e/runs', { runAt: '2030-01-01T00:00:00Z', delaySeconds: 5 }),
+        400,
+      ],
       ['a runAt that is not a time', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: 'tomorrow' }), 400],
-    ] as Array<[string, () => Promise<{ status: number; body: Record<string, unknown>; contentType: string | null }>, number, string?]>)('%s', async (...row) => {
+    ] as Array<
+      [
+        string,
+        () => Promise<{ status: number; body: Record<string, unknown>; contentType: string | null }>,
+        number,
+        string?,
+      ]
+    >)('%s', async (...row) => {
       // Rest parameters: a fourth declared parameter would make jest wait for a `done` callback.
       const [, send, status, type] = row;
       const response = await send();
       expect(response.status).toBe(status);
       if (type !== undefined) expect(response.body['type']).toBe(`/problems/${type}`);
       expect(response.contentType).toMatch(/application\/problem\+json/);
-      expect(response.body).toMatchObject({ type: expect.stringMatching(/^\/problems\//), title: expect.any(String), status, detail: expect.any(String) });
+      expect(response.body).toMatchObject({
+        type: expect.stringMatching(/^\/problems\//),
+        title: expect.any(String),
+        status,
+        detail: expect.any(String),
+      });
     });
 
     it('wrote no job for any of them', async () => {

@@ -35,7 +35,8 @@ describe('the materialiser (reference 7.2)', () => {
     await db?.drop();
   });
 
-  const startScheduler = (clock?: Clock): Promise<RunningApp> => startApp(db.pool, new PostgresEventStore(db.pool), [SchedulerModule], undefined, clock);
+  const startScheduler = (clock?: Clock): Promise<RunningApp> =>
+    startApp(db.pool, new PostgresEventStore(db.pool), [SchedulerModule], undefined, clock);
   const scheduledRuns = async (job: string): Promise<Scheduled[]> =>
     (
       await db.pool.query<Scheduled>(
@@ -46,7 +47,10 @@ describe('the materialiser (reference 7.2)', () => {
     ).rows;
   /** allow_all: the catch-up runs of these tests may run side by side (the overlap policies have their own tests). */
   const defineEveryMinute = (name: string, missedRunPolicy: string): Promise<unknown> =>
-    team.put(`/v1/jobs/${name}`, { queue: 'cron', schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy, overlapPolicy: 'allow_all' } });
+    team.put(`/v1/jobs/${name}`, {
+      queue: 'cron',
+      schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy, overlapPolicy: 'allow_all' },
+    });
 
   it('materialises the next fire time ahead of time, once, with the nominal time in the idempotency key', async () => {
     await defineEveryMinute('cron.minutely', 'run_once');
@@ -55,8 +59,14 @@ describe('the materialiser (reference 7.2)', () => {
     const due = new Date(run!.dueAt);
     expect(due.getUTCSeconds()).toBe(0);
     expect(due.getTime() - Date.now()).toBeLessThanOrEqual(60_000);
-    expect(run).toMatchObject({ source: 'schedule', idempotencyKey: `cron.minutely@${due.toISOString().slice(0, 19)}+00:00` });
-    expect((await team.get(`/v1/runs/${run!.runId}`)).body).toMatchObject({ job: 'cron.minutely', dueAt: due.toISOString() });
+    expect(run).toMatchObject({
+      source: 'schedule',
+      idempotencyKey: `cron.minutely@${due.toISOString().slice(0, 19)}+00:00`,
+    });
+    expect((await team.get(`/v1/runs/${run!.runId}`)).body).toMatchObject({
+      job: 'cron.minutely',
+      dueAt: due.toISOString(),
+    });
     // More passes, no second run for the same fire time.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     const runs = await scheduledRuns('cron.minutely');
@@ -69,21 +79,33 @@ describe('the materialiser (reference 7.2)', () => {
     const thisMinute = Math.floor(Date.now() / 60_000) * 60_000;
     await scheduler.close();
     for (const policy of ['run_once', 'run_all', 'skip']) await defineEveryMinute(`cron.missed-${policy}`, policy);
-    // The scheduler's last pass, 4 minutes ago less a second: its 60 s lookahead covered the first of those minutes, then it stopped.
+    // The scheduler's last pass, 4 minutes ago less a second: its 60 s lookahead covered the first of those
+    // minutes, then it stopped.
     const lastPass = new Date(thisMinute - 4 * 60_000 + 1000);
     const past = await startScheduler({ now: () => lastPass });
     const cursorsAt = async (): Promise<string[]> =>
-      (await db.pool.query<{ at: Date }>("SELECT materialised_through AS at FROM schedule_cursors WHERE job LIKE 'cron.missed-%' ORDER BY job")).rows.map((r) => r.at?.toISOString() ?? 'never');
+      (
+        await db.pool.query<{ at: Date }>(
+          "SELECT materialised_through AS at FROM schedule_cursors WHERE job LIKE 'cron.missed-%' ORDER BY job",
+        )
+      ).rows.map((r) => r.at?.toISOString() ?? 'never');
     const cursor = new Date(lastPass.getTime() + 60_000).toISOString();
     await waitFor(async () => (await cursorsAt()).every((at) => at === cursor), 10_000);
     await past.close();
-    for (const policy of ['run_once', 'run_all', 'skip']) expect((await scheduledRuns(`cron.missed-${policy}`)).map((r) => [r.dueAt, r.source])).toEqual([[new Date(thisMinute - 3 * 60_000).toISOString(), 'schedule']]);
+    for (const policy of ['run_once', 'run_all', 'skip'])
+      expect((await scheduledRuns(`cron.missed-${policy}`)).map((r) => [r.dueAt, r.source])).toEqual([
+        [new Date(thisMinute - 3 * 60_000).toISOString(), 'schedule'],
+      ]);
 
     // Back up, with the real clock: the fire times of the last 2 minutes and of this one were missed.
     scheduler = await startScheduler();
-    const catchUps = async (policy: string): Promise<string[]> => (await scheduledRuns(`cron.missed-${policy}`)).filter((r) => r.source === 'catch_up').map((r) => r.dueAt);
+    const catchUps = async (policy: string): Promise<string[]> =>
+      (await scheduledRuns(`cron.missed-${policy}`)).filter((r) => r.source === 'catch_up').map((r) => r.dueAt);
     const missed = [2, 1, 0].map((m) => new Date(thisMinute - m * 60_000).toISOString());
-    await waitFor(async () => (await catchUps('run_all')).length === 3 && (await catchUps('run_once')).length === 1, 10_000);
+    await waitFor(
+      async () => (await catchUps('run_all')).length === 3 && (await catchUps('run_once')).length === 1,
+      10_000,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await catchUps('run_all')).toEqual(missed);
     expect(await catchUps('run_once')).toEqual(missed.slice(-1));
@@ -95,16 +117,26 @@ describe('the materialiser (reference 7.2)', () => {
       expect(dueTimes).toContain(new Date(thisMinute + 60_000).toISOString());
     }
 
-    const { body } = await worker.post<{ leases: Array<{ runId: string }> }>('/v1/lease', { queues: ['cron'], max: 100 });
+    const { body } = await worker.post<{ leases: Array<{ runId: string }> }>('/v1/lease', {
+      queues: ['cron'],
+      max: 100,
+    });
     const leased = new Set(body.leases.map((l) => l.runId));
-    const caughtUp = (await scheduledRuns('cron.missed-run_all')).concat(await scheduledRuns('cron.missed-run_once')).filter((r) => r.source === 'catch_up');
+    const caughtUp = (await scheduledRuns('cron.missed-run_all'))
+      .concat(await scheduledRuns('cron.missed-run_once'))
+      .filter((r) => r.source === 'catch_up');
     for (const run of caughtUp) expect(leased).toContain(run.runId);
   }, 40_000);
 
   it('backfills every fire time of a past range once, even when asked twice', async () => {
-    await team.put('/v1/jobs/cron.daily', { queue: 'cron', schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0 } });
+    await team.put('/v1/jobs/cron.daily', {
+      queue: 'cron',
+      schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0 },
+    });
     const range = { from: '2026-03-27T00:00:00Z', to: '2026-03-30T12:00:00Z' };
-    const first = await team.post<{ runs: Array<{ runId: string; dueAt: string; idempotencyKey: string; created: boolean }> }>('/v1/jobs/cron.daily:backfill', range);
+    const first = await team.post<{
+      runs: Array<{ runId: string; dueAt: string; idempotencyKey: string; created: boolean }>;
+    }>('/v1/jobs/cron.daily:backfill', range);
     expect(first.status).toBe(200);
     // The spring-forward night (29 March) has no 02:00: it fires at 03:00 CEST.
     expect(first.body.runs.map((r) => [r.dueAt, r.idempotencyKey, r.created])).toEqual([
@@ -113,35 +145,60 @@ describe('the materialiser (reference 7.2)', () => {
       ['2026-03-29T01:00:00.000Z', 'cron.daily@2026-03-29T03:00:00+02:00', true],
       ['2026-03-30T00:00:00.000Z', 'cron.daily@2026-03-30T02:00:00+02:00', true],
     ]);
-    const second = await team.post<{ runs: Array<{ runId: string; created: boolean }> }>('/v1/jobs/cron.daily:backfill', range);
+    const second = await team.post<{ runs: Array<{ runId: string; created: boolean }> }>(
+      '/v1/jobs/cron.daily:backfill',
+      range,
+    );
     expect(second.body.runs.map((r) => r.created)).toEqual([false, false, false, false]);
     expect(second.body.runs.map((r) => r.runId)).toEqual(first.body.runs.map((r) => r.runId));
     expect((await scheduledRuns('cron.daily')).filter((r) => r.source === 'backfill')).toHaveLength(4);
-    expect((await team.post('/v1/jobs/cron.daily:backfill', { from: '2026-03-27T00:00:00Z', to: '2999-01-01T00:00:00Z' })).body).toMatchObject({ status: 400, type: '/problems/invalid-schedule' });
+    expect(
+      (await team.post('/v1/jobs/cron.daily:backfill', { from: '2026-03-27T00:00:00Z', to: '2999-01-01T00:00:00Z' }))
+        .body,
+    ).toMatchObject({ status: 400, type: '/problems/invalid-schedule' });
     // Over the cap: four years of daily runs.
-    const overCap = await team.post('/v1/jobs/cron.daily:backfill', { from: '2022-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' });
-    expect(overCap.body).toMatchObject({ status: 400, type: '/problems/invalid-schedule', detail: expect.stringContaining('1000') });
+    const overCap = await team.post('/v1/jobs/cron.daily:backfill', {
+      from: '2022-01-01T00:00:00Z',
+      to: '2026-01-01T00:00:00Z',
+    });
+    expect(overCap.body).toMatchObject({
+      status: 400,
+      type: '/problems/invalid-schedule',
+      detail: expect.stringContaining('1000'),
+    });
   });
 
   it('stops materialising a paused job', async () => {
     await defineEveryMinute('cron.paused', 'run_once');
     await waitFor(async () => (await scheduledRuns('cron.paused')).length >= 1, 10_000);
     await team.post('/v1/jobs/cron.paused:pause');
-    const { rows: before } = await db.pool.query("SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'");
+    const { rows: before } = await db.pool.query(
+      "SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'",
+    );
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    const { rows: after } = await db.pool.query("SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'");
+    const { rows: after } = await db.pool.query(
+      "SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'",
+    );
     expect(after).toEqual(before);
   });
 
   it('applies the missed-run policy when a paused job resumes', async () => {
     await defineEveryMinute('cron.resumed', 'run_all');
-    await waitFor(async () => (await db.pool.query("SELECT 1 FROM schedule_cursors WHERE job = 'cron.resumed'")).rows.length === 1, 10_000);
+    await waitFor(
+      async () => (await db.pool.query("SELECT 1 FROM schedule_cursors WHERE job = 'cron.resumed'")).rows.length === 1,
+      10_000,
+    );
     await team.post('/v1/jobs/cron.resumed:pause');
     // As if it had stayed paused for the last 3 minutes.
-    await db.pool.query("UPDATE schedule_cursors SET materialised_through = date_trunc('minute', now()) - interval '3 minutes' + interval '1 second' WHERE job = 'cron.resumed'");
+    await db.pool.query(
+      "UPDATE schedule_cursors SET materialised_through = date_trunc('minute', now()) - interval '3 minutes' + interval '1 second' WHERE job = 'cron.resumed'",
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up')).toHaveLength(0);
     await team.post('/v1/jobs/cron.resumed:resume');
-    await waitFor(async () => (await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up').length === 3, 10_000);
+    await waitFor(
+      async () => (await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up').length === 3,
+      10_000,
+    );
   });
 });

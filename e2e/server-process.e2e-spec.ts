@@ -19,7 +19,11 @@ describe('the server process (npm start)', () => {
   let dataDir: string;
   beforeAll(async () => {
     // What `npm run build` does: compile, then resolve our package names (@chronicle/...) to paths in dist/.
-    for (const bin of ['typescript/bin/tsc', 'tsc-alias/dist/bin/index.js']) execFileSync(process.execPath, [path.join(root, 'node_modules', bin), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe' });
+    for (const bin of ['typescript/bin/tsc', 'tsc-alias/dist/bin/index.js'])
+      execFileSync(process.execPath, [path.join(root, 'node_modules', bin), '-p', 'tsconfig.build.json'], {
+        cwd: root,
+        stdio: 'pipe',
+      });
     dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-e2e-data-'));
     await chmod(dataDir, 0o755); // as root, PostgreSQL runs as 'postgres' and must enter it
   }, 120_000);
@@ -28,7 +32,9 @@ describe('the server process (npm start)', () => {
   });
   afterEach(async () => {
     // A failed test must not leave a server (and its PostgreSQL) running.
-    await Promise.all(started.splice(0).map((server) => (server.child.exitCode === null ? stop(server, 'SIGTERM') : undefined)));
+    await Promise.all(
+      started.splice(0).map((server) => (server.child.exitCode === null ? stop(server, 'SIGTERM') : undefined)),
+    );
   });
 
   it('starts on embedded PostgreSQL, keeps its data across a restart and stops without leaving a server behind', async () => {
@@ -52,11 +58,17 @@ describe('the server process (npm start)', () => {
 
     const second = startServer(env);
     await waitForHealthy(port, second);
-    const kept = await withClient(databaseUrl, (c) => c.query("SELECT event_type FROM events WHERE stream_id = 'e2e-persist'"));
+    const kept = await withClient(databaseUrl, (c) =>
+      c.query("SELECT event_type FROM events WHERE stream_id = 'e2e-persist'"),
+    );
     expect(kept.rows).toEqual([{ event_type: 'Kept' }]);
     expect(second.output()).not.toContain('migrations applied');
     expect(second.output()).not.toContain(adminToken);
-    const teams = await fetch(`http://127.0.0.1:${port}/v1/teams`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: '{"id":"kept"}' });
+    const teams = await fetch(`http://127.0.0.1:${port}/v1/teams`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: '{"id":"kept"}',
+    });
     expect(teams.status).toBe(201);
     expect(await stop(second, 'SIGINT')).toBe(0);
     expect(postgresProcessesFor(dataDir)).toEqual([]);
@@ -65,16 +77,23 @@ describe('the server process (npm start)', () => {
   it.each([
     [{ EVENT_STORE: 'mongo' }, /EVENT_STORE must be one of postgres, kurrentdb/],
     [{ DATABASE_URL: 'localhost:5432/db' }, /DATABASE_URL must start with postgres:\/\//],
-    [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, /cannot connect to PostgreSQL at 127\.0\.0\.1:1\/none: connection refused/],
+    [
+      { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' },
+      /cannot connect to PostgreSQL at 127\.0\.0\.1:1\/none: connection refused/,
+    ],
     [{ DATA_DIR: '/proc/scheduler-data' }, /data folder \/proc\/scheduler-data cannot be written/],
-  ])('exits non-zero with one line saying what to fix for %p', async (env, message) => {
-    const server = startServer({ PORT: String(await findFreePort()), ...env });
-    expect(await exited(server.child)).toBe(1);
-    const errors = server.errors().trim().split('\n');
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^scheduler: cannot start: /);
-    expect(errors[0]).toMatch(message);
-  }, 30_000);
+  ])(
+    'exits non-zero with one line saying what to fix for %p',
+    async (env, message) => {
+      const server = startServer({ PORT: String(await findFreePort()), ...env });
+      expect(await exited(server.child)).toBe(1);
+      const errors = server.errors().trim().split('\n');
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/^scheduler: cannot start: /);
+      expect(errors[0]).toMatch(message);
+    },
+    30_000,
+  );
 });
 
 interface Server {
@@ -99,11 +118,16 @@ function startServer(env: Record<string, string>): Server {
 }
 
 function waitForHealthy(port: number, server: Server): Promise<void> {
-  return waitUntilHealthy(`http://127.0.0.1:${port}`, { exitedWith: () => (server.child.exitCode === null ? undefined : server.errors()), output: server.output });
+  return waitUntilHealthy(`http://127.0.0.1:${port}`, {
+    exitedWith: () => (server.child.exitCode === null ? undefined : server.errors()),
+    output: server.output,
+  });
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  return child.exitCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
 async function stop(server: Server, signal: NodeJS.Signals): Promise<number | null> {
@@ -113,7 +137,10 @@ async function stop(server: Server, signal: NodeJS.Signals): Promise<number | nu
 
 function postgresProcessesFor(dataDir: string): string[] {
   try {
-    return execFileSync('pgrep', ['-af', path.join(dataDir, 'pg')], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('pgrep', ['-af', path.join(dataDir, 'pg')], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }

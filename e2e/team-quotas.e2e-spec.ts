@@ -15,7 +15,10 @@ describe('team quotas over HTTP', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    apps = [await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN), await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN)];
+    apps = [
+      await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN),
+      await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN),
+    ];
     admin = apiClient(apps[0]!.url, ADMIN_TOKEN);
   });
   afterAll(async () => {
@@ -24,19 +27,43 @@ describe('team quotas over HTTP', () => {
   });
 
   /** A team with one job on its own queue, and its quotas set by the admin. */
-  const limitedTeam = async (id: string, quotas: Record<string, unknown>): Promise<TeamClients & { other: ApiClient }> => {
+  const limitedTeam = async (
+    id: string,
+    quotas: Record<string, unknown>,
+  ): Promise<TeamClients & { other: ApiClient }> => {
     const clients = await createTeam(apps[0]!.url, ADMIN_TOKEN, id, [id]);
     expect((await clients.team.put(`/v1/jobs/${id}.work`, { queue: id })).status).toBe(201);
     expect((await admin.put(`/v1/teams/${id}/quotas`, quotas)).status).toBe(200);
-    const token = (await admin.post<{ token: string }>(`/v1/teams/${id}/tokens`, { kind: 'team', queues: [id] })).body.token;
+    const token = (await admin.post<{ token: string }>(`/v1/teams/${id}/tokens`, { kind: 'team', queues: [id] })).body
+      .token;
     return { ...clients, other: apiClient(apps[1]!.url, token) };
   };
   const scheduledEvents = async (team: string): Promise<number> =>
-    (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'team' = $1", [team])).rows[0]!.n;
+    (
+      await db.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'team' = $1",
+        [team],
+      )
+    ).rows[0]!.n;
   const pendingRows = async (team: string): Promise<number> =>
-    (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE team = $1 AND state IN ('scheduled', 'retry_wait', 'leased')", [team])).rows[0]!.n;
-  const batch = (client: ApiClient, team: string, n: number, keyPrefix?: string): Promise<ApiResponse<{ runs: Array<{ runId: string; created: boolean }> }>> =>
-    client.post('/v1/runs:batch', { runs: Array.from({ length: n }, (_, i) => ({ job: `${team}.work`, ...(keyPrefix === undefined ? {} : { idempotencyKey: `${keyPrefix}-${i}` }) })) });
+    (
+      await db.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM runs WHERE team = $1 AND state IN ('scheduled', 'retry_wait', 'leased')",
+        [team],
+      )
+    ).rows[0]!.n;
+  const batch = (
+    client: ApiClient,
+    team: string,
+    n: number,
+    keyPrefix?: string,
+  ): Promise<ApiResponse<{ runs: Array<{ runId: string; created: boolean }> }>> =>
+    client.post('/v1/runs:batch', {
+      runs: Array.from({ length: n }, (_, i) => ({
+        job: `${team}.work`,
+        ...(keyPrefix === undefined ? {} : { idempotencyKey: `${keyPrefix}-${i}` }),
+      })),
+    });
   const expectQuotaExceeded = (response: ApiResponse, quota: string): number => {
     expect(response.status).toBe(429);
     expect(response.contentType).toMatch(/application\/problem\+json/);
@@ -51,19 +78,48 @@ describe('team quotas over HTTP', () => {
       await createTeam(apps[0]!.url, ADMIN_TOKEN, 'settings', ['settings']);
       const unlimited = { team: 'settings', enqueueRatePerSecond: null, enqueueBurst: null, maxPendingRuns: null };
       expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual(unlimited);
-      const set = await admin.put('/v1/teams/settings/quotas', { enqueueRatePerSecond: 2.5, enqueueBurst: null, maxPendingRuns: 500 });
-      expect([set.status, set.body]).toEqual([200, { team: 'settings', enqueueRatePerSecond: 2.5, enqueueBurst: 3, maxPendingRuns: 500 }]);
-      expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual({ team: 'settings', enqueueRatePerSecond: 2.5, enqueueBurst: 3, maxPendingRuns: 500 });
+      const set = await admin.put('/v1/teams/settings/quotas', {
+        enqueueRatePerSecond: 2.5,
+        enqueueBurst: null,
+        maxPendingRuns: 500,
+      });
+      expect([set.status, set.body]).toEqual([
+        200,
+        { team: 'settings', enqueueRatePerSecond: 2.5, enqueueBurst: 3, maxPendingRuns: 500 },
+      ]);
+      expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual({
+        team: 'settings',
+        enqueueRatePerSecond: 2.5,
+        enqueueBurst: 3,
+        maxPendingRuns: 500,
+      });
       await admin.put('/v1/teams/settings/quotas', { enqueueRatePerSecond: 0.5, enqueueBurst: 40 });
-      expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual({ team: 'settings', enqueueRatePerSecond: 0.5, enqueueBurst: 40, maxPendingRuns: null });
-      expect((await admin.put('/v1/teams/settings/quotas', { enqueueRatePerSecond: null, enqueueBurst: null, maxPendingRuns: null })).body).toEqual(unlimited);
+      expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual({
+        team: 'settings',
+        enqueueRatePerSecond: 0.5,
+        enqueueBurst: 40,
+        maxPendingRuns: null,
+      });
+      expect(
+        (
+          await admin.put('/v1/teams/settings/quotas', {
+            enqueueRatePerSecond: null,
+            enqueueBurst: null,
+            maxPendingRuns: null,
+          })
+        ).body,
+      ).toEqual(unlimited);
       expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual(unlimited);
       expect((await db.pool.query("SELECT 1 FROM team_quotas WHERE team = 'settings'")).rowCount).toBe(0);
     });
 
     it('keeps quotas for the admin: a team token gets 403', async () => {
       const { team, worker } = await createTeam(apps[0]!.url, ADMIN_TOKEN, 'sneaky', ['sneaky']);
-      for (const response of [await team.put('/v1/teams/sneaky/quotas', { maxPendingRuns: 1_000 }), await team.get('/v1/teams/sneaky/quotas'), await worker.put('/v1/teams/sneaky/quotas', {})]) {
+      for (const response of [
+        await team.put('/v1/teams/sneaky/quotas', { maxPendingRuns: 1_000 }),
+        await team.get('/v1/teams/sneaky/quotas'),
+        await worker.put('/v1/teams/sneaky/quotas', {}),
+      ]) {
         expect(response.status).toBe(403);
         expect(response.body).toMatchObject({ type: '/problems/forbidden' });
       }
@@ -86,12 +142,21 @@ describe('team quotas over HTTP', () => {
         expect([JSON.stringify(body), response.status]).toEqual([JSON.stringify(body), 400]);
         expect(response.body).toMatchObject({ type: '/problems/validation-error' });
       }
-      expect((await admin.get('/v1/teams/strict/quotas')).body).toMatchObject({ enqueueRatePerSecond: null, maxPendingRuns: null });
+      expect((await admin.get('/v1/teams/strict/quotas')).body).toMatchObject({
+        enqueueRatePerSecond: null,
+        maxPendingRuns: null,
+      });
     });
 
     it('answers 404 for a team that does not exist', async () => {
-      expect((await admin.get('/v1/teams/nobody/quotas')).body).toMatchObject({ status: 404, type: '/problems/not-found' });
-      expect((await admin.put('/v1/teams/nobody/quotas', { maxPendingRuns: 5 })).body).toMatchObject({ status: 404, type: '/problems/not-found' });
+      expect((await admin.get('/v1/teams/nobody/quotas')).body).toMatchObject({
+        status: 404,
+        type: '/problems/not-found',
+      });
+      expect((await admin.put('/v1/teams/nobody/quotas', { maxPendingRuns: 5 })).body).toMatchObject({
+        status: 404,
+        type: '/problems/not-found',
+      });
     });
   });
 
@@ -102,7 +167,11 @@ describe('team quotas over HTTP', () => {
       const created: string[] = [];
       for (let n = 0; n < 30; n++) {
         // Alternate the two API processes: one bucket.
-        const response = await (n % 2 === 0 ? team : other).post<{ runId: string }>('/v1/jobs/rate.work/runs', {}, { 'idempotency-key': `rate-${n}` });
+        const response = await (n % 2 === 0 ? team : other).post<{ runId: string }>(
+          '/v1/jobs/rate.work/runs',
+          {},
+          { 'idempotency-key': `rate-${n}` },
+        );
         statuses.push(response.status);
         if (response.status === 201) created.push(response.body.runId);
         else expect(expectQuotaExceeded(response, 'enqueueRatePerSecond')).toBeGreaterThanOrEqual(990); // a token every 1,000 s
@@ -114,7 +183,10 @@ describe('team quotas over HTTP', () => {
       expect([again.status, again.body.runId]).toEqual([200, created[0]]);
       expectQuotaExceeded(await batch(team, 'rate', 1), 'enqueueRatePerSecond');
       // What a worker can lease: the same 20 runs.
-      const leased = await worker.post<{ leases: Array<{ runId: string }> }>('/v1/lease', { queues: ['rate'], max: 100 });
+      const leased = await worker.post<{ leases: Array<{ runId: string }> }>('/v1/lease', {
+        queues: ['rate'],
+        max: 100,
+      });
       expect(leased.body.leases.map((l) => l.runId).sort()).toEqual([...created].sort());
       for (const runId of created) expect((await team.get(`/v1/runs/${runId}`)).status).toBe(200);
       expect(await scheduledEvents('rate')).toBe(20);
@@ -122,9 +194,12 @@ describe('team quotas over HTTP', () => {
 
     it('takes tokens atomically: 10 concurrent batches of 3 against a burst of 20 admit exactly 6', async () => {
       const { team, other } = await limitedTeam('burst', { enqueueRatePerSecond: 0.001, enqueueBurst: 20 });
-      const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => batch(i % 2 === 0 ? team : other, 'burst', 3)));
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => batch(i % 2 === 0 ? team : other, 'burst', 3)),
+      );
       expect(responses.filter((r) => r.status === 200)).toHaveLength(6);
-      for (const refused of responses.filter((r) => r.status !== 200)) expectQuotaExceeded(refused, 'enqueueRatePerSecond');
+      for (const refused of responses.filter((r) => r.status !== 200))
+        expectQuotaExceeded(refused, 'enqueueRatePerSecond');
       expect(await scheduledEvents('burst')).toBe(18);
     });
   });
@@ -132,9 +207,12 @@ describe('team quotas over HTTP', () => {
   describe('pending runs', () => {
     it('never lets concurrent batches together exceed maxPendingRuns', async () => {
       const { team, other } = await limitedTeam('pending', { maxPendingRuns: 25 });
-      const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => batch(i % 2 === 0 ? team : other, 'pending', 5)));
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => batch(i % 2 === 0 ? team : other, 'pending', 5)),
+      );
       expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429]);
-      for (const refused of responses.filter((r) => r.status === 429)) expect(expectQuotaExceeded(refused, 'maxPendingRuns')).toBe(5);
+      for (const refused of responses.filter((r) => r.status === 429))
+        expect(expectQuotaExceeded(refused, 'maxPendingRuns')).toBe(5);
       expect(await pendingRows('pending')).toBe(25);
       expect(await scheduledEvents('pending')).toBe(25);
     });
@@ -143,10 +221,16 @@ describe('team quotas over HTTP', () => {
       const { team, worker } = await limitedTeam('draining', { maxPendingRuns: 3 });
       expect((await batch(team, 'draining', 3)).status).toBe(200);
       expectQuotaExceeded(await team.post('/v1/jobs/draining.work/runs', {}), 'maxPendingRuns');
-      const { body } = await worker.post<{ leases: Array<{ runId: string; fencingToken: number }> }>('/v1/lease', { queues: ['draining'], max: 1 });
+      const { body } = await worker.post<{ leases: Array<{ runId: string; fencingToken: number }> }>('/v1/lease', {
+        queues: ['draining'],
+        max: 1,
+      });
       // Leased is still pending; succeeded is not.
       expectQuotaExceeded(await team.post('/v1/jobs/draining.work/runs', {}), 'maxPendingRuns');
-      await worker.post(`/v1/runs/${body.leases[0]!.runId}/complete`, { fencingToken: body.leases[0]!.fencingToken, outcome: 'success' });
+      await worker.post(`/v1/runs/${body.leases[0]!.runId}/complete`, {
+        fencingToken: body.leases[0]!.fencingToken,
+        outcome: 'success',
+      });
       expect((await team.post('/v1/jobs/draining.work/runs', {})).status).toBe(201);
       expect(await pendingRows('draining')).toBe(3);
     });
@@ -154,16 +238,30 @@ describe('team quotas over HTTP', () => {
 
   describe('a batch is all or nothing', () => {
     it('creates none of a batch that does not fit, and admits one whose new runs do', async () => {
-      const { team } = await limitedTeam('atomic', { maxPendingRuns: 10, enqueueRatePerSecond: 0.001, enqueueBurst: 100 });
+      const { team } = await limitedTeam('atomic', {
+        maxPendingRuns: 10,
+        enqueueRatePerSecond: 0.001,
+        enqueueBurst: 100,
+      });
       expect((await batch(team, 'atomic', 8, 'first')).status).toBe(200);
       const over = await batch(team, 'atomic', 5, 'second');
       expectQuotaExceeded(over, 'maxPendingRuns');
       expect(over.body).toMatchObject({ detail: expect.stringContaining('8 pending runs') });
       expect(await scheduledEvents('atomic')).toBe(8);
-      expect((await db.pool.query("SELECT 1 FROM runs WHERE team = 'atomic' AND snapshot->'definition'->>'idempotencyKey' LIKE 'second-%'")).rowCount).toBe(0);
+      expect(
+        (
+          await db.pool.query(
+            "SELECT 1 FROM runs WHERE team = 'atomic' AND snapshot->'definition'->>'idempotencyKey' LIKE 'second-%'",
+          )
+        ).rowCount,
+      ).toBe(0);
       // The same 8 again plus 2 new: only the new ones count.
       const mixed = await team.post<{ runs: Array<{ created: boolean }> }>('/v1/runs:batch', {
-        runs: [...Array.from({ length: 8 }, (_, i) => ({ job: 'atomic.work', idempotencyKey: `first-${i}` })), { job: 'atomic.work', idempotencyKey: 'third-0' }, { job: 'atomic.work', idempotencyKey: 'third-1' }],
+        runs: [
+          ...Array.from({ length: 8 }, (_, i) => ({ job: 'atomic.work', idempotencyKey: `first-${i}` })),
+          { job: 'atomic.work', idempotencyKey: 'third-0' },
+          { job: 'atomic.work', idempotencyKey: 'third-1' },
+        ],
       });
       expect(mixed.status).toBe(200);
       expect(mixed.body.runs.filter((r) => r.created)).toHaveLength(2);
@@ -176,11 +274,19 @@ describe('team quotas over HTTP', () => {
 
     it('holds for a backfill too', async () => {
       const { team } = await limitedTeam('backfill', { maxPendingRuns: 3 });
-      await team.put('/v1/jobs/backfill.hourly', { queue: 'backfill', schedule: { cron: '0 * * * *', timeZone: 'UTC', jitterSeconds: 0 } });
-      const range = (hours: number): { from: string; to: string } => ({ from: '2026-01-01T00:00:00Z', to: `2026-01-01T0${hours - 1}:00:00Z` });
+      await team.put('/v1/jobs/backfill.hourly', {
+        queue: 'backfill',
+        schedule: { cron: '0 * * * *', timeZone: 'UTC', jitterSeconds: 0 },
+      });
+      const range = (hours: number): { from: string; to: string } => ({
+        from: '2026-01-01T00:00:00Z',
+        to: `2026-01-01T0${hours - 1}:00:00Z`,
+      });
       expectQuotaExceeded(await team.post('/v1/jobs/backfill.hourly:backfill', range(4)), 'maxPendingRuns');
       expect(await scheduledEvents('backfill')).toBe(0);
-      expect((await team.post<{ runs: unknown[] }>('/v1/jobs/backfill.hourly:backfill', range(3))).body.runs).toHaveLength(3);
+      expect(
+        (await team.post<{ runs: unknown[] }>('/v1/jobs/backfill.hourly:backfill', range(3))).body.runs,
+      ).toHaveLength(3);
       expect(await scheduledEvents('backfill')).toBe(3);
     });
   });

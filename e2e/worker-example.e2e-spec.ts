@@ -20,13 +20,25 @@ const run = promisify(execFile);
  * child at this repository's package (npm_config_local_prefix and friends).
  */
 async function npm(cwd: string, args: readonly string[]): Promise<string> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) || /^npm_config_(cache|userconfig)$/i.test(name)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !/^npm_/i.test(name) || /^npm_config_(cache|userconfig)$/i.test(name),
+    ),
+  );
   try {
-    const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--no-update-notifier'], { cwd, env, timeout: 90_000, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--no-update-notifier'], {
+      cwd,
+      env,
+      timeout: 90_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return stdout;
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    throw new Error(`npm ${args.join(' ')} in ${path.relative(ROOT, cwd)} failed: ${String(error)}\n${stdout}\n${stderr}`, { cause: error });
+    throw new Error(
+      `npm ${args.join(' ')} in ${path.relative(ROOT, cwd)} failed: ${String(error)}\n${stdout}\n${stderr}`,
+      { cause: error },
+    );
   }
 }
 
@@ -38,7 +50,11 @@ interface WorkerProcess {
 }
 
 function startExampleWorker(env: Record<string, string>): WorkerProcess {
-  const child = spawn(process.execPath, [path.join(EXAMPLE_DIR, 'worker.js')], { cwd: EXAMPLE_DIR, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(EXAMPLE_DIR, 'worker.js')], {
+    cwd: EXAMPLE_DIR,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -54,7 +70,12 @@ function startExampleWorker(env: Record<string, string>): WorkerProcess {
 }
 
 /** waitFor, with what the worker printed in the error, and at once if it died. */
-async function waitWhileRunning(worker: WorkerProcess, what: string, condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function waitWhileRunning(
+  worker: WorkerProcess,
+  what: string,
+  condition: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   try {
     await waitFor(async () => {
       const exited = worker.exit();
@@ -62,7 +83,9 @@ async function waitWhileRunning(worker: WorkerProcess, what: string, condition: 
       return condition();
     }, timeoutMs);
   } catch (error) {
-    throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}\n${worker.output()}`, { cause: error });
+    throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}\n${worker.output()}`, {
+      cause: error,
+    });
   }
 }
 
@@ -91,17 +114,44 @@ describe('examples/worker: a worker of its own, on the SDK installed by path', (
   });
 
   it('packs as a package of its own: built JavaScript, type declarations and its README, no sources or test helpers', async () => {
-    const [packed] = JSON.parse(await npm(SDK_DIR, ['pack', '--dry-run', '--json'])) as Array<{ name: string; version: string; files: Array<{ path: string }> }>;
+    const [packed] = JSON.parse(await npm(SDK_DIR, ['pack', '--dry-run', '--json'])) as Array<{
+      name: string;
+      version: string;
+      files: Array<{ path: string }>;
+    }>;
     const files = packed!.files.map((file) => file.path).sort();
     expect(packed).toMatchObject({ name: '@chronicle/worker-sdk', version: '0.1.0' });
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/worker.js', 'dist/worker.d.ts']));
-    expect(files.filter((file) => !/^(README\.md|package\.json|dist\/[\w-]+\.(js|js\.map|d\.ts))$/.test(file))).toEqual([]);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'package.json',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/worker.js',
+        'dist/worker.d.ts',
+      ]),
+    );
+    expect(files.filter((file) => !/^(README\.md|package\.json|dist\/[\w-]+\.(js|js\.map|d\.ts))$/.test(file))).toEqual(
+      [],
+    );
     expect(files.filter((file) => /testing|\.spec\./.test(file))).toEqual([]);
   });
 
   it('runs every enqueued run to succeeded, then stops on SIGTERM with exit code 0', async () => {
-    const { team, workerToken }: { team: ApiClient; workerToken: string } = await createTeam(app.url, ADMIN_TOKEN, 'example', ['example']);
-    expect((await team.put('/v1/jobs/example.greet', { queue: 'example', retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 } })).status).toBe(201);
+    const { team, workerToken }: { team: ApiClient; workerToken: string } = await createTeam(
+      app.url,
+      ADMIN_TOKEN,
+      'example',
+      ['example'],
+    );
+    expect(
+      (
+        await team.put('/v1/jobs/example.greet', {
+          queue: 'example',
+          retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 },
+        })
+      ).status,
+    ).toBe(201);
     const payloads = [1, 2, 3].map((n) => ({ greet: `hello ${n}` }));
     const runIds: string[] = [];
     for (const payload of payloads) {
@@ -111,15 +161,25 @@ describe('examples/worker: a worker of its own, on the SDK installed by path', (
     }
 
     worker = startExampleWorker({ SCHEDULER_URL: app.url, SCHEDULER_TOKEN: workerToken, QUEUE: 'example' });
-    const states = async (): Promise<string[]> => Promise.all(runIds.map(async (id) => (await team.get<{ state: string }>(`/v1/runs/${id}`)).body.state));
-    await waitWhileRunning(worker, 'every run succeeded', async () => (await states()).every((state) => state === 'succeeded'), 30_000);
+    const states = async (): Promise<string[]> =>
+      Promise.all(runIds.map(async (id) => (await team.get<{ state: string }>(`/v1/runs/${id}`)).body.state));
+    await waitWhileRunning(
+      worker,
+      'every run succeeded',
+      async () => (await states()).every((state) => state === 'succeeded'),
+      30_000,
+    );
 
     // The handler saw each run, with its payload; the history shows this process leased it and it succeeded.
-    const handled = worker.stdoutLines().map((line) => JSON.parse(line) as { runId: string; payload: unknown; attempt: number });
+    const handled = worker
+      .stdoutLines()
+      .map((line) => JSON.parse(line) as { runId: string; payload: unknown; attempt: number });
     expect(handled.map((h) => h.runId).sort()).toEqual([...runIds].sort());
     for (const [i, runId] of runIds.entries()) {
       expect(handled.find((h) => h.runId === runId)).toMatchObject({ payload: payloads[i], attempt: 1 });
-      const { body } = await team.get<{ events: Array<{ type: string; data: { workerId?: string } }> }>(`/v1/runs/${runId}/events`);
+      const { body } = await team.get<{ events: Array<{ type: string; data: { workerId?: string } }> }>(
+        `/v1/runs/${runId}/events`,
+      );
       expect(body.events.map((e) => e.type)).toEqual(['RunScheduled', 'RunLeased', 'RunSucceeded']);
       expect(body.events[1]!.data.workerId).toBe(`example-worker-${worker.child.pid}`);
     }

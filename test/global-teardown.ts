@@ -22,7 +22,8 @@ export default async function globalTeardown(): Promise<void> {
     }
   }
   await globalThis.__embeddedPostgres?.stop();
-  if (globalThis.__embeddedDataDir !== undefined) rmSync(globalThis.__embeddedDataDir, { recursive: true, force: true });
+  if (globalThis.__embeddedDataDir !== undefined)
+    rmSync(globalThis.__embeddedDataDir, { recursive: true, force: true });
   stopRestartablePostgres();
 }
 

@@ -27,17 +27,27 @@ describe('the layer rules', () => {
 
   beforeAll(() => {
     try {
-      for (const [file, imports] of PROBES) writeFileSync(path.join(ROOT, file), `import * as probe from '${imports}';\nexport const x = probe;\n`);
+      for (const [file, imports] of PROBES)
+        writeFileSync(path.join(ROOT, file), `import * as probe from '${imports}';\nexport const x = probe;\n`);
       const depcruise = path.join(ROOT, 'node_modules', '.bin', 'depcruise');
       // Exits non-zero when it finds violations: the report is what is asserted on.
       let output: string;
       try {
-        output = execFileSync(depcruise, ['--output-type', 'json', ...PROBES.map(([file]) => file)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+        output = execFileSync(depcruise, ['--output-type', 'json', ...PROBES.map(([file]) => file)], {
+          cwd: ROOT,
+          encoding: 'utf8',
+          maxBuffer: 64 << 20,
+        });
       } catch (err) {
         output = (err as { stdout: string }).stdout;
       }
       const report = JSON.parse(output) as { summary: { violations: Array<{ from: string; rule: { name: string } }> } };
-      violations = new Map(PROBES.map(([file]) => [file, report.summary.violations.filter((v) => v.from === file).map((v) => v.rule.name)]));
+      violations = new Map(
+        PROBES.map(([file]) => [
+          file,
+          report.summary.violations.filter((v) => v.from === file).map((v) => v.rule.name),
+        ]),
+      );
     } finally {
       for (const [file] of PROBES) rmSync(path.join(ROOT, file), { force: true });
     }
@@ -46,7 +56,8 @@ describe('the layer rules', () => {
   it.each(PROBES)('%s importing %s: %s', (file, _imports, rule) => {
     if (rule === null) expect(violations.get(file)).toEqual([]);
     // A cycle is reported from one of its files, whichever the cruise meets first.
-    else if (rule === 'no-circular') expect(PROBES.filter((p) => p[2] === rule).flatMap(([f]) => violations.get(f)!)).toContain(rule);
+    else if (rule === 'no-circular')
+      expect(PROBES.filter((p) => p[2] === rule).flatMap(([f]) => violations.get(f)!)).toContain(rule);
     else expect(violations.get(file)).toContain(rule);
   });
 });

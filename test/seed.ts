@@ -20,12 +20,32 @@ export function testJob(overrides: Partial<JobDefinition> & Pick<JobDefinition, 
   };
 }
 
-/** Jobs and their runs, as the API and the materialiser write them: events appended, rows written through, in one transaction. */
-export async function seedRuns(pool: Pool, store: PostgresEventStore, jobs: readonly JobDefinition[], runs: ReadonlyArray<{ job: JobDefinition; runId: string; dueAt: Date; source?: RunSource }>): Promise<void> {
+/**
+ * Jobs and their runs, as the API and the materialiser write them: events appended, rows written
+ * through, in one transaction.
+ */
+export async function seedRuns(
+  pool: Pool,
+  store: PostgresEventStore,
+  jobs: readonly JobDefinition[],
+  runs: ReadonlyArray<{ job: JobDefinition; runId: string; dueAt: Date; source?: RunSource }>,
+): Promise<void> {
   await withTransaction(pool, async (tx) => {
     if (jobs.length > 0) await defineNewJobs(tx, store, jobs, 'test');
-    const scheduled = runs.map((r) => newRunScheduled(r.job, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }));
-    await store.appendWith(tx, scheduled.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata: {} }] })));
-    await upsertRuns(tx, scheduled.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun));
+    const scheduled = runs.map((r) =>
+      newRunScheduled(r.job, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
+    );
+    await store.appendWith(
+      tx,
+      scheduled.map((data) => ({
+        streamId: runStreamId(data.runId),
+        expected: 'no_stream' as const,
+        events: [{ type: 'RunScheduled', data, metadata: {} }],
+      })),
+    );
+    await upsertRuns(
+      tx,
+      scheduled.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun),
+    );
   });
 }

@@ -41,7 +41,8 @@ async function adminQuery(serverUrl: string, sql: string): Promise<void> {
 
 function requiredEnv(name: string): string {
   const value = process.env[name];
-  if (value === undefined) throw new Error(`${name} is not set: run the tests with jest (test/global-setup.ts sets it)`);
+  if (value === undefined)
+    throw new Error(`${name} is not set: run the tests with jest (test/global-setup.ts sets it)`);
   return value;
 }
 
@@ -50,5 +51,9 @@ export async function createEmptyDatabase(): Promise<Omit<TestDatabase, 'pool'>>
   const serverUrl = requiredEnv(TEST_ENV.adminUrl);
   const name = `sched_e_${requiredEnv(TEST_ENV.runId)}_${randomBytes(4).toString('hex')}`;
   await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
-  return { url: databaseUrl(serverUrl, name), name, drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    url: databaseUrl(serverUrl, name),
+    name,
+    drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }

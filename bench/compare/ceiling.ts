@@ -18,8 +18,13 @@ export const CEILING_METRICS: readonly Metric[] = [
 export async function measureCeiling(databaseUrl: string, seconds: number): Promise<Measurement> {
   const pool = new Pool({ connectionString: databaseUrl, max: WRITERS, application_name: 'bench-ceiling' });
   try {
-    await pool.query('CREATE TABLE ceiling (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
-    const single = await writeFor(pool, seconds, 1, (n) => ({ text: 'INSERT INTO ceiling (payload) VALUES ($1)', values: [{ n, dueAt: Date.now() }] }));
+    await pool.query(
+      'CREATE TABLE ceiling (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const single = await writeFor(pool, seconds, 1, (n) => ({
+      text: 'INSERT INTO ceiling (payload) VALUES ($1)',
+      values: [{ n, dueAt: Date.now() }],
+    }));
     const batch = await writeFor(pool, seconds, BATCH_ROWS, (n) => ({
       text: 'INSERT INTO ceiling (payload) SELECT * FROM unnest($1::jsonb[])',
       values: [Array.from({ length: BATCH_ROWS }, (_, i) => JSON.stringify({ n: n + i, dueAt: Date.now() }))],
@@ -30,7 +35,12 @@ export async function measureCeiling(databaseUrl: string, seconds: number): Prom
   }
 }
 
-async function writeFor(pool: Pool, seconds: number, rowsPerStatement: number, statement: (n: number) => { text: string; values: unknown[] }): Promise<number> {
+async function writeFor(
+  pool: Pool,
+  seconds: number,
+  rowsPerStatement: number,
+  statement: (n: number) => { text: string; values: unknown[] },
+): Promise<number> {
   const deadline = Date.now() + seconds * 1000;
   let rows = 0;
   const started = process.hrtime.bigint();

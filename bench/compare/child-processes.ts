@@ -19,7 +19,10 @@ export interface Child {
 export function startNodeChild(script: string, env: Record<string, string>): Child {
   hookExit();
   const nodeArgs = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
-  const child = spawn(process.execPath, [...nodeArgs, script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   live.add(child);
   let tail = '';
   const keep = (chunk: Buffer): void => void (tail = (tail + chunk.toString()).slice(-4_000));

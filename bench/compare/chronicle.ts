@@ -41,21 +41,36 @@ class ChronicleSystem implements QueueSystem {
   async start(databaseUrl: string): Promise<void> {
     const port = await findFreePort();
     this.baseUrl = `http://127.0.0.1:${port}`;
-    this.server = startNodeChild(SERVER_SCRIPT, { DATABASE_URL: databaseUrl, PORT: String(port), SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn' });
+    this.server = startNodeChild(SERVER_SCRIPT, {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+    });
     await waitUntilHealthy(this.baseUrl, { timeoutMs: READY_TIMEOUT_MS, output: () => this.server?.output() ?? '' });
     const clients = await createTeam(this.baseUrl, ADMIN_TOKEN, 'bench', [QUEUE]);
     this.team = clients.team;
     this.workerToken = clients.workerToken;
     // No retries: a no-op handler does not fail, and a failure should show, not hide.
-    const defined = await this.team.put(`/v1/jobs/${JOB}`, { queue: QUEUE, retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 } });
+    const defined = await this.team.put(`/v1/jobs/${JOB}`, {
+      queue: QUEUE,
+      retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 },
+    });
     if (defined.status !== 201) throw new Error(`job not defined: ${defined.status} ${JSON.stringify(defined.body)}`);
     this.pool = createPool({ connectionString: databaseUrl, max: 1, applicationName: 'bench-observer' });
   }
 
   async enqueue(runs: readonly BenchRun[]): Promise<void> {
-    const body = { runs: runs.map((run) => ({ job: JOB, payload: run.payload, ...(run.runAt === undefined ? {} : { runAt: run.runAt.toISOString() }) })) };
+    const body = {
+      runs: runs.map((run) => ({
+        job: JOB,
+        payload: run.payload,
+        ...(run.runAt === undefined ? {} : { runAt: run.runAt.toISOString() }),
+      })),
+    };
     const response = await this.team!.post('/v1/runs:batch', body);
-    if (response.status !== 200) throw new Error(`runs:batch answered ${response.status}: ${JSON.stringify(response.body).slice(0, 300)}`);
+    if (response.status !== 200)
+      throw new Error(`runs:batch answered ${response.status}: ${JSON.stringify(response.body).slice(0, 300)}`);
   }
 
   async startWorkers(onHandlerStart: OnHandlerStart): Promise<void> {
@@ -75,7 +90,9 @@ class ChronicleSystem implements QueueSystem {
   }
 
   async countUnfinished(): Promise<number> {
-    const { rows } = await this.pool!.query<{ n: string }>(`SELECT count(*) AS n FROM runs WHERE state IN ('scheduled', 'leased', 'retry_wait')`);
+    const { rows } = await this.pool!.query<{ n: string }>(
+      `SELECT count(*) AS n FROM runs WHERE state IN ('scheduled', 'leased', 'retry_wait')`,
+    );
     return Number(rows[0]!.n);
   }
 

@@ -22,7 +22,9 @@ export const drain: Scenario = {
     const completed = sizes.drainRuns - unfinished;
     return {
       values: { completionsPerSecond: completed / seconds },
-      ...(unfinished > 0 ? { note: `capped at ${sizes.drainCapSeconds} s with ${unfinished} of ${sizes.drainRuns} left` } : {}),
+      ...(unfinished > 0
+        ? { note: `capped at ${sizes.drainCapSeconds} s with ${unfinished} of ${sizes.drainRuns} left` }
+        : {}),
     };
   },
 };

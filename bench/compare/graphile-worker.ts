@@ -29,12 +29,22 @@ const TUNED: WorkerPreset = {
 
 export const graphileWorkerTuned: QueueSystemFactory = {
   label: 'graphile-worker tuned',
-  create: () => new GraphileWorkerSystem('tuned', TUNED, 'concurrentJobs 24, maxPoolSize 25, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, preparedStatements on, pollInterval 0.5 s'),
+  create: () =>
+    new GraphileWorkerSystem(
+      'tuned',
+      TUNED,
+      'concurrentJobs 24, maxPoolSize 25, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0, preparedStatements on, pollInterval 0.5 s',
+    ),
 };
 
 export const graphileWorkerDefaults: QueueSystemFactory = {
   label: 'graphile-worker defaults',
-  create: () => new GraphileWorkerSystem('defaults', {}, 'defaults: concurrentJobs 1, maxPoolSize 10, no local queue, one completion per job, pollInterval 2 s (+ LISTEN/NOTIFY)'),
+  create: () =>
+    new GraphileWorkerSystem(
+      'defaults',
+      {},
+      'defaults: concurrentJobs 1, maxPoolSize 10, no local queue, one completion per job, pollInterval 2 s (+ LISTEN/NOTIFY)',
+    ),
 };
 
 class GraphileWorkerSystem implements QueueSystem {
@@ -61,7 +71,14 @@ class GraphileWorkerSystem implements QueueSystem {
 
   async enqueue(runs: readonly BenchRun[]): Promise<void> {
     // addJobs is one add_jobs() call: graphile-worker's bulk insert.
-    await this.utils!.addJobs(runs.map((run) => ({ identifier: TASK, payload: run.payload, maxAttempts: 1, ...(run.runAt === undefined ? {} : { runAt: run.runAt }) })));
+    await this.utils!.addJobs(
+      runs.map((run) => ({
+        identifier: TASK,
+        payload: run.payload,
+        maxAttempts: 1,
+        ...(run.runAt === undefined ? {} : { runAt: run.runAt }),
+      })),
+    );
   }
 
   async startWorkers(onHandlerStart: OnHandlerStart): Promise<void> {
@@ -75,7 +92,9 @@ class GraphileWorkerSystem implements QueueSystem {
 
   async countUnfinished(): Promise<number> {
     // Completed jobs are deleted; a failed one (maxAttempts 1) stays with attempts = max_attempts.
-    const { rows } = await this.pool!.query<{ n: string }>('SELECT count(*) AS n FROM graphile_worker._private_jobs WHERE attempts < max_attempts');
+    const { rows } = await this.pool!.query<{ n: string }>(
+      'SELECT count(*) AS n FROM graphile_worker._private_jobs WHERE attempts < max_attempts',
+    );
     return Number(rows[0]!.n);
   }
 

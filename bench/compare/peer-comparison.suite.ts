@@ -35,7 +35,9 @@ export const peerComparison: BenchSuite = {
   scenarios: [...SCENARIOS.map((s) => s.name), CEILING],
   async run(server, options) {
     const { sizes, only } = options;
-    const systems = SYSTEMS.filter((f) => options.systems === undefined || options.systems.some((name) => f.label.includes(name)));
+    const systems = SYSTEMS.filter(
+      (f) => options.systems === undefined || options.systems.some((name) => f.label.includes(name)),
+    );
     const series = await runComparison({
       server,
       scenarios: SCENARIOS.filter((s) => only === undefined || only.has(s.name)),

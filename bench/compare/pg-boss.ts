@@ -23,17 +23,33 @@ interface PgBossSettings {
  */
 const TUNED: PgBossSettings = {
   notify: true,
-  work: { batchSize: 250, localConcurrency: 4, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 },
+  work: {
+    batchSize: 250,
+    localConcurrency: 4,
+    burstWhenBatchFull: true,
+    pollingIntervalSeconds: 0.5,
+    notifyPollingIntervalSeconds: 0.5,
+  },
 };
 
 export const pgBossTuned: QueueSystemFactory = {
   label: 'pg-boss tuned',
-  create: () => new PgBossSystem('tuned', TUNED, 'localConcurrency 4 x batchSize 250, burstWhenBatchFull, pollingIntervalSeconds and notifyPollingIntervalSeconds 0.5, useListenNotify + queue notify'),
+  create: () =>
+    new PgBossSystem(
+      'tuned',
+      TUNED,
+      'localConcurrency 4 x batchSize 250, burstWhenBatchFull, pollingIntervalSeconds and notifyPollingIntervalSeconds 0.5, useListenNotify + queue notify',
+    ),
 };
 
 export const pgBossDefaults: QueueSystemFactory = {
   label: 'pg-boss defaults',
-  create: () => new PgBossSystem('defaults', { notify: false, work: {} }, 'defaults: one loop, batchSize 1, pollingIntervalSeconds 2, no NOTIFY'),
+  create: () =>
+    new PgBossSystem(
+      'defaults',
+      { notify: false, work: {} },
+      'defaults: one loop, batchSize 1, pollingIntervalSeconds 2, no NOTIFY',
+    ),
 };
 
 class PgBossSystem implements QueueSystem {
@@ -52,7 +68,9 @@ class PgBossSystem implements QueueSystem {
     const { PgBoss } = await import('pg-boss'); // ESM-only: a real dynamic import under module=node16
     const boss = new PgBoss({ connectionString: databaseUrl, useListenNotify: this.tuning.notify });
     this.boss = boss;
-    boss.on('error', (error: unknown) => process.stderr.write(`pg-boss: ${error instanceof Error ? error.message : String(error)}\n`));
+    boss.on('error', (error: unknown) =>
+      process.stderr.write(`pg-boss: ${error instanceof Error ? error.message : String(error)}\n`),
+    );
     await boss.start();
     await boss.createQueue(QUEUE, { retryLimit: 0, notify: this.tuning.notify });
     this.pool = new Pool({ connectionString: databaseUrl, max: 1, application_name: 'bench-observer' });
@@ -60,7 +78,10 @@ class PgBossSystem implements QueueSystem {
 
   async enqueue(runs: readonly BenchRun[]): Promise<void> {
     // insert() is one multi-row INSERT: pg-boss's bulk insert.
-    await this.boss!.insert(QUEUE, runs.map((run) => ({ data: run.payload, ...(run.runAt === undefined ? {} : { startAfter: run.runAt }) })));
+    await this.boss!.insert(
+      QUEUE,
+      runs.map((run) => ({ data: run.payload, ...(run.runAt === undefined ? {} : { startAfter: run.runAt }) })),
+    );
   }
 
   async startWorkers(onHandlerStart: OnHandlerStart): Promise<void> {
@@ -70,7 +91,10 @@ class PgBossSystem implements QueueSystem {
   }
 
   async countUnfinished(): Promise<number> {
-    const { rows } = await this.pool!.query<{ n: string }>(`SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry', 'active')`, [QUEUE]);
+    const { rows } = await this.pool!.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry', 'active')`,
+      [QUEUE],
+    );
     return Number(rows[0]!.n);
   }
 

@@ -34,7 +34,10 @@ export interface ComparisonPlan {
 export async function runComparison(plan: ComparisonPlan): Promise<Series[]> {
   const { server, scenarios, systems, sizes, progress } = plan;
   const series = new Map<string, Series>();
-  const seriesOf = (scenario: Pick<Series, 'scenario' | 'title' | 'metrics'>, who: Omit<Series, 'scenario' | 'title' | 'metrics' | 'measurements'>): Series => {
+  const seriesOf = (
+    scenario: Pick<Series, 'scenario' | 'title' | 'metrics'>,
+    who: Omit<Series, 'scenario' | 'title' | 'metrics' | 'measurements'>,
+  ): Series => {
     const key = `${scenario.scenario}/${who.label}`;
     if (!series.has(key)) series.set(key, { ...scenario, ...who, measurements: [] });
     return series.get(key)!;
@@ -43,7 +46,10 @@ export async function runComparison(plan: ComparisonPlan): Promise<Series[]> {
     const tag = `run ${repetition + 1}/${sizes.repetitions}`;
     if (plan.withCeiling) {
       const measurement = await onFreshDatabase(server, (url) => measureCeiling(url, sizes.ceilingSeconds));
-      seriesOf({ scenario: CEILING, title: 'PostgreSQL ceiling', metrics: CEILING_METRICS }, { label: 'postgresql', system: 'postgresql', config: 'plain INSERTs', settings: '8 writers, autocommit' }).measurements.push(measurement);
+      seriesOf(
+        { scenario: CEILING, title: 'PostgreSQL ceiling', metrics: CEILING_METRICS },
+        { label: 'postgresql', system: 'postgresql', config: 'plain INSERTs', settings: '8 writers, autocommit' },
+      ).measurements.push(measurement);
       progress(`${tag} ${CEILING}: ${describe(measurement)}`);
     }
     const order = systems.map((_, i) => systems[(i + repetition) % systems.length]!);
@@ -57,9 +63,14 @@ export async function runComparison(plan: ComparisonPlan): Promise<Series[]> {
           } finally {
             await system.stop();
           }
-        }).catch((error: unknown): Measurement => ({ values: {}, note: `failed: ${error instanceof Error ? error.message : String(error)}` }));
+        }).catch((error: unknown): Measurement => ({
+          values: {},
+          note: `failed: ${error instanceof Error ? error.message : String(error)}`,
+        }));
         const who = { label: factory.label, system: system.system, config: system.config, settings: system.settings };
-        seriesOf({ scenario: scenario.name, title: scenario.title, metrics: scenario.metrics }, who).measurements.push(measurement);
+        seriesOf({ scenario: scenario.name, title: scenario.title, metrics: scenario.metrics }, who).measurements.push(
+          measurement,
+        );
         progress(`${tag} ${scenario.name} ${factory.label}: ${describe(measurement)}`);
       }
     }
@@ -77,6 +88,8 @@ async function onFreshDatabase<T>(server: BenchServer, work: (url: string) => Pr
 }
 
 function describe(measurement: Measurement): string {
-  const values = Object.entries(measurement.values).map(([key, value]) => `${key} ${Math.round(value).toLocaleString('en-US')}`);
+  const values = Object.entries(measurement.values).map(
+    ([key, value]) => `${key} ${Math.round(value).toLocaleString('en-US')}`,
+  );
   return [...values, ...(measurement.note === undefined ? [] : [`(${measurement.note})`])].join(', ');
 }

@@ -13,8 +13,26 @@ export interface Sizes {
   readonly ceilingSeconds: number;
 }
 
-export const FULL: Sizes = { repetitions: 3, bulkRuns: 20_000, drainRuns: 20_000, drainCapSeconds: 30, sustainedSeconds: 20, timelinessRuns: 2_000, timelinessLeadSeconds: 5, ceilingSeconds: 5 };
-export const QUICK: Sizes = { repetitions: 1, bulkRuns: 2_000, drainRuns: 2_000, drainCapSeconds: 10, sustainedSeconds: 5, timelinessRuns: 500, timelinessLeadSeconds: 3, ceilingSeconds: 2 };
+export const FULL: Sizes = {
+  repetitions: 3,
+  bulkRuns: 20_000,
+  drainRuns: 20_000,
+  drainCapSeconds: 30,
+  sustainedSeconds: 20,
+  timelinessRuns: 2_000,
+  timelinessLeadSeconds: 5,
+  ceilingSeconds: 5,
+};
+export const QUICK: Sizes = {
+  repetitions: 1,
+  bulkRuns: 2_000,
+  drainRuns: 2_000,
+  drainCapSeconds: 10,
+  sustainedSeconds: 5,
+  timelinessRuns: 500,
+  timelinessLeadSeconds: 3,
+  ceilingSeconds: 2,
+};
 
 export interface Metric {
   readonly key: string;
@@ -55,7 +73,11 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `condition` every `everyMs` until it holds (true) or `deadline` passes (false). */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, deadline: number, everyMs = 20): Promise<boolean> {
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  deadline: number,
+  everyMs = 20,
+): Promise<boolean> {
   while (!(await condition())) {
     if (Date.now() >= deadline) return false;
     await sleep(everyMs);

@@ -36,10 +36,18 @@ export const sustained: Scenario = {
         continue;
       }
       const dueAt = Date.now();
-      await system.enqueue(Array.from({ length: BATCH }, (_, i): BenchRun => ({ payload: { n: enqueued + i, dueAt } })));
+      await system.enqueue(
+        Array.from({ length: BATCH }, (_, i): BenchRun => ({ payload: { n: enqueued + i, dueAt } })),
+      );
       enqueued += BATCH;
     }
     const seconds = (Date.now() - startedAt) / 1000;
-    return { values: { completionsPerSecond: delays.length / seconds, p50Ms: percentile(delays, 50), p99Ms: percentile(delays, 99) } };
+    return {
+      values: {
+        completionsPerSecond: delays.length / seconds,
+        p50Ms: percentile(delays, 50),
+        p99Ms: percentile(delays, 99),
+      },
+    };
   },
 };

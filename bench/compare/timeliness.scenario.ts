@@ -24,14 +24,22 @@ export const timeliness: Scenario = {
     await sleep(SETTLE_MS);
     const dueAt = new Date(Date.now() + sizes.timelinessLeadSeconds * 1000);
     await enqueueAll(system, sizes.timelinessRuns, (n) => ({ payload: { n, dueAt: dueAt.getTime() }, runAt: dueAt }));
-    if (Date.now() > dueAt.getTime()) throw new Error(`enqueueing ${sizes.timelinessRuns} runs took past their due time; raise the lead`);
+    if (Date.now() > dueAt.getTime())
+      throw new Error(`enqueueing ${sizes.timelinessRuns} runs took past their due time; raise the lead`);
     await waitUntil(() => lateness.length >= sizes.timelinessRuns, dueAt.getTime() + LATE_CAP_MS);
     const missing = sizes.timelinessRuns - lateness.length;
     // A run not started by the cap counts as late as the cap: it is at least that late.
     const all = [...lateness, ...Array.from({ length: Math.max(0, missing) }, () => LATE_CAP_MS)];
     return {
-      values: { p50Ms: percentile(all, 50), p95Ms: percentile(all, 95), p99Ms: percentile(all, 99), maxMs: Math.max(...all) },
-      ...(missing > 0 ? { note: `${missing} of ${sizes.timelinessRuns} not started ${LATE_CAP_MS / 1000} s after their due time` } : {}),
+      values: {
+        p50Ms: percentile(all, 50),
+        p95Ms: percentile(all, 95),
+        p99Ms: percentile(all, 99),
+        maxMs: Math.max(...all),
+      },
+      ...(missing > 0
+        ? { note: `${missing} of ${sizes.timelinessRuns} not started ${LATE_CAP_MS / 1000} s after their due time` }
+        : {}),
     };
   },
 };

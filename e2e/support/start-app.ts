@@ -11,10 +11,27 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-/** The real Nest application, listening on a free port, on the given database and event store (and clock: the system's unless given). */
-export async function startApp(pool: Pool, eventStore: EventStore, modules: ProcessDefinition['modules'], adminToken?: string, clock: Clock = systemClock): Promise<RunningApp> {
+/**
+ * The real Nest application, listening on a free port, on the given database and event store (and
+ * clock: the system's unless given).
+ */
+export async function startApp(
+  pool: Pool,
+  eventStore: EventStore,
+  modules: ProcessDefinition['modules'],
+  adminToken?: string,
+  clock: Clock = systemClock,
+): Promise<RunningApp> {
   const logger = new JsonLogger('error');
-  const runtime = { config: loadConfig({}), logger, clock, pool, eventStore, adminTokenHash: adminToken === undefined ? undefined : hashToken(adminToken), close: async () => undefined };
+  const runtime = {
+    config: loadConfig({}),
+    logger,
+    clock,
+    pool,
+    eventStore,
+    adminTokenHash: adminToken === undefined ? undefined : hashToken(adminToken),
+    close: async () => undefined,
+  };
   const app = await createApp(runtime, modules, logger);
   if (modules.includes(ApiModule)) setupOpenApi(app);
   await app.listen(0, '127.0.0.1');

@@ -7,7 +7,12 @@ export interface TeamClients {
 }
 
 /** As an operator would: the admin creates a team and issues its team and worker tokens for the queues. */
-export async function createTeam(baseUrl: string, adminToken: string, teamId: string, queues: readonly string[]): Promise<TeamClients> {
+export async function createTeam(
+  baseUrl: string,
+  adminToken: string,
+  teamId: string,
+  queues: readonly string[],
+): Promise<TeamClients> {
   const admin = apiClient(baseUrl, adminToken);
   const created = await admin.post('/v1/teams', { id: teamId });
   if (created.status !== 201) throw new Error(`team ${teamId} not created: ${created.status}`);

@@ -40,8 +40,11 @@ const worker = new Worker({
   workerId: `example-worker-${process.pid}`,
   logger: { info: (m, f) => log('info', m, f), warn: (m, f) => log('warn', m, f), error: (m, f) => log('error', m, f) },
   handler: async (run, { attempt, idempotencyKey }) => {
-    process.stdout.write(`${JSON.stringify({ runId: run.runId, job: run.job, attempt, idempotencyKey, payload: run.payload })}\n`);
-    if (run.payload !== null && typeof run.payload === 'object' && typeof run.payload.fail === 'string') throw new NonRetryableError(run.payload.fail);
+    process.stdout.write(
+      `${JSON.stringify({ runId: run.runId, job: run.job, attempt, idempotencyKey, payload: run.payload })}\n`,
+    );
+    if (run.payload !== null && typeof run.payload === 'object' && typeof run.payload.fail === 'string')
+      throw new NonRetryableError(run.payload.fail);
     handled += 1;
     if (handled >= exitAfter) void worker.shutdown();
   },

@@ -14,7 +14,10 @@ export async function loadCheckpoint(db: Queryable, projection: string): Promise
   const row = rows[0];
   return row === undefined
     ? undefined
-    : { version: row.version, position: { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) } };
+    : {
+        version: row.version,
+        position: { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) },
+      };
 }
 
 /** Start (or restart, for a new version) a projection from the beginning of the log. */
@@ -34,7 +37,12 @@ export async function resetCheckpoint(db: Queryable, projection: string, version
  * compare-and-set is the fence: if another runner moved it meanwhile, nothing
  * is updated and the caller rolls the batch back.
  */
-export async function advanceCheckpoint(db: Queryable, projection: string, from: LogPosition, to: LogPosition): Promise<boolean> {
+export async function advanceCheckpoint(
+  db: Queryable,
+  projection: string,
+  from: LogPosition,
+  to: LogPosition,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE projection_checkpoints
         SET commit_position = $4, prepare_position = $5, updated_at = now()

@@ -30,6 +30,17 @@ export async function upsertJobs(db: Queryable, states: readonly DefinedJob[]): 
      INSERT INTO schedule_cursors AS c (job, materialised_through, next_fire_at)
      SELECT name, NULL, CASE WHEN jsonb_typeof(definition->'schedule') = 'object' AND NOT paused THEN '-infinity'::timestamptz END FROM job
      ON CONFLICT (job) DO UPDATE SET next_fire_at = EXCLUDED.next_fire_at, updated_at = now()`,
-    [JSON.stringify(states.map((s) => ({ name: s.definition.name, team: s.definition.team, definition: s.definition, version: s.version, paused: s.paused, revision: s.revision })))],
+    [
+      JSON.stringify(
+        states.map((s) => ({
+          name: s.definition.name,
+          team: s.definition.team,
+          definition: s.definition,
+          version: s.version,
+          paused: s.paused,
+          revision: s.revision,
+        })),
+      ),
+    ],
   );
 }

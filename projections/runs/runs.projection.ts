@@ -16,12 +16,20 @@ export const runsProjection: Projection = {
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     const byRun = groupByStream(events, 'run-');
-    // Rows written through already reflect their events: only the revisions are read for those, a snapshot only for a row behind.
-    const { rows: revisions } = await db.query<{ run_id: string; revision: string }>('SELECT run_id, revision FROM runs WHERE run_id = ANY($1::text[])', [[...byRun.keys()]]);
+    // Rows written through already reflect their events: only the revisions are read for those, a snapshot only
+    // for a row behind.
+    const { rows: revisions } = await db.query<{ run_id: string; revision: string }>(
+      'SELECT run_id, revision FROM runs WHERE run_id = ANY($1::text[])',
+      [[...byRun.keys()]],
+    );
     const reflected = new Map(revisions.map((r) => [r.run_id, Number(r.revision)]));
-    for (const [runId, runEvents] of byRun) if ((reflected.get(runId) ?? -1) >= Number(runEvents[runEvents.length - 1]!.revision)) byRun.delete(runId);
+    for (const [runId, runEvents] of byRun)
+      if ((reflected.get(runId) ?? -1) >= Number(runEvents[runEvents.length - 1]!.revision)) byRun.delete(runId);
     if (byRun.size === 0) return;
-    const { rows } = await db.query<{ run_id: string; snapshot: PresentRun }>('SELECT run_id, snapshot FROM runs WHERE run_id = ANY($1::text[])', [[...byRun.keys()]]);
+    const { rows } = await db.query<{ run_id: string; snapshot: PresentRun }>(
+      'SELECT run_id, snapshot FROM runs WHERE run_id = ANY($1::text[])',
+      [[...byRun.keys()]],
+    );
     const current = new Map(rows.map((r) => [r.run_id, r.snapshot as RunSnapshot]));
     const changed: PresentRun[] = [];
     for (const [runId, runEvents] of byRun) {
@@ -51,14 +59,19 @@ export function groupByStream(events: readonly RecordedEvent[], prefix: string):
 }
 
 /** Apply the events newer than the state's revision, in order; a missing revision is a broken log. */
-export function foldFrom<State extends { revision: number }, Event>(state: State, events: readonly RecordedEvent[], id: string, step: (state: State, event: Event) => State): State {
+export function foldFrom<State extends { revision: number }, Event>(
+  state: State,
+  events: readonly RecordedEvent[],
+  id: string,
+  step: (state: State, event: Event) => State,
+): State {
   let result = state;
   for (const event of events) {
     const revision = Number(event.revision);
     if (revision <= result.revision) continue;
-    if (revision !== result.revision + 1) throw new Error(`stream of ${id}: revision ${revision} follows ${result.revision}`);
+    if (revision !== result.revision + 1)
+      throw new Error(`stream of ${id}: revision ${revision} follows ${result.revision}`);
     result = step(result, { type: event.type, data: event.data } as Event);
   }
   return result;
 }
-

@@ -71,7 +71,10 @@ export async function findRunSnapshot(db: Queryable, runId: string): Promise<Pre
 
 export async function findRunSnapshots(db: Queryable, runIds: readonly string[]): Promise<PresentRun[]> {
   if (runIds.length === 0) return [];
-  const { rows } = await db.query<{ snapshot: PresentRun }>('SELECT snapshot FROM runs WHERE run_id = ANY($1::text[])', [runIds]);
+  const { rows } = await db.query<{ snapshot: PresentRun }>(
+    'SELECT snapshot FROM runs WHERE run_id = ANY($1::text[])',
+    [runIds],
+  );
   return rows.map((r) => r.snapshot);
 }
 
@@ -81,7 +84,10 @@ export interface JobRunLimit {
   readonly leased: number;
 }
 
-/** Of these jobs, those with a run limit (jobs.run_limit: concurrency, or 1 for a non-overlapping schedule), with their leased runs now. */
+/**
+ * Of these jobs, those with a run limit (jobs.run_limit: concurrency, or 1 for a non-overlapping
+ * schedule), with their leased runs now.
+ */
 export async function findJobRunLimits(db: Queryable, jobs: readonly string[]): Promise<JobRunLimit[]> {
   if (jobs.length === 0) return [];
   const { rows } = await db.query<JobRunLimit>({
@@ -93,8 +99,14 @@ export async function findJobRunLimits(db: Queryable, jobs: readonly string[]): 
   return rows;
 }
 
-/** Rows of these runs as they are now, with the database's clock: what a command decides from after taking the runs' locks. */
-export async function findRunSnapshotsAt(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date }> {
+/**
+ * Rows of these runs as they are now, with the database's clock: what a command decides from after
+ * taking the runs' locks.
+ */
+export async function findRunSnapshotsAt(
+  db: Queryable,
+  runIds: readonly string[],
+): Promise<{ runs: PresentRun[]; now: Date }> {
   const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
     name: 'runs_snapshots_now',
     text: 'SELECT r.snapshot, now() AS db_now FROM runs r WHERE r.run_id = ANY($1::text[])',

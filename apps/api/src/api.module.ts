@@ -12,14 +12,38 @@ import { SchedulesController } from './schedules/schedules.controller';
 import { QueuesController, TeamsController } from './teams/teams.controller';
 import { WorkersController } from './workers/workers.controller';
 
-/** The REST /v1 API and the worker protocol: controllers send commands and queries; every error leaves as RFC 9457 problem details. */
+/**
+ * The REST /v1 API and the worker protocol: controllers send commands and queries; every error leaves
+ * as RFC 9457 problem details.
+ */
 @Module({
   imports: [CommandsModule],
-  controllers: [TeamsController, QueuesController, TeamQuotasController, JobsController, RunsController, WorkersController, DlqController, SchedulesController],
+  controllers: [
+    TeamsController,
+    QueuesController,
+    TeamQuotasController,
+    JobsController,
+    RunsController,
+    WorkersController,
+    DlqController,
+    SchedulesController,
+  ],
   providers: [
-    { provide: APP_FILTER, inject: [LOGGER], useFactory: (logger: JsonLogger) => new ProblemDetailsFilter(logger.child('http')) },
+    {
+      provide: APP_FILTER,
+      inject: [LOGGER],
+      useFactory: (logger: JsonLogger) => new ProblemDetailsFilter(logger.child('http')),
+    },
     // Unknown fields, wrong types and out-of-range numbers are a 400 with field-level detail.
-    { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, forbidUnknownValues: true }) },
+    {
+      provide: APP_PIPE,
+      useValue: new ValidationPipe({
+        whitelist: true,
+        forbidNonWhitelisted: true,
+        transform: true,
+        forbidUnknownValues: true,
+      }),
+    },
     AuthGuard,
   ],
 })

@@ -5,7 +5,9 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 export function setupOpenApi(app: INestApplication): void {
   const config = new DocumentBuilder()
     .setTitle('Chronicle scheduler API')
-    .setDescription('Jobs, runs, the worker protocol (lease, heartbeat, complete) and the dead-letter queue. Errors are RFC 9457 problem details.')
+    .setDescription(
+      'Jobs, runs, the worker protocol (lease, heartbeat, complete) and the dead-letter queue. Errors are RFC 9457 problem details.',
+    )
     .setVersion('1')
     .addBearerAuth()
     .addSecurityRequirements('bearer')

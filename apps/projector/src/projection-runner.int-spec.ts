@@ -16,10 +16,17 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
   afterEach(() => db.drop());
 
   const activity = async (): Promise<Array<Record<string, unknown>>> =>
-    (await db.pool.query('SELECT stream_id, category, revision::int, last_event_type FROM stream_activity ORDER BY stream_id')).rows;
+    (
+      await db.pool.query(
+        'SELECT stream_id, category, revision::int, last_event_type FROM stream_activity ORDER BY stream_id',
+      )
+    ).rows;
 
   async function writeHistory(): Promise<void> {
-    await store.appendToStream('run-1', 'no_stream', [{ type: 'RunScheduled', data: {} }, { type: 'RunLeased', data: {} }]);
+    await store.appendToStream('run-1', 'no_stream', [
+      { type: 'RunScheduled', data: {} },
+      { type: 'RunLeased', data: {} },
+    ]);
     await store.appendToStream('job-export', 'no_stream', [{ type: 'JobDefined', data: {} }]);
     await store.appendToStream('run-1', 1n, [{ type: 'RunSucceeded', data: {} }]);
     await store.appendToStream('run-2', 'no_stream', [{ type: 'RunScheduled', data: {} }]);
@@ -62,8 +69,12 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
     const crashingRunner = new ProjectionRunner(store, db.pool, crashing, logger, { batchSize: 2 });
     await expect(catchUpUntil(crashingRunner, 5)).rejects.toThrow('process died here');
     // The first batch (2 events) committed with its checkpoint; the second rolled back whole.
-    expect(await activity()).toEqual([{ stream_id: 'run-1', category: 'run', revision: 1, last_event_type: 'RunLeased' }]);
-    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 }), 3)).toBe(3);
+    expect(await activity()).toEqual([
+      { stream_id: 'run-1', category: 'run', revision: 1, last_event_type: 'RunLeased' },
+    ]);
+    expect(
+      await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 }), 3),
+    ).toBe(3);
     expect(await activity()).toEqual(expected);
   });
 
@@ -79,7 +90,9 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
 
   it('follows the live log with one active runner when two are started', async () => {
     const stop = new AbortController();
-    const runners = [1, 2].map(() => new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { retryDelayMs: 50 }).run(stop.signal));
+    const runners = [1, 2].map(() =>
+      new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { retryDelayMs: 50 }).run(stop.signal),
+    );
     try {
       await writeHistory();
       await waitFor(async () => JSON.stringify(await activity()) === JSON.stringify(expected));

@@ -50,7 +50,10 @@ export class ProjectionRunner {
         }
       } catch (err) {
         if (signal.aborted) break;
-        this.logger.error('projection batch failed; retrying from the checkpoint', { projection: this.projection.name, err: String(err) });
+        this.logger.error('projection batch failed; retrying from the checkpoint', {
+          projection: this.projection.name,
+          err: String(err),
+        });
         await delay(this.retryDelayMs, signal);
       } finally {
         await this.unlock(lockHolder);
@@ -74,7 +77,10 @@ export class ProjectionRunner {
   private async prepare(): Promise<LogPosition> {
     const stored = await loadCheckpoint(this.pool, this.projection.name);
     if (stored !== undefined && stored.version === this.projection.version) return stored.position;
-    this.logger.info('building projection from the start of the log', { projection: this.projection.name, version: this.projection.version });
+    this.logger.info('building projection from the start of the log', {
+      projection: this.projection.name,
+      version: this.projection.version,
+    });
     await withTransaction(this.pool, async (tx) => {
       await this.projection.reset(tx);
       await resetCheckpoint(tx, this.projection.name, this.projection.version);
@@ -88,16 +94,18 @@ export class ProjectionRunner {
     const relevant = types === 'all' ? batch : batch.filter((e) => types.has(e.type));
     await withTransaction(this.pool, async (tx) => {
       if (relevant.length > 0) await this.projection.apply(tx, relevant);
-      if (!(await advanceCheckpoint(tx, this.projection.name, from, to))) throw new CheckpointMovedError('checkpoint moved by another runner');
+      if (!(await advanceCheckpoint(tx, this.projection.name, from, to)))
+        throw new CheckpointMovedError('checkpoint moved by another runner');
     });
     return to;
   }
 
   private async tryLock(): Promise<PoolClient | undefined> {
     const client = await this.pool.connect();
-    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock(hashtextextended('projection:' || $1, 0)) AS locked", [
-      this.projection.name,
-    ]);
+    const { rows } = await client.query<{ locked: boolean }>(
+      "SELECT pg_try_advisory_lock(hashtextextended('projection:' || $1, 0)) AS locked",
+      [this.projection.name],
+    );
     if (rows[0]?.locked === true) return client;
     client.release();
     return undefined;

@@ -19,7 +19,9 @@ export class ProjectorService implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationBootstrap(): void {
     const logger = this.logger.child('projector');
-    this.running = PROJECTIONS.map((projection) => new ProjectionRunner(this.eventStore, this.pool, projection, logger).run(this.stop.signal));
+    this.running = PROJECTIONS.map((projection) =>
+      new ProjectionRunner(this.eventStore, this.pool, projection, logger).run(this.stop.signal),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

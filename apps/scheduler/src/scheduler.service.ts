@@ -1,7 +1,16 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { EventStore } from '@chronicle/event-store';
-import { type JsonLogger, type Clock, type Config, CLOCK, CONFIG, EVENT_STORE, LOGGER, PG_POOL } from '@chronicle/platform';
+import {
+  type JsonLogger,
+  type Clock,
+  type Config,
+  CLOCK,
+  CONFIG,
+  EVENT_STORE,
+  LOGGER,
+  PG_POOL,
+} from '@chronicle/platform';
 import { LeaseReaper } from './reaper/lease-reaper';
 import { Materialiser } from './materialiser/materialiser';
 import { OverlapResolver } from './overlap/overlap-resolver';
@@ -28,13 +37,22 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   onApplicationBootstrap(): void {
     const reaper = new LeaseReaper(this.eventStore, this.pool);
     const overlaps = new OverlapResolver(this.eventStore, this.pool);
-    const materialiser = new Materialiser(this.eventStore, this.pool, this.clock, this.config.materialiseLookaheadSeconds);
+    const materialiser = new Materialiser(
+      this.eventStore,
+      this.pool,
+      this.clock,
+      this.config.materialiseLookaheadSeconds,
+    );
     const log = this.logger.child('scheduler');
     let lastMaterialised = 0;
     const tick = (): void => {
       const materialise = Date.now() - lastMaterialised >= MATERIALISE_INTERVAL_MS;
       if (materialise) lastMaterialised = Date.now();
-      this.running = Promise.all([reaper.reapOnce(), materialise ? materialiser.materialiseOnce() : Promise.resolve(0), overlaps.resolveOnce()])
+      this.running = Promise.all([
+        reaper.reapOnce(),
+        materialise ? materialiser.materialiseOnce() : Promise.resolve(0),
+        overlaps.resolveOnce(),
+      ])
         .then(([reaped, scheduled, overlapping]) => {
           if (reaped > 0) log.info('expired leases reaped', { runs: reaped });
           if (overlapping > 0) log.info('overlap policy applied', { runs: overlapping });

@@ -37,7 +37,11 @@ describe('libs/domain purity rule', () => {
   let findings: string[][];
   beforeAll(() => {
     const root = path.resolve(__dirname, '../../..');
-    const output = execFileSync(process.execPath, ['-e', LINT_SAMPLES], { cwd: root, input: JSON.stringify(SAMPLES.map(([code]) => code)), encoding: 'utf8' });
+    const output = execFileSync(process.execPath, ['-e', LINT_SAMPLES], {
+      cwd: root,
+      input: JSON.stringify(SAMPLES.map(([code]) => code)),
+      encoding: 'utf8',
+    });
     findings = JSON.parse(output) as string[][];
   }, 60_000);
 

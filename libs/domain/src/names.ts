@@ -29,7 +29,8 @@ export function parseRunId(value: string): string {
 }
 
 export function parseIdempotencyKey(value: string | undefined): string | undefined {
-  if (value !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(value)) throw new DomainError('validation-error', `Idempotency-Key must be ${IDEMPOTENCY_KEY_RULE}`);
+  if (value !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(value))
+    throw new DomainError('validation-error', `Idempotency-Key must be ${IDEMPOTENCY_KEY_RULE}`);
   return value;
 }
 
@@ -37,6 +38,10 @@ export function parseIdempotencyKey(value: string | undefined): string | undefin
 export function splitAction<A extends string>(value: string, actions: readonly A[]): { name: string; action: A } {
   const colon = value.lastIndexOf(':');
   const action = actions.find((a) => a === value.slice(colon + 1));
-  if (colon <= 0 || action === undefined) throw new DomainError('not-found', `no such method :${value.slice(colon + 1)}; expected one of ${actions.map((a) => `:${a}`).join(', ')}`);
+  if (colon <= 0 || action === undefined)
+    throw new DomainError(
+      'not-found',
+      `no such method :${value.slice(colon + 1)}; expected one of ${actions.map((a) => `:${a}`).join(', ')}`,
+    );
   return { name: parseName(value.slice(0, colon), 'name'), action };
 }

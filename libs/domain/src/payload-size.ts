@@ -6,7 +6,11 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /** A payload over the limit is refused (413 payload-too-large), measured as the JSON the log stores. */
 export function assertPayloadSize(payload: unknown): void {
   const bytes = payload === undefined ? 0 : utf8Length(JSON.stringify(payload));
-  if (bytes > MAX_PAYLOAD_BYTES) throw new DomainError('payload-too-large', `the payload is ${bytes} bytes; at most ${MAX_PAYLOAD_BYTES} are allowed`);
+  if (bytes > MAX_PAYLOAD_BYTES)
+    throw new DomainError(
+      'payload-too-large',
+      `the payload is ${bytes} bytes; at most ${MAX_PAYLOAD_BYTES} are allowed`,
+    );
 }
 
 /** UTF-8 length without encoding (JSON.stringify leaves no lone surrogates). */

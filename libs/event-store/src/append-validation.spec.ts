@@ -24,7 +24,19 @@ describe('append validation', () => {
       ],
       /appears twice/,
     ],
-    [[{ streamId: 's', expected: 'any', events: [{ id: '6f1c1f4e-8f0e-4b43-9a57-0b1f2f7c9d10', type: 'A', data: {} }, { id: '6F1C1F4E-8F0E-4B43-9A57-0B1F2F7C9D10', type: 'B', data: {} }] }], /id .* appears twice/],
+    [
+      [
+        {
+          streamId: 's',
+          expected: 'any',
+          events: [
+            { id: '6f1c1f4e-8f0e-4b43-9a57-0b1f2f7c9d10', type: 'A', data: {} },
+            { id: '6F1C1F4E-8F0E-4B43-9A57-0B1F2F7C9D10', type: 'B', data: {} },
+          ],
+        },
+      ],
+      /id .* appears twice/,
+    ],
   ] as const)('refuses a malformed append %#', (appends, message) => {
     expect(() => prepareAppends(appends as never)).toThrow(message);
   });

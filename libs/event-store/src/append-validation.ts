@@ -23,10 +23,12 @@ export function prepareAppends(appends: readonly StreamAppend[]): PreparedAppend
   const seen = new Set<string>();
   const ids = new Set<string>();
   return appends.map(({ streamId, expected, events }) => {
-    if (typeof streamId !== 'string' || streamId === '') throw new InvalidAppendError('stream id must be a non-empty string');
+    if (typeof streamId !== 'string' || streamId === '')
+      throw new InvalidAppendError('stream id must be a non-empty string');
     if (seen.has(streamId)) throw new InvalidAppendError(`stream ${streamId} appears twice in one append`);
     seen.add(streamId);
-    if (typeof expected === 'bigint' && expected < 0n) throw new InvalidAppendError(`expected revision ${expected} is negative`);
+    if (typeof expected === 'bigint' && expected < 0n)
+      throw new InvalidAppendError(`expected revision ${expected} is negative`);
     if (events.length === 0) throw new InvalidAppendError(`no events for stream ${streamId}`);
     const prepared = events.map(prepareEvent);
     for (const { id } of prepared) {
@@ -38,10 +40,17 @@ export function prepareAppends(appends: readonly StreamAppend[]): PreparedAppend
 }
 
 function prepareEvent(event: EventToAppend): PreparedEvent {
-  if (event.id !== undefined && !UUID.test(event.id)) throw new InvalidAppendError(`event id ${event.id} is not a UUID`);
-  if (typeof event.type !== 'string' || event.type === '') throw new InvalidAppendError('event type must be a non-empty string');
+  if (event.id !== undefined && !UUID.test(event.id))
+    throw new InvalidAppendError(`event id ${event.id} is not a UUID`);
+  if (typeof event.type !== 'string' || event.type === '')
+    throw new InvalidAppendError('event type must be a non-empty string');
   if (event.data === undefined) throw new InvalidAppendError(`event ${event.type} has no data`);
-  return { id: (event.id ?? uuidV7()).toLowerCase(), type: event.type, data: event.data, metadata: event.metadata ?? {} };
+  return {
+    id: (event.id ?? uuidV7()).toLowerCase(),
+    type: event.type,
+    data: event.data,
+    metadata: event.metadata ?? {},
+  };
 }
 
 /**

@@ -16,7 +16,9 @@ export class WrongExpectedRevisionError extends EventStoreError {
     /** The stream's current revision, or 'no_stream'; undefined when the store did not say. */
     readonly actual: bigint | 'no_stream' | undefined,
   ) {
-    super(`stream ${streamId}: expected ${String(expected)}, found ${actual === undefined ? 'another revision' : String(actual)}`);
+    super(
+      `stream ${streamId}: expected ${String(expected)}, found ${actual === undefined ? 'another revision' : String(actual)}`,
+    );
     this.name = 'WrongExpectedRevisionError';
   }
 }

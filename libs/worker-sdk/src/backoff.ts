@@ -11,7 +11,11 @@ export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 5_000 };
  * "equal jitter" (between half and all of it): workers that lost the server
  * together do not come back in lockstep, and the delay still grows.
  */
-export function backoffDelayMs(failures: number, policy: BackoffPolicy = DEFAULT_BACKOFF, random: () => number = Math.random): number {
+export function backoffDelayMs(
+  failures: number,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+): number {
   const exponential = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.max(0, failures - 1));
   return exponential / 2 + (random() * exponential) / 2;
 }

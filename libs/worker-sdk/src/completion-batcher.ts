@@ -50,8 +50,12 @@ export class CompletionBatcher {
       ({ results }) =>
         batch.forEach((pending, i) => {
           const result = results[i];
-          if (result === undefined || result.runId !== pending.runId) pending.reject(new Error(`the server answered no result for run ${pending.runId}`));
-          else if (result.problem !== undefined) pending.reject(errorFromProblem(result.problem.status, result.problem as unknown as Record<string, unknown>));
+          if (result === undefined || result.runId !== pending.runId)
+            pending.reject(new Error(`the server answered no result for run ${pending.runId}`));
+          else if (result.problem !== undefined)
+            pending.reject(
+              errorFromProblem(result.problem.status, result.problem as unknown as Record<string, unknown>),
+            );
           else pending.resolve({ runId: result.runId, state: result.state ?? 'unknown' });
         }),
       (error: unknown) => batch.forEach((pending) => pending.reject(error)),

@@ -54,8 +54,14 @@ export async function errorFromResponse(response: Response): Promise<SchedulerAp
 }
 
 /** The error for a problem: the whole answer's, or one run's in a batch answer. */
-export function errorFromProblem(status: number, problem: Readonly<Record<string, unknown>>, fallbackTitle = 'error', fallbackDetail = ''): SchedulerApiError {
-  const field = (name: string): string | undefined => (typeof problem[name] === 'string' ? (problem[name] as string) : undefined);
+export function errorFromProblem(
+  status: number,
+  problem: Readonly<Record<string, unknown>>,
+  fallbackTitle = 'error',
+  fallbackDetail = '',
+): SchedulerApiError {
+  const field = (name: string): string | undefined =>
+    typeof problem[name] === 'string' ? (problem[name] as string) : undefined;
   const problemType = field('type') ?? 'about:blank';
   const title = field('title') ?? fallbackTitle;
   const detail = field('detail') ?? (field('type') === undefined ? fallbackDetail : '');

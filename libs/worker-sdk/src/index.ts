@@ -5,7 +5,25 @@
 export { SchedulerClient, type CallOptions, type SchedulerClientOptions } from './scheduler-client';
 export { Worker } from './worker';
 export { CompletionBatcher } from './completion-batcher';
-export type { RunContext, RunHandler, ShutdownOptions, WorkerClient, WorkerLogger, WorkerOptions } from './worker-options';
+export type {
+  RunContext,
+  RunHandler,
+  ShutdownOptions,
+  WorkerClient,
+  WorkerLogger,
+  WorkerOptions,
+} from './worker-options';
 export { GracePeriodOverError } from './run-execution';
 export { NonRetryableError, SchedulerApiError, STALE_LEASE_PROBLEM, StaleLeaseError } from './errors';
-export type { CompleteManyRequest, CompleteManyResponse, CompleteRequest, CompleteResponse, Problem, HeartbeatResponse, LeaseRequest, LeaseResponse, LeasedRun, RunOutcome } from './protocol';
+export type {
+  CompleteManyRequest,
+  CompleteManyResponse,
+  CompleteRequest,
+  CompleteResponse,
+  Problem,
+  HeartbeatResponse,
+  LeaseRequest,
+  LeaseResponse,
+  LeasedRun,
+  RunOutcome,
+} from './protocol';

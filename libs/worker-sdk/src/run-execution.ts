@@ -64,7 +64,12 @@ export class RunExecution {
       await settings.handler(run, this.context());
       request = { fencingToken: run.fencingToken, outcome: 'success' };
     } catch (error) {
-      request = { fencingToken: run.fencingToken, outcome: 'failure', error: describe(error), retryable: !(error instanceof NonRetryableError) };
+      request = {
+        fencingToken: run.fencingToken,
+        outcome: 'failure',
+        error: describe(error),
+        retryable: !(error instanceof NonRetryableError),
+      };
     }
     if (this.phase === 'handling') {
       this.phase = 'completing';
@@ -72,7 +77,10 @@ export class RunExecution {
       await this.complete(request);
       this.phase = 'done';
     } else {
-      settings.logger.info('result dropped: the run is no longer ours', { ...this.fields(), reason: String(this.abort.signal.reason) });
+      settings.logger.info('result dropped: the run is no longer ours', {
+        ...this.fields(),
+        reason: String(this.abort.signal.reason),
+      });
     }
     // A lost run keeps its slot until its handler returns, so the concurrency limit holds.
     this.markSettled();
@@ -106,7 +114,8 @@ export class RunExecution {
       this.heartbeat()
         .catch((error: unknown) => {
           // Anything but stale is transient: the next beat, a third of a lease later, retries.
-          if (!(error instanceof StaleLeaseError)) this.settings.logger.warn('heartbeat failed', { ...this.fields(), error: describe(error) });
+          if (!(error instanceof StaleLeaseError))
+            this.settings.logger.warn('heartbeat failed', { ...this.fields(), error: describe(error) });
         })
         .finally(() => {
           if (this.phase === 'handling') this.scheduleHeartbeat();
@@ -117,7 +126,12 @@ export class RunExecution {
   private release(reason: Error): void {
     this.phase = 'done';
     clearTimeout(this.heartbeatTimer);
-    this.settings.logger.warn(reason instanceof StaleLeaseError ? 'lease lost: aborting the handler' : 'grace period over: aborting the handler', this.fields());
+    this.settings.logger.warn(
+      reason instanceof StaleLeaseError
+        ? 'lease lost: aborting the handler'
+        : 'grace period over: aborting the handler',
+      this.fields(),
+    );
     this.abort.abort(reason);
   }
 
@@ -128,11 +142,17 @@ export class RunExecution {
         return;
       } catch (error) {
         if (error instanceof StaleLeaseError) {
-          this.settings.logger.warn('completion refused, stale lease: result dropped', { ...this.fields(), outcome: request.outcome });
+          this.settings.logger.warn('completion refused, stale lease: result dropped', {
+            ...this.fields(),
+            outcome: request.outcome,
+          });
           return;
         }
         if (attempt >= COMPLETE_ATTEMPTS || !isTransient(error)) {
-          this.settings.logger.error('could not complete the run; it runs again after its lease expires', { ...this.fields(), error: describe(error) });
+          this.settings.logger.error('could not complete the run; it runs again after its lease expires', {
+            ...this.fields(),
+            error: describe(error),
+          });
           return;
         }
         await sleep(backoffDelayMs(attempt));

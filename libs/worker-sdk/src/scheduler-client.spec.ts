@@ -18,9 +18,16 @@ describe('SchedulerClient', () => {
     const run = server.enqueue({ payload: { format: 'csv' } });
 
     const { leases } = await client.lease({ queues: ['billing'], max: 5, leaseSeconds: 30, workerId: 'w1' });
-    expect(leases).toEqual([expect.objectContaining({ runId: run.runId, fencingToken: run.fencingToken, payload: { format: 'csv' } })]);
-    await expect(client.heartbeat(run.runId, run.fencingToken, 30)).resolves.toEqual({ leaseExpiresAt: expect.any(String) });
-    await expect(client.complete(run.runId, { fencingToken: run.fencingToken, outcome: 'success' })).resolves.toEqual({ runId: run.runId, state: 'succeeded' });
+    expect(leases).toEqual([
+      expect.objectContaining({ runId: run.runId, fencingToken: run.fencingToken, payload: { format: 'csv' } }),
+    ]);
+    await expect(client.heartbeat(run.runId, run.fencingToken, 30)).resolves.toEqual({
+      leaseExpiresAt: expect.any(String),
+    });
+    await expect(client.complete(run.runId, { fencingToken: run.fencingToken, outcome: 'success' })).resolves.toEqual({
+      runId: run.runId,
+      state: 'succeeded',
+    });
     expect(server.calls.map((call) => call.body)).toEqual([
       { queues: ['billing'], max: 5, leaseSeconds: 30, workerId: 'w1' },
       { fencingToken: run.fencingToken, leaseSeconds: 30 },
@@ -34,9 +41,16 @@ describe('SchedulerClient', () => {
     const stale = run.fencingToken;
     server.reassign(run.runId);
 
-    const error: unknown = await client.complete(run.runId, { fencingToken: stale, outcome: 'success' }).catch((thrown: unknown) => thrown);
+    const error: unknown = await client
+      .complete(run.runId, { fencingToken: stale, outcome: 'success' })
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(StaleLeaseError);
-    expect(error).toMatchObject({ status: 409, problemType: '/problems/stale-lease', title: 'stale lease', detail: 'complete refused' });
+    expect(error).toMatchObject({
+      status: 409,
+      problemType: '/problems/stale-lease',
+      title: 'stale lease',
+      detail: 'complete refused',
+    });
   });
 
   it('throws SchedulerApiError for other refusals, such as a wrong token', async () => {
@@ -60,7 +74,10 @@ describe('SchedulerClient', () => {
       silent.close();
     }
     await server.close();
-    await expect(client.lease({ queues: ['billing'], max: 1 })).rejects.toMatchObject({ name: 'TypeError', message: 'fetch failed' }); // connection refused
+    await expect(client.lease({ queues: ['billing'], max: 1 })).rejects.toMatchObject({
+      name: 'TypeError',
+      message: 'fetch failed',
+    }); // connection refused
     server = await FakeSchedulerServer.start(); // for afterEach
   });
 });

@@ -1,5 +1,13 @@
 import { errorFromResponse } from './errors';
-import type { CompleteManyRequest, CompleteManyResponse, CompleteRequest, CompleteResponse, HeartbeatResponse, LeaseRequest, LeaseResponse } from './protocol';
+import type {
+  CompleteManyRequest,
+  CompleteManyResponse,
+  CompleteRequest,
+  CompleteResponse,
+  HeartbeatResponse,
+  LeaseRequest,
+  LeaseResponse,
+} from './protocol';
 
 export interface SchedulerClientOptions {
   /** Where the scheduler's API is, e.g. `https://scheduler.internal`; `/v1/...` is appended. */
@@ -41,8 +49,18 @@ export class SchedulerClient {
   }
 
   /** Extends the lease; StaleLeaseError when the token is no longer the run's current one. */
-  heartbeat(runId: string, fencingToken: number, leaseSeconds?: number, options: CallOptions = {}): Promise<HeartbeatResponse> {
-    return this.post(`/v1/runs/${encodeURIComponent(runId)}/heartbeat`, { fencingToken, leaseSeconds }, this.fetchTimeoutMs, options.signal);
+  heartbeat(
+    runId: string,
+    fencingToken: number,
+    leaseSeconds?: number,
+    options: CallOptions = {},
+  ): Promise<HeartbeatResponse> {
+    return this.post(
+      `/v1/runs/${encodeURIComponent(runId)}/heartbeat`,
+      { fencingToken, leaseSeconds },
+      this.fetchTimeoutMs,
+      options.signal,
+    );
   }
 
   /** Reports the outcome; StaleLeaseError when the run is no longer ours (the result is then dropped). */
@@ -62,7 +80,10 @@ export class SchedulerClient {
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => controller.abort(new DOMException(`no answer to POST ${path} within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`no answer to POST ${path} within ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
     try {
       const response = await fetch(this.baseUrl + path, {
         method: 'POST',

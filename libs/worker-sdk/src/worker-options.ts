@@ -34,7 +34,8 @@ export interface WorkerLogger {
  * The calls the worker makes; a SchedulerClient, or anything shaped like
  * one. With `completeMany` too, completions go in batches (CompletionBatcher).
  */
-export type WorkerClient = Pick<SchedulerClient, 'lease' | 'heartbeat' | 'complete'> & Partial<Pick<SchedulerClient, 'completeMany'>>;
+export type WorkerClient = Pick<SchedulerClient, 'lease' | 'heartbeat' | 'complete'> &
+  Partial<Pick<SchedulerClient, 'completeMany'>>;
 
 export interface WorkerOptions {
   readonly client: WorkerClient;
@@ -54,7 +55,10 @@ export interface WorkerOptions {
   readonly heartbeatIntervalMs?: number;
   /** Sent with each lease call; shows in the run's history. */
   readonly workerId?: string;
-  /** Default: warnings and errors on the console. Any object with info, warn and error fits (the server's JsonLogger, pino, ...). */
+  /**
+   * Default: warnings and errors on the console. Any object with info, warn and error fits (the
+   * server's JsonLogger, pino, ...).
+   */
   readonly logger?: WorkerLogger;
 }
 
@@ -84,9 +88,15 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   };
   const { queues, concurrency, waitSeconds, heartbeatIntervalMs } = resolved;
   if (queues.length === 0) throw new RangeError('Worker: queues must name at least one queue');
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`Worker: concurrency must be a whole number >= 1, not ${concurrency}`);
-  if (!(leaseSeconds > 0 && leaseSeconds <= 3600)) throw new RangeError(`Worker: leaseSeconds must be in (0, 3600], not ${leaseSeconds}`);
-  if (!(waitSeconds >= 0 && waitSeconds <= 30)) throw new RangeError(`Worker: waitSeconds must be in [0, 30], not ${waitSeconds}`);
-  if (!(heartbeatIntervalMs > 0 && heartbeatIntervalMs < leaseSeconds * 1000)) throw new RangeError(`Worker: heartbeatIntervalMs must be positive and shorter than the lease, not ${heartbeatIntervalMs}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new RangeError(`Worker: concurrency must be a whole number >= 1, not ${concurrency}`);
+  if (!(leaseSeconds > 0 && leaseSeconds <= 3600))
+    throw new RangeError(`Worker: leaseSeconds must be in (0, 3600], not ${leaseSeconds}`);
+  if (!(waitSeconds >= 0 && waitSeconds <= 30))
+    throw new RangeError(`Worker: waitSeconds must be in [0, 30], not ${waitSeconds}`);
+  if (!(heartbeatIntervalMs > 0 && heartbeatIntervalMs < leaseSeconds * 1000))
+    throw new RangeError(
+      `Worker: heartbeatIntervalMs must be positive and shorter than the lease, not ${heartbeatIntervalMs}`,
+    );
   return resolved;
 }

@@ -23,7 +23,10 @@ describe('Worker against a scheduler over HTTP', () => {
     await server.close();
   });
 
-  function startWorker(options: Partial<WorkerOptions> & Pick<WorkerOptions, 'handler'>): { worker: Worker; running: Promise<void> } {
+  function startWorker(options: Partial<WorkerOptions> & Pick<WorkerOptions, 'handler'>): {
+    worker: Worker;
+    running: Promise<void>;
+  } {
     const client = new SchedulerClient({ baseUrl: server.baseUrl, token: server.token });
     const worker = new Worker({ client, queues: ['billing'], logger, ...options });
     workers.push(worker);
@@ -31,7 +34,8 @@ describe('Worker against a scheduler over HTTP', () => {
   }
 
   const completed = (): number => server.callsOf('complete').filter((call) => call.status === 200).length;
-  const logged = (message: string, runId: string) => (): boolean => logger.entries.some((entry) => entry.message.startsWith(message) && entry.fields['runId'] === runId);
+  const logged = (message: string, runId: string) => (): boolean =>
+    logger.entries.some((entry) => entry.message.startsWith(message) && entry.fields['runId'] === runId);
 
   it('sends the completions of runs that finish together in one call, and one alone in a call of its own', async () => {
     const runs = Array.from({ length: 20 }, () => server.enqueue());
@@ -73,16 +77,34 @@ describe('Worker against a scheduler over HTTP', () => {
   });
 
   it('gives the handler the run payload, idempotency key, fencing token and attempt', async () => {
-    const run = server.enqueue({ idempotencyKey: 'billing.export@2026-03-15T02:00:00+01:00', attempt: 2, payload: { format: 'csv' } });
+    const run = server.enqueue({
+      idempotencyKey: 'billing.export@2026-03-15T02:00:00+01:00',
+      attempt: 2,
+      payload: { format: 'csv' },
+    });
     let seen: Record<string, unknown> | undefined;
     startWorker({
       handler: async (leased, context) => {
-        seen = { runId: leased.runId, job: leased.job, payload: leased.payload, idempotencyKey: context.idempotencyKey, fencingToken: context.fencingToken, attempt: context.attempt };
+        seen = {
+          runId: leased.runId,
+          job: leased.job,
+          payload: leased.payload,
+          idempotencyKey: context.idempotencyKey,
+          fencingToken: context.fencingToken,
+          attempt: context.attempt,
+        };
       },
     });
 
     await waitFor(() => seen !== undefined, { description: 'the handler' });
-    expect(seen).toEqual({ runId: run.runId, job: 'billing.export', payload: { format: 'csv' }, idempotencyKey: 'billing.export@2026-03-15T02:00:00+01:00', fencingToken: run.fencingToken, attempt: 2 });
+    expect(seen).toEqual({
+      runId: run.runId,
+      job: 'billing.export',
+      payload: { format: 'csv' },
+      idempotencyKey: 'billing.export@2026-03-15T02:00:00+01:00',
+      fencingToken: run.fencingToken,
+      attempt: 2,
+    });
     expect(run.fencingToken).toBeGreaterThan(0);
   });
 
@@ -120,7 +142,10 @@ describe('Worker against a scheduler over HTTP', () => {
 
   it('heartbeats about every third of the lease while a slow handler works, so the lease never lapses', async () => {
     const run = server.enqueue();
-    startWorker({ leaseSeconds: 0.45, handler: () => waitFor(() => server.callsOf('heartbeat', run.runId).length >= 3, { description: '3 heartbeats' }) });
+    startWorker({
+      leaseSeconds: 0.45,
+      handler: () => waitFor(() => server.callsOf('heartbeat', run.runId).length >= 3, { description: '3 heartbeats' }),
+    });
 
     await waitFor(() => completed() === 1, { description: 'the completion' });
     const beats = server.callsOf('heartbeat', run.runId);
@@ -129,13 +154,19 @@ describe('Worker against a scheduler over HTTP', () => {
     // A third of 450 ms, give or take; well inside the lease either way.
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(110);
     for (const gap of gaps) expect(gap).toBeLessThan(340);
-    expect(beats.map((beat) => [beat.status, beat.body])).toEqual(beats.map(() => [200, { fencingToken: run.fencingToken, leaseSeconds: 0.45 }]));
+    expect(beats.map((beat) => [beat.status, beat.body])).toEqual(
+      beats.map(() => [200, { fencingToken: run.fencingToken, leaseSeconds: 0.45 }]),
+    );
     expect(server.expiredLeases).toBe(0);
   });
 
   it('takes a heartbeat interval of its own for a whole-second lease', async () => {
     const run = server.enqueue();
-    startWorker({ leaseSeconds: 30, heartbeatIntervalMs: 100, handler: () => waitFor(() => server.callsOf('heartbeat', run.runId).length >= 3, { description: '3 heartbeats' }) });
+    startWorker({
+      leaseSeconds: 30,
+      heartbeatIntervalMs: 100,
+      handler: () => waitFor(() => server.callsOf('heartbeat', run.runId).length >= 3, { description: '3 heartbeats' }),
+    });
 
     await waitFor(() => completed() === 1, { description: 'the completion' });
     expect(server.callsOf('heartbeat', run.runId).map((beat) => beat.body['leaseSeconds'])).toEqual([30, 30, 30]);
@@ -173,22 +204,32 @@ describe('Worker against a scheduler over HTTP', () => {
     const run = server.enqueue();
     const release = gate();
     let started = false;
-    const { worker, running } = startWorker({ concurrency: 2, waitSeconds: 20, handler: async () => {
+    const { worker, running } = startWorker({
+      concurrency: 2,
+      waitSeconds: 20,
+      handler: async () => {
         started = true;
         await release.promise;
       },
     });
     let stopped = false;
     void running.then(() => (stopped = true));
-    await waitFor(() => started && server.callsOf('lease').length === 2, { description: 'the handler and a second long poll' });
+    await waitFor(() => started && server.callsOf('lease').length === 2, {
+      description: 'the handler and a second long poll',
+    });
 
     const stopping = worker.shutdown({ graceMs: 5_000 });
-    await waitFor(() => server.callsOf('lease')[1]!.clientAborted, { timeoutMs: 500, description: 'the long poll to be aborted' });
+    await waitFor(() => server.callsOf('lease')[1]!.clientAborted, {
+      timeoutMs: 500,
+      description: 'the long poll to be aborted',
+    });
     server.enqueue(); // work that arrives during the drain is not leased
     expect(stopped).toBe(false);
     release.open();
     await Promise.all([stopping, running]);
-    expect(server.callsOf('complete', run.runId).map((call) => [call.status, call.body['outcome']])).toEqual([[200, 'success']]);
+    expect(server.callsOf('complete', run.runId).map((call) => [call.status, call.body['outcome']])).toEqual([
+      [200, 'success'],
+    ]);
     expect(server.callsOf('lease')).toHaveLength(2);
   });
 
@@ -224,8 +265,14 @@ describe('Worker against a scheduler over HTTP', () => {
     const leaseCalls = server.callsOf('lease');
     expect(leaseCalls.slice(0, 4).map((call) => call.status)).toEqual([500, 500, 500, 200]);
     // 100, 200, 400 ms with equal jitter: at least half of each.
-    [50, 100, 200].forEach((least, i) => expect(leaseCalls[i + 1]!.at - leaseCalls[i]!.at).toBeGreaterThanOrEqual(least - 5));
-    expect(logger.entries.filter((entry) => entry.message.startsWith('lease failed')).map((entry) => entry.fields['failures'])).toEqual([1, 2, 3]);
+    [50, 100, 200].forEach((least, i) =>
+      expect(leaseCalls[i + 1]!.at - leaseCalls[i]!.at).toBeGreaterThanOrEqual(least - 5),
+    );
+    expect(
+      logger.entries
+        .filter((entry) => entry.message.startsWith('lease failed'))
+        .map((entry) => entry.fields['failures']),
+    ).toEqual([1, 2, 3]);
   });
 
   it('polls at most once a second when the server answers empty at once', async () => {
@@ -245,7 +292,10 @@ describe('Worker against a scheduler over HTTP', () => {
 
     process.emit('SIGTERM');
     await running;
-    await waitFor(() => server.callsOf('lease')[0]!.clientAborted, { timeoutMs: 500, description: 'the long poll to be aborted' });
+    await waitFor(() => server.callsOf('lease')[0]!.clientAborted, {
+      timeoutMs: 500,
+      description: 'the long poll to be aborted',
+    });
     expect(process.listenerCount('SIGTERM')).toBe(listeners);
   });
 });

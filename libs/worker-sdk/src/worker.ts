@@ -2,7 +2,13 @@ import { backoffDelayMs, sleep } from './backoff';
 import { CompletionBatcher } from './completion-batcher';
 import type { LeasedRun } from './protocol';
 import { RunExecution, type RunExecutionSettings } from './run-execution';
-import { resolveWorkerOptions, type ResolvedWorkerOptions, type ShutdownOptions, type WorkerClient, type WorkerOptions } from './worker-options';
+import {
+  resolveWorkerOptions,
+  type ResolvedWorkerOptions,
+  type ShutdownOptions,
+  type WorkerClient,
+  type WorkerOptions,
+} from './worker-options';
 
 /** The protocol's ceiling for one lease call. */
 const MAX_LEASES_PER_CALL = 100;
@@ -105,7 +111,10 @@ export class Worker {
       }
       const askedAt = Date.now();
       try {
-        const { leases } = await client.lease({ queues, max: Math.min(free, MAX_LEASES_PER_CALL), waitSeconds, leaseSeconds, workerId }, { signal });
+        const { leases } = await client.lease(
+          { queues, max: Math.min(free, MAX_LEASES_PER_CALL), waitSeconds, leaseSeconds, workerId },
+          { signal },
+        );
         failures = 0;
         for (const run of leases) this.start(run);
         const elapsedMs = Date.now() - askedAt;
@@ -114,7 +123,11 @@ export class Worker {
         if (signal.aborted) break; // shutdown aborted the long poll
         failures += 1;
         const delayMs = backoffDelayMs(failures);
-        logger.warn('lease failed; retrying', { failures, delayMs: Math.round(delayMs), error: error instanceof Error ? error.message : String(error) });
+        logger.warn('lease failed; retrying', {
+          failures,
+          delayMs: Math.round(delayMs),
+          error: error instanceof Error ? error.message : String(error),
+        });
         await sleep(delayMs, signal);
       }
     }
@@ -150,5 +163,9 @@ export class Worker {
 function withBatchedCompletions(client: WorkerClient): WorkerClient {
   if (client.completeMany === undefined) return client;
   const batcher = new CompletionBatcher({ completeMany: client.completeMany.bind(client) });
-  return { lease: client.lease.bind(client), heartbeat: client.heartbeat.bind(client), complete: (runId, request) => batcher.complete(runId, request) };
+  return {
+    lease: client.lease.bind(client),
+    heartbeat: client.heartbeat.bind(client),
+    complete: (runId, request) => batcher.complete(runId, request),
+  };
 }

@@ -29,7 +29,10 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  /** Workers call many times a second with one token: a token's caller is kept for a few seconds (tokens are only ever added). */
+  /**
+   * Workers call many times a second with one token: a token's caller is kept for a few seconds
+   * (tokens are only ever added).
+   */
   private async callerOf(hash: string): Promise<Caller> {
     const known = this.known.get(hash);
     if (known !== undefined && known.until > Date.now()) return known.caller;

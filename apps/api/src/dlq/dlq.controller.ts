@@ -4,7 +4,14 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { GetDeadLetter, ListDeadLetters, TransitionRun, type AttemptView } from '@chronicle/commands';
-import { NAME_PATTERN, requireTeam, splitAction, type Caller, type PresentRun, type RunDeadData } from '@chronicle/domain';
+import {
+  NAME_PATTERN,
+  requireTeam,
+  splitAction,
+  type Caller,
+  type PresentRun,
+  type RunDeadData,
+} from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
@@ -12,15 +19,23 @@ import { runView, type RunView } from '../runs/run-view';
 
 class DlqQuery {
   @ApiPropertyOptional()
-  @IsOptional() @IsString() @Matches(NAME_PATTERN, { message: 'job must be a job name' })
+  @IsOptional()
+  @IsString()
+  @Matches(NAME_PATTERN, { message: 'job must be a job name' })
   job?: string;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsString() @MaxLength(500)
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
   cursor?: string;
 
   @ApiPropertyOptional()
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(500)
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
   limit?: number;
 }
 
@@ -44,13 +59,21 @@ export class DlqController {
   ) {}
 
   @Get()
-  async list(@CurrentCaller() caller: Caller, @Query() query: DlqQuery): Promise<{ items: DeadRunView[]; nextCursor: string | null }> {
-    const page = await this.queries.execute(new ListDeadLetters(requireTeam(caller), query.job, query.cursor, query.limit ?? 50));
+  async list(
+    @CurrentCaller() caller: Caller,
+    @Query() query: DlqQuery,
+  ): Promise<{ items: DeadRunView[]; nextCursor: string | null }> {
+    const page = await this.queries.execute(
+      new ListDeadLetters(requireTeam(caller), query.job, query.cursor, query.limit ?? 50),
+    );
     return { items: page.runs.map(deadRunView), nextCursor: page.nextCursor };
   }
 
   @Get(':id')
-  async show(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<DeadRunView & { attempts: AttemptView[] }> {
+  async show(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+  ): Promise<DeadRunView & { attempts: AttemptView[] }> {
     const { run, attempts } = await this.queries.execute(new GetDeadLetter(requireTeam(caller), id));
     return { ...deadRunView(run), attempts };
   }
@@ -60,7 +83,11 @@ export class DlqController {
   @HttpCode(200)
   async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
     const { name: id, action } = splitAction(idAction, ['replay', 'discard']);
-    const run = await this.commands.execute(new TransitionRun(requireTeam(caller), id, (now) => (action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now })));
+    const run = await this.commands.execute(
+      new TransitionRun(requireTeam(caller), id, (now) =>
+        action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now },
+      ),
+    );
     return runView(run, this.clock.now());
   }
 }
@@ -68,5 +95,12 @@ export class DlqController {
 function deadRunView(run: PresentRun): DeadRunView {
   const death = run.death;
   if (death === null) throw new Error(`run ${run.definition.runId} is dead without a RunDead`);
-  return { runId: run.definition.runId, job: run.definition.job, attempt: run.attempt, reason: death.reason, lastError: death.lastError, deadAt: death.deadAt };
+  return {
+    runId: run.definition.runId,
+    job: run.definition.job,
+    attempt: run.attempt,
+    reason: death.reason,
+    lastError: death.lastError,
+    deadAt: death.deadAt,
+  };
 }

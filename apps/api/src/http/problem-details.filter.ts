@@ -33,7 +33,13 @@ const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
 
 /** A domain refusal as problem details: one answer of a batch, or the whole response's. */
 export function domainProblem(error: DomainError): ProblemDetails {
-  return { ...error.details, type: problemType(error.code), title: error.code.replace(/-/g, ' '), status: DOMAIN_STATUS[error.code], detail: error.message };
+  return {
+    ...error.details,
+    type: problemType(error.code),
+    title: error.code.replace(/-/g, ' '),
+    status: DOMAIN_STATUS[error.code],
+    detail: error.message,
+  };
 }
 
 const SLUG_BY_STATUS: Record<number, string> = {
@@ -63,7 +69,12 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     const problem: ProblemDetails = { ...this.toProblem(error), instance: request.originalUrl };
-    if (problem.status >= 500) this.logger.error('request failed', { method: request.method, path: request.path, err: error instanceof Error ? error.stack : String(error) });
+    if (problem.status >= 500)
+      this.logger.error('request failed', {
+        method: request.method,
+        path: request.path,
+        err: error instanceof Error ? error.stack : String(error),
+      });
     // 503: the database is away; 429: a quota says when (retryAfterSeconds).
     const retryAfter = problem.status === 503 ? 1 : problem['retryAfterSeconds'];
     if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
@@ -74,26 +85,50 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (error instanceof DomainError) return domainProblem(error);
     if (error instanceof EventStoreError) {
       // A conflict left after the bounded retries, or the store being away.
-      const [status, slug] = error.code === 'event-store-unavailable' ? [503, 'unavailable'] : error.code === 'invalid-append' ? [400, 'validation-error'] : [409, 'conflict'];
+      const [status, slug] =
+        error.code === 'event-store-unavailable'
+          ? [503, 'unavailable']
+          : error.code === 'invalid-append'
+            ? [400, 'validation-error']
+            : [409, 'conflict'];
       return { type: problemType(slug), title: slug.replace(/-/g, ' '), status, detail: error.message };
     }
     if (error instanceof HttpException) {
       const status = error.getStatus();
       const body = error.getResponse();
-      const message = typeof body === 'object' && body !== null && 'message' in body ? (body as { message: unknown }).message : error.message;
+      const message =
+        typeof body === 'object' && body !== null && 'message' in body
+          ? (body as { message: unknown }).message
+          : error.message;
       const detail = Array.isArray(message) ? message.join('; ') : String(message);
-      return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: HttpStatus[status]?.toString().replace(/_/g, ' ').toLowerCase() ?? 'error', status, detail };
+      return {
+        type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'),
+        title: HttpStatus[status]?.toString().replace(/_/g, ' ').toLowerCase() ?? 'error',
+        status,
+        detail,
+      };
     }
     // body-parser's errors: malformed JSON, oversized bodies, bad charsets.
     const parserError = error as { type?: unknown; status?: unknown; message?: unknown };
     if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
       const status = parserError.status;
-      const detail = parserError.type === 'entity.parse.failed' ? 'request body is not valid JSON' : String(parserError.message);
+      const detail =
+        parserError.type === 'entity.parse.failed' ? 'request body is not valid JSON' : String(parserError.message);
       return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: 'bad request', status, detail };
     }
     if (isUnavailable(error)) {
-      return { type: problemType('unavailable'), title: 'unavailable', status: 503, detail: 'the database is not reachable right now; retry shortly' };
+      return {
+        type: problemType('unavailable'),
+        title: 'unavailable',
+        status: 503,
+        detail: 'the database is not reachable right now; retry shortly',
+      };
     }
-    return { type: problemType('internal-error'), title: 'internal error', status: 500, detail: 'the server could not complete the request; it has been logged' };
+    return {
+      type: problemType('internal-error'),
+      title: 'internal error',
+      status: 500,
+      detail: 'the server could not complete the request; it has been logged',
+    };
   }
 }

@@ -2,7 +2,18 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, Use
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { EnqueueRuns, GetJob, GetRun, GetRunEvents, TransitionRun } from '@chronicle/commands';
-import { assertPayloadSize, dueTimeOf, parseIdempotencyKey, parseName, parseRunId, requireQueue, requireTeam, splitAction, type Caller, type DefinedJob } from '@chronicle/domain';
+import {
+  assertPayloadSize,
+  dueTimeOf,
+  parseIdempotencyKey,
+  parseName,
+  parseRunId,
+  requireQueue,
+  requireTeam,
+  splitAction,
+  type Caller,
+  type DefinedJob,
+} from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
@@ -35,7 +46,21 @@ export class RunsController {
     const idempotencyKey = parseIdempotencyKey(rawIdempotencyKey);
     assertPayloadSize(body.payload);
     const [result] = await this.commands.execute(
-      new EnqueueRuns(team, [{ job, request: { payload: body.payload, dueAt, ifRunning: body.ifRunning ?? 'queue', ...(idempotencyKey === undefined ? {} : { idempotencyKey }) } }], 'api'),
+      new EnqueueRuns(
+        team,
+        [
+          {
+            job,
+            request: {
+              payload: body.payload,
+              dueAt,
+              ifRunning: body.ifRunning ?? 'queue',
+              ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+            },
+          },
+        ],
+        'api',
+      ),
     );
     response.status(result!.created ? 201 : 200);
     return runView(result!.run, now);
@@ -44,7 +69,10 @@ export class RunsController {
   /** POST /v1/runs:batch (the colon is literal): up to 1,000 runs, 200 with each run and whether it was new. */
   @Post('runs\\:batch')
   @HttpCode(200)
-  async enqueueBatch(@CurrentCaller() caller: Caller, @Body() body: BatchEnqueueBody): Promise<{ runs: Array<RunView & { created: boolean }> }> {
+  async enqueueBatch(
+    @CurrentCaller() caller: Caller,
+    @Body() body: BatchEnqueueBody,
+  ): Promise<{ runs: Array<RunView & { created: boolean }> }> {
     const team = requireTeam(caller);
     const now = this.clock.now();
     const jobs = new Map<string, DefinedJob>();
@@ -56,7 +84,15 @@ export class RunsController {
     const items = body.runs.map((item, i) => {
       const dueAt = dueTimeOf(item, now, `runs[${i}]: `);
       assertPayloadSize(item.payload);
-      return { job: jobs.get(item.job)!, request: { payload: item.payload, dueAt, ifRunning: item.ifRunning ?? 'queue', ...(item.idempotencyKey === undefined ? {} : { idempotencyKey: item.idempotencyKey }) } };
+      return {
+        job: jobs.get(item.job)!,
+        request: {
+          payload: item.payload,
+          dueAt,
+          ifRunning: item.ifRunning ?? 'queue',
+          ...(item.idempotencyKey === undefined ? {} : { idempotencyKey: item.idempotencyKey }),
+        },
+      };
     });
     const results = await this.commands.execute(new EnqueueRuns(team, items, 'batch'));
     return { runs: results.map(({ run, created }) => ({ ...runView(run, now), created })) };
@@ -71,7 +107,15 @@ export class RunsController {
   @Get('runs/:id/events')
   async events(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<{ events: unknown[] }> {
     const events = await this.queries.execute(new GetRunEvents(caller, parseRunId(id)));
-    return { events: events.map((e) => ({ type: e.type, revision: Number(e.revision), recordedAt: e.recordedAt.toISOString(), data: e.data, metadata: e.metadata })) };
+    return {
+      events: events.map((e) => ({
+        type: e.type,
+        revision: Number(e.revision),
+        recordedAt: e.recordedAt.toISOString(),
+        data: e.data,
+        metadata: e.metadata,
+      })),
+    };
   }
 
   /** POST /v1/runs/{id}:cancel */
@@ -79,7 +123,9 @@ export class RunsController {
   @HttpCode(200)
   async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
     const { name } = splitAction(idAction, ['cancel']);
-    const run = await this.commands.execute(new TransitionRun(requireTeam(caller), parseRunId(name), (now) => ({ type: 'CancelRun', now })));
+    const run = await this.commands.execute(
+      new TransitionRun(requireTeam(caller), parseRunId(name), (now) => ({ type: 'CancelRun', now })),
+    );
     return runView(run, this.clock.now());
   }
 }

@@ -13,11 +13,15 @@ class PreviewBody {
   schedule!: Record<string, unknown>;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsISO8601({ strict: true, strictSeparator: true })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
   after?: string;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsInt() @Min(1) @Max(100)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100)
   count?: number;
 }
 

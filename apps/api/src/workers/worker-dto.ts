@@ -1,43 +1,76 @@
 import { Type } from 'class-transformer';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { NAME_PATTERN, RUN_ID_PATTERN } from '@chronicle/domain';
 
 export class LeaseBody {
   @ApiProperty({ type: [String] })
-  @IsArray() @ArrayNotEmpty() @ArrayMaxSize(50) @IsString({ each: true }) @Matches(NAME_PATTERN, { each: true, message: 'each queue must be a queue name' })
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @Matches(NAME_PATTERN, { each: true, message: 'each queue must be a queue name' })
   queues!: string[];
 
   @ApiProperty()
-  @IsInt() @Min(1) @Max(100)
+  @IsInt()
+  @Min(1)
+  @Max(100)
   max!: number;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsInt() @Min(0) @Max(30)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(30)
   waitSeconds?: number;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsInt() @Min(1) @Max(3600)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(3600)
   leaseSeconds?: number;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsString() @MaxLength(200)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   workerId?: string;
 }
 
 export class HeartbeatBody {
   @ApiProperty()
-  @IsInt() @Min(0)
+  @IsInt()
+  @Min(0)
   fencingToken!: number;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsInt() @Min(1) @Max(3600)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(3600)
   leaseSeconds?: number;
 }
 
 export class CompleteBody {
   @ApiProperty()
-  @IsInt() @Min(0)
+  @IsInt()
+  @Min(0)
   fencingToken!: number;
 
   @ApiProperty()
@@ -45,23 +78,31 @@ export class CompleteBody {
   outcome!: 'success' | 'failure';
 
   @ApiPropertyOptional()
-  @IsOptional() @IsString() @MaxLength(10_000)
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
   error?: string;
 
   @ApiPropertyOptional()
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   retryable?: boolean;
 }
 
 export class CompleteItemBody extends CompleteBody {
   @ApiProperty()
-  @IsString() @Matches(RUN_ID_PATTERN, { message: 'runId must be a run id' })
+  @IsString()
+  @Matches(RUN_ID_PATTERN, { message: 'runId must be a run id' })
   runId!: string;
 }
 
 /** POST /v1/runs:complete: up to 100 completions in one transaction. */
 export class CompleteManyBody {
   @ApiProperty({ type: () => [CompleteItemBody] })
-  @IsArray() @ArrayNotEmpty() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => CompleteItemBody)
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => CompleteItemBody)
   completions!: CompleteItemBody[];
 }

@@ -21,16 +21,31 @@ export class WorkersController {
     const queues = [...new Set(body.queues)];
     for (const queue of queues) requireQueue(worker, queue);
     const leases = await this.commands.execute(
-      new LeaseRuns(worker, { queues, max: body.max, waitSeconds: body.waitSeconds ?? 0, leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS, workerId: body.workerId ?? DEFAULT_WORKER_ID }),
+      new LeaseRuns(worker, {
+        queues,
+        max: body.max,
+        waitSeconds: body.waitSeconds ?? 0,
+        leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+        workerId: body.workerId ?? DEFAULT_WORKER_ID,
+      }),
     );
     return { leases };
   }
 
   @Post('runs/:id/heartbeat')
   @HttpCode(200)
-  async heartbeat(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: HeartbeatBody): Promise<{ runId: string; leaseExpiresAt: string | null }> {
+  async heartbeat(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Body() body: HeartbeatBody,
+  ): Promise<{ runId: string; leaseExpiresAt: string | null }> {
     const run = await this.commands.execute(
-      new TransitionRun(requireWorker(caller), id, (now) => ({ type: 'ExtendLease', fencingToken: body.fencingToken, leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS, now })),
+      new TransitionRun(requireWorker(caller), id, (now) => ({
+        type: 'ExtendLease',
+        fencingToken: body.fencingToken,
+        leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+        now,
+      })),
     );
     return { runId: id, leaseExpiresAt: run.lease?.expiresAt ?? null };
   }
@@ -38,24 +53,46 @@ export class WorkersController {
   /** One completion: a batch of one, its refusal (409 stale-lease, 404) the answer's status. */
   @Post('runs/:id/complete')
   @HttpCode(200)
-  async complete(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: CompleteBody): Promise<{ runId: string; state: string; retryAt: string | null }> {
+  async complete(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Body() body: CompleteBody,
+  ): Promise<{ runId: string; state: string; retryAt: string | null }> {
     const [result] = await this.commands.execute(new CompleteRuns(requireWorker(caller), [completion(id, body)]));
     if ('refused' in result!) throw result.refused;
     return result!;
   }
 
-  /** POST /v1/runs:complete (the colon is literal): up to 100 completions in one transaction; 200 with each run's state or problem. */
+  /**
+   * POST /v1/runs:complete (the colon is literal): up to 100 completions in one transaction; 200 with
+   * each run's state or problem.
+   */
   @Post('runs\\:complete')
   @HttpCode(200)
   async completeMany(
     @CurrentCaller() caller: Caller,
     @Body() body: CompleteManyBody,
-  ): Promise<{ results: Array<{ runId: string; state?: string; retryAt?: string | null; problem?: Record<string, unknown> }> }> {
-    const results = await this.commands.execute(new CompleteRuns(requireWorker(caller), body.completions.map((c) => completion(c.runId, c))));
-    return { results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)) };
+  ): Promise<{
+    results: Array<{ runId: string; state?: string; retryAt?: string | null; problem?: Record<string, unknown> }>;
+  }> {
+    const results = await this.commands.execute(
+      new CompleteRuns(
+        requireWorker(caller),
+        body.completions.map((c) => completion(c.runId, c)),
+      ),
+    );
+    return {
+      results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)),
+    };
   }
 }
 
 function completion(runId: string, body: CompleteBody): Completion {
-  return { runId, fencingToken: body.fencingToken, outcome: body.outcome, error: body.error ?? null, retryable: body.retryable ?? true };
+  return {
+    runId,
+    fencingToken: body.fencingToken,
+    outcome: body.outcome,
+    error: body.error ?? null,
+    retryable: body.retryable ?? true,
+  };
 }

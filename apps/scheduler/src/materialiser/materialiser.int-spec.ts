@@ -1,12 +1,21 @@
 import { defineNewJobs, executeStreamCommand } from '@chronicle/commands';
-import { decideJob, evolveJob, NO_JOB, type JobDefinition, type JobEvent, type JobSnapshot, jobStreamId } from '@chronicle/domain';
+import {
+  decideJob,
+  evolveJob,
+  NO_JOB,
+  type JobDefinition,
+  type JobEvent,
+  type JobSnapshot,
+  jobStreamId,
+} from '@chronicle/domain';
 import { upsertJob } from '@chronicle/projections';
 import { PostgresEventStore } from '@chronicle/event-store';
 import { type Clock, withTransaction } from '@chronicle/platform';
 import { testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { MATERIALISE_BATCH_JOBS, Materialiser } from './materialiser';
 
-const hourly = (name: string, cron = '0 * * * *'): JobDefinition => testJob({ name, schedule: { cron, timeZone: 'Europe/Berlin', jitterSeconds: 60 } });
+const hourly = (name: string, cron = '0 * * * *'): JobDefinition =>
+  testJob({ name, schedule: { cron, timeZone: 'Europe/Berlin', jitterSeconds: 60 } });
 
 /** 12:59:30 Berlin time, with the 13:00 fire time inside the 60 s lookahead. */
 const beforeTheHour = new Date('2026-06-01T10:59:30Z');
@@ -15,7 +24,9 @@ const at = (instant: Date): Clock => ({ now: () => instant });
 describe('the materialiser over many schedules', () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
-  const jobs = Array.from({ length: MATERIALISE_BATCH_JOBS * 2 + 100 }, (_, i) => hourly(`ops.fleet-${String(i).padStart(4, '0')}`));
+  const jobs = Array.from({ length: MATERIALISE_BATCH_JOBS * 2 + 100 }, (_, i) =>
+    hourly(`ops.fleet-${String(i).padStart(4, '0')}`),
+  );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -33,7 +44,10 @@ describe('the materialiser over many schedules', () => {
 
   it('materialises the top of the hour of every job in one pass, each once, spread by jitter over the minute', async () => {
     // Two schedulers at once: they take different batches (SKIP LOCKED) or meet at the same run ids.
-    const passes = await Promise.all([new Materialiser(store, db.pool, at(beforeTheHour)).materialiseOnce(), new Materialiser(store, db.pool, at(beforeTheHour)).materialiseOnce()]);
+    const passes = await Promise.all([
+      new Materialiser(store, db.pool, at(beforeTheHour)).materialiseOnce(),
+      new Materialiser(store, db.pool, at(beforeTheHour)).materialiseOnce(),
+    ]);
     expect(passes[0] + passes[1]).toBe(jobs.length);
     const runs = await runsPerJob();
     expect(runs.size).toBe(jobs.length);
@@ -49,7 +63,11 @@ describe('the materialiser over many schedules', () => {
   });
 
   it('reads no schedule while none is due, and picks each up again at its next fire time', async () => {
-    const touched = async (): Promise<number> => Number((await db.pool.query("SELECT count(*) AS n FROM schedule_cursors WHERE updated_at > now() - interval '1 hour'")).rows[0].n);
+    const touched = async (): Promise<number> =>
+      Number(
+        (await db.pool.query("SELECT count(*) AS n FROM schedule_cursors WHERE updated_at > now() - interval '1 hour'"))
+          .rows[0].n,
+      );
     await db.pool.query("UPDATE schedule_cursors SET updated_at = now() - interval '2 hours'");
     const quarterPast = new Date('2026-06-01T11:15:00Z');
     expect(await new Materialiser(store, db.pool, at(quarterPast)).materialiseOnce()).toBe(0);

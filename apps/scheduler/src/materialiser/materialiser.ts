@@ -1,6 +1,16 @@
 import type { Pool } from 'pg';
 import { newRunScheduled, scheduledRunId } from '@chronicle/commands';
-import { RUN_EVENT_SCHEMA_VERSION, type RunScheduledData, type PresentRun, ABSENT, evolve, planScheduledRuns, RUN_ALL_CAP, parseScheduleSpec, runStreamId } from '@chronicle/domain';
+import {
+  RUN_EVENT_SCHEMA_VERSION,
+  type RunScheduledData,
+  type PresentRun,
+  ABSENT,
+  evolve,
+  planScheduledRuns,
+  RUN_ALL_CAP,
+  parseScheduleSpec,
+  runStreamId,
+} from '@chronicle/domain';
 import { WrongExpectedRevisionError, type EventStore, PostgresEventStore } from '@chronicle/event-store';
 import { type Clock, withTransaction } from '@chronicle/platform';
 import { findRunSnapshots, upsertRuns } from '@chronicle/projections';
@@ -59,7 +69,11 @@ export class Materialiser {
     if (!(store instanceof PostgresEventStore)) throw new Error('the materialiser needs the PostgreSQL event store');
     const now = this.clock.now();
     return withTransaction(this.pool, async (tx) => {
-      const due = await lockDueSchedules(tx, new Date(now.getTime() + this.lookaheadSeconds * 1000), MATERIALISE_BATCH_JOBS);
+      const due = await lockDueSchedules(
+        tx,
+        new Date(now.getTime() + this.lookaheadSeconds * 1000),
+        MATERIALISE_BATCH_JOBS,
+      );
       const planned = due.map(({ definition, materialised_through }) => {
         const plan = planScheduledRuns({
           jobName: definition.name,
@@ -70,20 +84,45 @@ export class Materialiser {
           runAllCap: RUN_ALL_CAP,
         });
         const runs = plan.runs.map((run) =>
-          newRunScheduled(definition, { runId: scheduledRunId(definition.name, run.nominalAt), dueAt: run.dueAt, idempotencyKey: run.idempotencyKey, source: run.source }),
+          newRunScheduled(definition, {
+            runId: scheduledRunId(definition.name, run.nominalAt),
+            dueAt: run.dueAt,
+            idempotencyKey: run.idempotencyKey,
+            source: run.source,
+          }),
         );
         return { move: { job: definition.name, materialisedThrough: plan.cursor, nextFireAt: plan.nextFireAt }, runs };
       });
       const scheduled = planned.flatMap((p) => p.runs);
       // Backfills and a second scheduler create the same run ids: what exists stays as it is.
-      const existing = new Set((await findRunSnapshots(tx, scheduled.map((s) => s.runId))).map((r) => r.definition.runId));
+      const existing = new Set(
+        (
+          await findRunSnapshots(
+            tx,
+            scheduled.map((s) => s.runId),
+          )
+        ).map((r) => r.definition.runId),
+      );
       const fresh = scheduled.filter((s) => !existing.has(s.runId));
       if (fresh.length > 0) {
         const metadata = { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-        await store.appendWith(tx, fresh.map((data) => ({ streamId: runStreamId(data.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data, metadata }] })));
-        await upsertRuns(tx, fresh.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun));
+        await store.appendWith(
+          tx,
+          fresh.map((data) => ({
+            streamId: runStreamId(data.runId),
+            expected: 'no_stream' as const,
+            events: [{ type: 'RunScheduled', data, metadata }],
+          })),
+        );
+        await upsertRuns(
+          tx,
+          fresh.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun),
+        );
       }
-      await advanceCursors(tx, planned.map((p) => p.move));
+      await advanceCursors(
+        tx,
+        planned.map((p) => p.move),
+      );
       return { jobs: due.length, runs: fresh };
     }).catch((err: unknown) => {
       // A backfill created one of these runs after the existence check: the next pass sees it and goes on.

@@ -13,7 +13,13 @@ const POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all
 describe('overlap policies of scheduled jobs', () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
-  const jobs = POLICIES.map((policy) => testJob({ name: `ops.${policy}`, queue: `q-${policy}`, schedule: { cron: '* * * * *', timeZone: 'UTC', overlapPolicy: policy } }));
+  const jobs = POLICIES.map((policy) =>
+    testJob({
+      name: `ops.${policy}`,
+      queue: `q-${policy}`,
+      schedule: { cron: '* * * * *', timeZone: 'UTC', overlapPolicy: policy },
+    }),
+  );
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -23,15 +29,28 @@ describe('overlap policies of scheduled jobs', () => {
       db.pool,
       store,
       jobs,
-      jobs.flatMap((job) => [1, 2, 3].map((n) => ({ job, runId: `${job.name}-fire-${n}`, dueAt: new Date(minuteAgo + n * 1000), source: 'schedule' as const }))),
+      jobs.flatMap((job) =>
+        [1, 2, 3].map((n) => ({
+          job,
+          runId: `${job.name}-fire-${n}`,
+          dueAt: new Date(minuteAgo + n * 1000),
+          source: 'schedule' as const,
+        })),
+      ),
     );
   });
   afterAll(() => db?.drop());
 
   const claim = (queue: string, max = 10): Promise<string[]> =>
-    withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, { kind: 'worker', team: 'ops', queues: [queue] }, { queues: [queue], max, leaseSeconds: 60, workerId: 'w' }, DEFAULT_PRIORITY_WEIGHTS)).then(({ leases }) =>
-      leases.map((l) => l.runId.replace(/^ops\.[a-z_]+-/, '')),
-    );
+    withTransaction(db.pool, (tx) =>
+      claimReadyRuns(
+        tx,
+        store,
+        { kind: 'worker', team: 'ops', queues: [queue] },
+        { queues: [queue], max, leaseSeconds: 60, workerId: 'w' },
+        DEFAULT_PRIORITY_WEIGHTS,
+      ),
+    ).then(({ leases }) => leases.map((l) => l.runId.replace(/^ops\.[a-z_]+-/, '')));
   const cancelled = async (policy: string): Promise<Array<[string, string, string]>> =>
     (
       await db.pool.query<{ fire: string; reason: string; detail: string }>(
@@ -41,9 +60,22 @@ describe('overlap policies of scheduled jobs', () => {
       )
     ).rows.map((r) => [r.fire, r.reason, r.detail]);
   const complete = async (policy: string, fire: string): Promise<void> => {
-    const { rows } = await db.pool.query<{ token: number }>(`SELECT (snapshot->'lease'->>'fencingToken')::int AS token FROM runs WHERE run_id = $1`, [`ops.${policy}-${fire}`]);
+    const { rows } = await db.pool.query<{ token: number }>(
+      `SELECT (snapshot->'lease'->>'fencingToken')::int AS token FROM runs WHERE run_id = $1`,
+      [`ops.${policy}-${fire}`],
+    );
     const transitions = new TransitionRunHandler(store, db.pool, { now: () => new Date() }, new ReadySignal());
-    await transitions.execute(new TransitionRun({ kind: 'worker', team: 'ops', queues: [`q-${policy}`] }, `ops.${policy}-${fire}`, (now) => ({ type: 'CompleteRun', fencingToken: rows[0]!.token, outcome: 'success', error: null, retryable: true, now, draw: 0 })));
+    await transitions.execute(
+      new TransitionRun({ kind: 'worker', team: 'ops', queues: [`q-${policy}`] }, `ops.${policy}-${fire}`, (now) => ({
+        type: 'CompleteRun',
+        fencingToken: rows[0]!.token,
+        outcome: 'success',
+        error: null,
+        retryable: true,
+        now,
+        draw: 0,
+      })),
+    );
   };
 
   beforeAll(async () => {
@@ -61,7 +93,13 @@ describe('overlap policies of scheduled jobs', () => {
   });
 
   it('buffer_one: one fire waits for fire 1 to finish, the next is skipped', async () => {
-    expect(await cancelled('buffer_one')).toEqual([['fire-3', 'overlap_skipped', 'overlapPolicy buffer_one: one fire already waits for run ops.buffer_one-fire-1 to finish']]);
+    expect(await cancelled('buffer_one')).toEqual([
+      [
+        'fire-3',
+        'overlap_skipped',
+        'overlapPolicy buffer_one: one fire already waits for run ops.buffer_one-fire-1 to finish',
+      ],
+    ]);
     expect(await claim('q-buffer_one')).toEqual([]);
     await complete('buffer_one', 'fire-1');
     expect(await claim('q-buffer_one')).toEqual(['fire-2']);
@@ -78,7 +116,11 @@ describe('overlap policies of scheduled jobs', () => {
 
   it('cancel_other: the newest fire supersedes the running one, the fire between is skipped', async () => {
     expect(await cancelled('cancel_other')).toEqual([
-      ['fire-1', 'overlap_superseded', 'overlapPolicy cancel_other: superseded by the newer fire ops.cancel_other-fire-3'],
+      [
+        'fire-1',
+        'overlap_superseded',
+        'overlapPolicy cancel_other: superseded by the newer fire ops.cancel_other-fire-3',
+      ],
       ['fire-2', 'overlap_skipped', 'overlapPolicy cancel_other: a newer fire replaces this one'],
     ]);
     expect(await claim('q-cancel_other')).toEqual(['fire-3']);

@@ -22,7 +22,8 @@ export class OverlapResolver {
   /** One pass; resolves with the number of runs decided. */
   async resolveOnce(): Promise<number> {
     const store = this.eventStore;
-    if (!(store instanceof PostgresEventStore)) throw new Error('the overlap resolver needs the PostgreSQL event store');
+    if (!(store instanceof PostgresEventStore))
+      throw new Error('the overlap resolver needs the PostgreSQL event store');
     return decideLockedRunsInBatches(
       this.pool,
       store,
@@ -38,10 +39,18 @@ export class OverlapResolver {
   }
 }
 
-function decideOverlap(target: OverlapTarget, run: Parameters<typeof decide>[1], now: Date): ReturnType<typeof decide> | null {
+function decideOverlap(
+  target: OverlapTarget,
+  run: Parameters<typeof decide>[1],
+  now: Date,
+): ReturnType<typeof decide> | null {
   const command: RunCommand =
     target.action === 'supersede'
-      ? { type: 'SupersedeRun', now, detail: `overlapPolicy cancel_other: superseded by the newer fire ${target.other}` }
+      ? {
+          type: 'SupersedeRun',
+          now,
+          detail: `overlapPolicy cancel_other: superseded by the newer fire ${target.other}`,
+        }
       : { type: 'SkipOverlappingRun', now, detail: skipDetail(target) };
   try {
     return decide(command, run);
@@ -53,7 +62,8 @@ function decideOverlap(target: OverlapTarget, run: Parameters<typeof decide>[1],
 }
 
 function skipDetail(target: OverlapTarget): string {
-  if (target.policy === 'buffer_one') return `overlapPolicy buffer_one: one fire already waits for run ${target.other} to finish`;
+  if (target.policy === 'buffer_one')
+    return `overlapPolicy buffer_one: one fire already waits for run ${target.other} to finish`;
   if (target.policy === 'cancel_other') return 'overlapPolicy cancel_other: a newer fire replaces this one';
   return `overlapPolicy skip: run ${target.other} was still running`;
 }

@@ -23,7 +23,10 @@ export async function lockExpiredLeases(db: Queryable, limit: number): Promise<s
 }
 
 /** The locked runs as they are now, with the database's clock. */
-export async function loadExpiredLeases(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date }> {
+export async function loadExpiredLeases(
+  db: Queryable,
+  runIds: readonly string[],
+): Promise<{ runs: PresentRun[]; now: Date }> {
   const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
     name: 'reap_load_expired',
     text: `SELECT r.snapshot, now() AS db_now FROM runs r

@@ -17,7 +17,14 @@ export function attemptHistory(events: readonly RecordedEvent[]): AttemptView[] 
     const current = attempts[attempts.length - 1];
     switch (event.type) {
       case 'RunLeased':
-        attempts.push({ attempt: Number(data['attempt']), workerId: (data['workerId'] as string | undefined) ?? null, startedAt: String(data['leasedAt']), endedAt: null, outcome: 'running', error: null });
+        attempts.push({
+          attempt: Number(data['attempt']),
+          workerId: (data['workerId'] as string | undefined) ?? null,
+          startedAt: String(data['leasedAt']),
+          endedAt: null,
+          outcome: 'running',
+          error: null,
+        });
         break;
       case 'RunSucceeded':
       case 'RunFailed':

@@ -12,7 +12,13 @@ export interface DlqCursor {
  * its cursor, so pages never repeat or skip. Plan: Index Scan using
  * runs_dlq_idx (team, dead_at DESC, run_id DESC), partial on dead, kept runs.
  */
-export async function listDeadRuns(db: Queryable, team: string, job: string | undefined, after: DlqCursor | undefined, limit: number): Promise<PresentRun[]> {
+export async function listDeadRuns(
+  db: Queryable,
+  team: string,
+  job: string | undefined,
+  after: DlqCursor | undefined,
+  limit: number,
+): Promise<PresentRun[]> {
   const { rows } = await db.query<{ snapshot: PresentRun }>({
     name: 'dlq_list',
     text: `SELECT r.snapshot FROM runs r

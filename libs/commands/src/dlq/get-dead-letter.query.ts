@@ -23,7 +23,8 @@ export class GetDeadLetterHandler implements IQueryHandler<GetDeadLetter> {
   async execute({ caller, runId }: GetDeadLetter): Promise<{ run: PresentRun; attempts: AttemptView[] }> {
     const { recorded, state } = await readRun(this.eventStore, runId);
     const run = visibleRun(caller, state, runId);
-    if (run.status !== 'dead' || run.discarded) throw new DomainError('not-found', `run ${runId} is not in the dead-letter queue`);
+    if (run.status !== 'dead' || run.discarded)
+      throw new DomainError('not-found', `run ${runId} is not in the dead-letter queue`);
     return { run, attempts: attemptHistory(recorded) };
   }
 }

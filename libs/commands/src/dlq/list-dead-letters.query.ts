@@ -28,10 +28,22 @@ export class ListDeadLettersHandler implements IQueryHandler<ListDeadLetters> {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async execute({ caller, job, cursor, limit }: ListDeadLetters): Promise<DeadLetterPage> {
-    const page = await listDeadRuns(this.pool, caller.team, job, cursor === undefined ? undefined : decodeCursor(cursor), limit + 1);
+    const page = await listDeadRuns(
+      this.pool,
+      caller.team,
+      job,
+      cursor === undefined ? undefined : decodeCursor(cursor),
+      limit + 1,
+    );
     const runs = page.slice(0, limit);
     const last = runs[runs.length - 1];
-    return { runs, nextCursor: page.length > limit && last?.death != null ? encodeCursor({ deadAt: last.death.deadAt, runId: last.definition.runId }) : null };
+    return {
+      runs,
+      nextCursor:
+        page.length > limit && last?.death != null
+          ? encodeCursor({ deadAt: last.death.deadAt, runId: last.definition.runId })
+          : null,
+    };
   }
 }
 
@@ -42,7 +54,8 @@ function encodeCursor(cursor: DlqCursor): string {
 function decodeCursor(value: string): DlqCursor {
   try {
     const [deadAt, runId] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof deadAt === 'string' && !Number.isNaN(Date.parse(deadAt)) && typeof runId === 'string') return { deadAt, runId };
+    if (typeof deadAt === 'string' && !Number.isNaN(Date.parse(deadAt)) && typeof runId === 'string')
+      return { deadAt, runId };
   } catch {
     // fall through to the refusal
   }

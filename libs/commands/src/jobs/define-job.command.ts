@@ -24,7 +24,13 @@ export class DefineJobHandler implements ICommandHandler<DefineJob> {
   ) {}
 
   async execute({ caller, definition }: DefineJob): Promise<{ job: DefinedJob; created: boolean }> {
-    const { state, events } = await decideOnJob(this.eventStore, this.pool, caller, definition.name, { type: 'DefineJob', definition });
-    return { job: ownJob(caller, state, definition.name), created: events.some((e) => e.type === 'JobDefined' && e.data.version === 1) };
+    const { state, events } = await decideOnJob(this.eventStore, this.pool, caller, definition.name, {
+      type: 'DefineJob',
+      definition,
+    });
+    return {
+      job: ownJob(caller, state, definition.name),
+      created: events.some((e) => e.type === 'JobDefined' && e.data.version === 1),
+    };
   }
 }

@@ -9,15 +9,31 @@ import { upsertJobs } from '@chronicle/projections';
  * For imports of whole fleets (and the schedule benchmark); a job that
  * already exists fails the batch with WrongExpectedRevisionError.
  */
-export async function defineNewJobs(tx: Queryable, store: PostgresEventStore, definitions: readonly JobDefinition[], actor: string): Promise<void> {
+export async function defineNewJobs(
+  tx: Queryable,
+  store: PostgresEventStore,
+  definitions: readonly JobDefinition[],
+  actor: string,
+): Promise<void> {
   const decided = definitions.map((definition) => {
     const events = decideJob({ type: 'DefineJob', definition }, NO_JOB);
-    return { definition, events, after: events.reduce<JobSnapshot>(evolveJob, NO_JOB) as Extract<JobSnapshot, { status: 'defined' }> };
+    return {
+      definition,
+      events,
+      after: events.reduce<JobSnapshot>(evolveJob, NO_JOB) as Extract<JobSnapshot, { status: 'defined' }>,
+    };
   });
   const metadata = { actor, schemaVersion: 1 };
   await store.appendWith(
     tx,
-    decided.map(({ definition, events }) => ({ streamId: jobStreamId(definition.name), expected: 'no_stream' as const, events: events.map((e) => ({ type: e.type, data: e.data, metadata })) })),
+    decided.map(({ definition, events }) => ({
+      streamId: jobStreamId(definition.name),
+      expected: 'no_stream' as const,
+      events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
+    })),
   );
-  await upsertJobs(tx, decided.map((d) => d.after));
+  await upsertJobs(
+    tx,
+    decided.map((d) => d.after),
+  );
 }

@@ -1,5 +1,16 @@
 import type { Pool } from 'pg';
-import { actorOf, decideJob, DomainError, foldJob, jobStreamId, type DefinedJob, type JobCommand, type JobEvent, type JobSnapshot, type TeamCaller } from '@chronicle/domain';
+import {
+  actorOf,
+  decideJob,
+  DomainError,
+  foldJob,
+  jobStreamId,
+  type DefinedJob,
+  type JobCommand,
+  type JobEvent,
+  type JobSnapshot,
+  type TeamCaller,
+} from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { upsertJob } from '@chronicle/projections';
 import { executeStreamCommand, toDomainEvent, type StreamCommandResult } from '../unit-of-work/stream-command';
@@ -7,18 +18,32 @@ import { executeStreamCommand, toDomainEvent, type StreamCommandResult } from '.
 /** Job events carry the first schema version. */
 export const JOB_EVENT_SCHEMA_VERSION = 1;
 
-/** The job as its stream says, if it is the caller's team's: another team's job reads as absent, so existence does not leak. */
+/**
+ * The job as its stream says, if it is the caller's team's: another team's job reads as absent, so
+ * existence does not leak.
+ */
 export async function loadOwnJob(eventStore: EventStore, caller: TeamCaller, name: string): Promise<DefinedJob> {
-  return ownJob(caller, foldJob((await eventStore.readStream(jobStreamId(name))).map(toDomainEvent) as JobEvent[]), name);
+  return ownJob(
+    caller,
+    foldJob((await eventStore.readStream(jobStreamId(name))).map(toDomainEvent) as JobEvent[]),
+    name,
+  );
 }
 
 export function ownJob(caller: TeamCaller, state: JobSnapshot, name: string): DefinedJob {
-  if (state.status === 'absent' || state.definition.team !== caller.team) throw new DomainError('not-found', `job ${name} not found`);
+  if (state.status === 'absent' || state.definition.team !== caller.team)
+    throw new DomainError('not-found', `job ${name} not found`);
   return state;
 }
 
 /** Load, decide, append and write the `jobs` row through, for a command on one job. */
-export function decideOnJob(eventStore: EventStore, pool: Pool, caller: TeamCaller, name: string, command: JobCommand): Promise<StreamCommandResult<JobSnapshot, JobEvent>> {
+export function decideOnJob(
+  eventStore: EventStore,
+  pool: Pool,
+  caller: TeamCaller,
+  name: string,
+  command: JobCommand,
+): Promise<StreamCommandResult<JobSnapshot, JobEvent>> {
   return executeStreamCommand<JobSnapshot, JobEvent>(eventStore, pool, {
     streamId: jobStreamId(name),
     fold: foldJob,

@@ -28,7 +28,13 @@ export class SetJobPausedHandler implements ICommandHandler<SetJobPaused> {
   async execute({ caller, name, paused }: SetJobPaused): Promise<DefinedJob> {
     await loadOwnJob(this.eventStore, caller, name);
     const now = this.clock.now();
-    const { state } = await decideOnJob(this.eventStore, this.pool, caller, name, paused ? { type: 'PauseJob', now } : { type: 'ResumeJob', now });
+    const { state } = await decideOnJob(
+      this.eventStore,
+      this.pool,
+      caller,
+      name,
+      paused ? { type: 'PauseJob', now } : { type: 'ResumeJob', now },
+    );
     return ownJob(caller, state, name);
   }
 }

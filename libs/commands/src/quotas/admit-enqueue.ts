@@ -20,18 +20,34 @@ export async function admitEnqueue(tx: Queryable, team: string, cost: number): P
   await lockTeamQuotas(tx, team);
   const state = await readQuotaState(tx, team);
   if (state === undefined) return NOTHING_TO_TAKE; // the quotas were removed while we waited
-  const bucket = state.tokens === null || state.refilled_at === null ? null : { tokens: state.tokens, refilledAt: state.refilled_at };
-  const decision = decideEnqueue({ quotas: teamQuotasOf(state), bucket, pendingRuns: state.pending_runs, cost, now: state.now });
+  const bucket =
+    state.tokens === null || state.refilled_at === null
+      ? null
+      : { tokens: state.tokens, refilledAt: state.refilled_at };
+  const decision = decideEnqueue({
+    quotas: teamQuotasOf(state),
+    bucket,
+    pendingRuns: state.pending_runs,
+    cost,
+    now: state.now,
+  });
   if (!decision.admitted) throw quotaExceeded(decision);
   const after = decision.bucket;
   return after === null ? NOTHING_TO_TAKE : () => saveTokenBucket(tx, team, after.tokens, after.refilledAt);
 }
 
 export function teamQuotasOf(row: TeamQuotasRow | undefined): TeamQuotas {
-  return { enqueueRatePerSecond: row?.enqueue_rate_per_second ?? null, enqueueBurst: row?.enqueue_burst ?? null, maxPendingRuns: row?.max_pending_runs ?? null };
+  return {
+    enqueueRatePerSecond: row?.enqueue_rate_per_second ?? null,
+    enqueueBurst: row?.enqueue_burst ?? null,
+    maxPendingRuns: row?.max_pending_runs ?? null,
+  };
 }
 
 /** quota-exceeded (429); the edge sends retryAfterSeconds as Retry-After. */
 function quotaExceeded(refusal: Extract<QuotaDecision, { admitted: false }>): DomainError {
-  return new DomainError('quota-exceeded', refusal.detail, { quota: refusal.quota, retryAfterSeconds: refusal.retryAfterSeconds });
+  return new DomainError('quota-exceeded', refusal.detail, {
+    quota: refusal.quota,
+    retryAfterSeconds: refusal.retryAfterSeconds,
+  });
 }

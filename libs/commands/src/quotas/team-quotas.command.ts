@@ -39,13 +39,20 @@ export class SetTeamQuotasHandler implements ICommandHandler<SetTeamQuotas> {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async execute({ team, quotas }: SetTeamQuotas): Promise<TeamQuotas> {
-    if (quotas.enqueueBurst !== null && quotas.enqueueRatePerSecond === null) throw new DomainError('validation-error', 'enqueueBurst needs enqueueRatePerSecond', { field: 'enqueueBurst' });
+    if (quotas.enqueueBurst !== null && quotas.enqueueRatePerSecond === null)
+      throw new DomainError('validation-error', 'enqueueBurst needs enqueueRatePerSecond', { field: 'enqueueBurst' });
     await requireTeamExists(this.pool, team);
     await withTransaction(this.pool, async (tx) => {
       // Not in the middle of an enqueue of the team: it decided from the old quotas and writes their bucket.
       await lockTeamQuotas(tx, team);
       if (quotas.enqueueRatePerSecond === null && quotas.maxPendingRuns === null) await deleteTeamQuotas(tx, team);
-      else await upsertTeamQuotas(tx, team, { rate: quotas.enqueueRatePerSecond, burst: quotas.enqueueBurst, effectiveBurst: effectiveBurst(quotas), maxPendingRuns: quotas.maxPendingRuns });
+      else
+        await upsertTeamQuotas(tx, team, {
+          rate: quotas.enqueueRatePerSecond,
+          burst: quotas.enqueueBurst,
+          effectiveBurst: effectiveBurst(quotas),
+          maxPendingRuns: quotas.maxPendingRuns,
+        });
     });
     return quotas;
   }

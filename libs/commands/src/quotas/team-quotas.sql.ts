@@ -21,7 +21,10 @@ export interface QuotaStateRow extends TeamQuotasRow {
 }
 
 export async function findTeamQuotas(db: Queryable, team: string): Promise<TeamQuotasRow | undefined> {
-  const { rows } = await db.query<TeamQuotasRow>('SELECT enqueue_rate_per_second, enqueue_burst, max_pending_runs, tokens, refilled_at FROM team_quotas WHERE team = $1', [team]);
+  const { rows } = await db.query<TeamQuotasRow>(
+    'SELECT enqueue_rate_per_second, enqueue_burst, max_pending_runs, tokens, refilled_at FROM team_quotas WHERE team = $1',
+    [team],
+  );
   return rows[0];
 }
 
@@ -64,7 +67,11 @@ export async function saveTokenBucket(db: Queryable, team: string, tokens: numbe
  * The admin's PUT. A new rate starts with a full bucket; a changed one keeps
  * the tokens left, at most the new burst.
  */
-export async function upsertTeamQuotas(db: Queryable, team: string, quotas: { rate: number | null; burst: number | null; effectiveBurst: number | null; maxPendingRuns: number | null }): Promise<void> {
+export async function upsertTeamQuotas(
+  db: Queryable,
+  team: string,
+  quotas: { rate: number | null; burst: number | null; effectiveBurst: number | null; maxPendingRuns: number | null },
+): Promise<void> {
   await db.query(
     `INSERT INTO team_quotas AS q (team, enqueue_rate_per_second, enqueue_burst, max_pending_runs, tokens, refilled_at)
      VALUES ($1, $2, $3, $4, $5, CASE WHEN $5::double precision IS NULL THEN NULL ELSE now() END)

@@ -1,7 +1,18 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { actorOf, ABSENT, DomainError, evolve, RUN_EVENT_SCHEMA_VERSION, runStreamId, type DefinedJob, type PresentRun, type RunScheduledData, type TeamCaller } from '@chronicle/domain';
+import {
+  actorOf,
+  ABSENT,
+  DomainError,
+  evolve,
+  RUN_EVENT_SCHEMA_VERSION,
+  runStreamId,
+  type DefinedJob,
+  type PresentRun,
+  type RunScheduledData,
+  type TeamCaller,
+} from '@chronicle/domain';
 import { PostgresEventStore, uuidV7, type EventStore } from '@chronicle/event-store';
 import { withTransaction, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { findJobRunLimits, findRunSnapshots, upsertRuns } from '@chronicle/projections';
@@ -52,12 +63,25 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
   ) {}
 
   async execute({ caller, items, source }: EnqueueRuns): Promise<EnqueuedRun[]> {
-    const rejectIfRunning = [...new Set(items.filter((i) => i.request.ifRunning === 'reject').map((i) => i.job.definition.name))];
+    const rejectIfRunning = [
+      ...new Set(items.filter((i) => i.request.ifRunning === 'reject').map((i) => i.job.definition.name)),
+    ];
     const full = (await findJobRunLimits(this.pool, rejectIfRunning)).find((limit) => limit.leased >= limit.run_limit);
-    if (full !== undefined) throw new DomainError('concurrency-limit', `job ${full.job} has ${full.leased} of its ${full.run_limit} runs leased; enqueued with ifRunning: reject`);
+    if (full !== undefined)
+      throw new DomainError(
+        'concurrency-limit',
+        `job ${full.job} has ${full.leased} of its ${full.run_limit} runs leased; enqueued with ifRunning: reject`,
+      );
     const enqueued = await retryOnConflict(async () => {
       const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
-      const existing = new Map((await findRunSnapshots(this.pool, scheduled.map((s) => s.runId))).map((r) => [r.definition.runId, r]));
+      const existing = new Map(
+        (
+          await findRunSnapshots(
+            this.pool,
+            scheduled.map((s) => s.runId),
+          )
+        ).map((r) => [r.definition.runId, r]),
+      );
       const fresh = new Map<string, PresentRun>();
       for (const run of scheduled) {
         if (existing.has(run.runId) || fresh.has(run.runId)) continue;
@@ -67,7 +91,8 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       const created = new Set<string>();
       return scheduled.map(({ runId }) => {
         const run = fresh.get(runId) ?? existing.get(runId);
-        if (run === undefined || run.definition.team !== caller.team) throw new DomainError('not-found', `run ${runId} not found`);
+        if (run === undefined || run.definition.team !== caller.team)
+          throw new DomainError('not-found', `run ${runId} not found`);
         const first = fresh.has(runId) && !created.has(runId);
         created.add(runId);
         return { run, created: first };
@@ -80,7 +105,11 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
   private async appendNewRuns(caller: TeamCaller, runs: readonly PresentRun[]): Promise<void> {
     if (runs.length === 0) return;
     const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-    const appends = runs.map((run) => ({ streamId: runStreamId(run.definition.runId), expected: 'no_stream' as const, events: [{ type: 'RunScheduled', data: run.definition, metadata }] }));
+    const appends = runs.map((run) => ({
+      streamId: runStreamId(run.definition.runId),
+      expected: 'no_stream' as const,
+      events: [{ type: 'RunScheduled', data: run.definition, metadata }],
+    }));
     const store = this.eventStore;
     await withTransaction(this.pool, async (tx) => {
       // The quota check locks and reads only: es_append must come before the transaction's first write.
@@ -96,6 +125,15 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
 /** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */
 function scheduledRun(job: DefinedJob, request: EnqueueRequest, source: RunScheduledData['source']): RunScheduledData {
   const runId =
-    request.scheduled?.runId ?? (request.idempotencyKey === undefined ? `run_${uuidV7().replace(/-/g, '')}` : derivedRunId(job.definition.name, request.idempotencyKey));
-  return newRunScheduled(job.definition, { runId, dueAt: request.dueAt, payload: request.payload, idempotencyKey: request.idempotencyKey ?? runId, source: request.scheduled?.source ?? source });
+    request.scheduled?.runId ??
+    (request.idempotencyKey === undefined
+      ? `run_${uuidV7().replace(/-/g, '')}`
+      : derivedRunId(job.definition.name, request.idempotencyKey));
+  return newRunScheduled(job.definition, {
+    runId,
+    dueAt: request.dueAt,
+    payload: request.payload,
+    idempotencyKey: request.idempotencyKey ?? runId,
+    source: request.scheduled?.source ?? source,
+  });
 }

@@ -14,7 +14,13 @@ export function scheduledRunId(job: string, nominalAt: Date): string {
 /** The RunScheduled of a new run of a job: the definition's queue, priority, retry, timeout and payload. */
 export function newRunScheduled(
   definition: JobDefinition,
-  run: { readonly runId: string; readonly dueAt: Date; readonly payload?: unknown; readonly idempotencyKey: string; readonly source: RunScheduledData['source'] },
+  run: {
+    readonly runId: string;
+    readonly dueAt: Date;
+    readonly payload?: unknown;
+    readonly idempotencyKey: string;
+    readonly source: RunScheduledData['source'];
+  },
 ): RunScheduledData {
   return {
     runId: run.runId,

@@ -29,7 +29,9 @@ export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
 
   async execute({ caller, runId, command }: TransitionRun): Promise<PresentRun> {
     // Authorised on the state the command decides from: one read of the stream.
-    const { state, events } = await decideOnRun(this.eventStore, this.pool, actorOf(caller), runId, (current) => decide(command(this.clock.now()), visibleRun(caller, current, runId)));
+    const { state, events } = await decideOnRun(this.eventStore, this.pool, actorOf(caller), runId, (current) =>
+      decide(command(this.clock.now()), visibleRun(caller, current, runId)),
+    );
     const run = visibleRun(caller, state, runId);
     // A replayed run waits again: wake this process's long-polls.
     if (events.length > 0 && isWaiting(run.status)) this.ready.notify();

@@ -1,4 +1,10 @@
-import { assertUsableSchedule, scheduleFireTimes, jitterOffsetSeconds, parseScheduleSpec, type ScheduleSpec } from '@chronicle/domain';
+import {
+  assertUsableSchedule,
+  scheduleFireTimes,
+  jitterOffsetSeconds,
+  parseScheduleSpec,
+  type ScheduleSpec,
+} from '@chronicle/domain';
 
 /** Node's own IANA data: a zone is valid when Intl can format in it and knows it by that name. */
 export function isIanaTimeZone(zone: string): boolean {
@@ -28,5 +34,7 @@ export function acceptSchedule(input: unknown, now: Date): ScheduleSpec {
  */
 export function previewFireTimes(spec: ScheduleSpec, after: Date, count: number, jitterFor?: string): string[] {
   const jitter = jitterFor === undefined ? 0 : jitterOffsetSeconds(jitterFor, spec.jitterSeconds);
-  return scheduleFireTimes(spec, after, count).map((t) => new Date(t.getTime() + jitter * 1000).toISOString().replace('.000Z', 'Z'));
+  return scheduleFireTimes(spec, after, count).map((t) =>
+    new Date(t.getTime() + jitter * 1000).toISOString().replace('.000Z', 'Z'),
+  );
 }

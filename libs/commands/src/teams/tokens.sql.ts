@@ -8,12 +8,23 @@ export interface TokenRow {
 
 /** Primary-key lookup by the token's SHA-256. */
 export async function findToken(db: Queryable, tokenHash: string): Promise<TokenRow | undefined> {
-  const { rows } = await db.query<TokenRow>('SELECT kind, team, queues FROM api_tokens WHERE token_hash = $1', [tokenHash]);
+  const { rows } = await db.query<TokenRow>('SELECT kind, team, queues FROM api_tokens WHERE token_hash = $1', [
+    tokenHash,
+  ]);
   return rows[0];
 }
 
-/** A team's token grants the team its queues, in the same statement; a platform worker token (team null) grants nothing. */
-export async function insertToken(db: Queryable, tokenHash: string, kind: 'team' | 'worker', team: string | null, queues: readonly string[]): Promise<void> {
+/**
+ * A team's token grants the team its queues, in the same statement; a platform worker token (team
+ * null) grants nothing.
+ */
+export async function insertToken(
+  db: Queryable,
+  tokenHash: string,
+  kind: 'team' | 'worker',
+  team: string | null,
+  queues: readonly string[],
+): Promise<void> {
   await db.query(
     `WITH token AS (INSERT INTO api_tokens (token_hash, kind, team, queues) VALUES ($1, $2, $3, $4) RETURNING team, queues)
      INSERT INTO queue_grants (queue, team) SELECT q.queue, t.team FROM token t CROSS JOIN unnest(t.queues) AS q(queue) WHERE t.team IS NOT NULL
@@ -39,7 +50,9 @@ export async function upsertGrant(db: Queryable, queue: string, team: string, we
 }
 
 export async function findGrants(db: Queryable, queue: string): Promise<QueueGrant[]> {
-  const { rows } = await db.query<QueueGrant>('SELECT team, weight FROM queue_grants WHERE queue = $1 ORDER BY team', [queue]);
+  const { rows } = await db.query<QueueGrant>('SELECT team, weight FROM queue_grants WHERE queue = $1 ORDER BY team', [
+    queue,
+  ]);
   return rows;
 }
 

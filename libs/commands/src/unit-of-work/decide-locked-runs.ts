@@ -33,7 +33,9 @@ export async function decideLockedRunsInBatches<Context>(
       const locked = await lockAndLoad(tx, batch);
       if (locked === null) return 0;
       const { runs, now, context } = locked;
-      return (await decideAndAppendRuns(tx, store, runs, (run) => decideOne(run, now, context), { actor, schemaVersion })).length;
+      return (
+        await decideAndAppendRuns(tx, store, runs, (run) => decideOne(run, now, context), { actor, schemaVersion })
+      ).length;
     });
     decided += count;
     if (count < batch) return decided;

@@ -27,10 +27,17 @@ export async function decideAndAppendRuns(
     const events = decideOne(run);
     if (events === null || events.length === 0) continue;
     decisions.push({ after: events.reduce<RunSnapshot>(evolve, run) as PresentRun, events });
-    appends.push({ streamId: runStreamId(run.definition.runId), expected: BigInt(run.revision), events: events.map((e) => ({ type: e.type, data: e.data, metadata })) });
+    appends.push({
+      streamId: runStreamId(run.definition.runId),
+      expected: BigInt(run.revision),
+      events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
+    });
   }
   if (appends.length === 0) return [];
   await store.appendWith(tx, appends);
-  await updateRuns(tx, decisions.map((d) => d.after));
+  await updateRuns(
+    tx,
+    decisions.map((d) => d.after),
+  );
   return decisions;
 }

@@ -1,4 +1,10 @@
-import { DEFAULT_OVERLAP_POLICY, PENDING_RUN_STATES, runStreamId, STORED_RUN_STATES, WAITING_RUN_STATES } from '@chronicle/domain';
+import {
+  DEFAULT_OVERLAP_POLICY,
+  PENDING_RUN_STATES,
+  runStreamId,
+  STORED_RUN_STATES,
+  WAITING_RUN_STATES,
+} from '@chronicle/domain';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 
 /** The quoted states of a CHECK constraint or an index predicate, as PostgreSQL prints it back. */
@@ -16,10 +22,17 @@ describe('the SQL agrees with the domain', () => {
   afterAll(() => db?.drop());
 
   const indexPredicate = async (index: string): Promise<string> =>
-    (await db.pool.query<{ predicate: string }>('SELECT pg_get_expr(i.indpred, i.indrelid) AS predicate FROM pg_index i WHERE i.indexrelid = $1::regclass', [index])).rows[0]!.predicate;
+    (
+      await db.pool.query<{ predicate: string }>(
+        'SELECT pg_get_expr(i.indpred, i.indrelid) AS predicate FROM pg_index i WHERE i.indexrelid = $1::regclass',
+        [index],
+      )
+    ).rows[0]!.predicate;
 
   it('runs.state holds exactly the stored run states', async () => {
-    const { rows } = await db.pool.query<{ def: string }>("SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'runs'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'");
+    const { rows } = await db.pool.query<{ def: string }>(
+      "SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'runs'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'",
+    );
     expect(rows.map((r) => statesIn(r.def))).toEqual([sorted(STORED_RUN_STATES)]);
   });
 
@@ -42,7 +55,9 @@ describe('the SQL agrees with the domain', () => {
   });
 
   it('a schedule without an overlap policy gets the domain default', async () => {
-    const { rows } = await db.pool.query<{ policy: string }>(`SELECT job_overlap_policy('{"schedule": {"cron": "* * * * *"}}') AS policy`);
+    const { rows } = await db.pool.query<{ policy: string }>(
+      `SELECT job_overlap_policy('{"schedule": {"cron": "* * * * *"}}') AS policy`,
+    );
     expect(rows[0]!.policy).toBe(DEFAULT_OVERLAP_POLICY);
   });
 });

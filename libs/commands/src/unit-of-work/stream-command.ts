@@ -41,7 +41,11 @@ export function executeStreamCommand<State, Event extends DomainEvent>(
     if (events.length === 0) return { state, events };
     const after = command.fold([...history, ...events]);
     const revision = command.revisionOf(state);
-    const append = { streamId: command.streamId, expected: revision < 0 ? ('no_stream' as const) : BigInt(revision), events: events.map((e) => ({ type: e.type, data: e.data, metadata: command.metadata })) };
+    const append = {
+      streamId: command.streamId,
+      expected: revision < 0 ? ('no_stream' as const) : BigInt(revision),
+      events: events.map((e) => ({ type: e.type, data: e.data, metadata: command.metadata })),
+    };
     if (eventStore instanceof PostgresEventStore) {
       await withTransaction(pool, async (tx) => {
         await eventStore.appendWith(tx, [append]);

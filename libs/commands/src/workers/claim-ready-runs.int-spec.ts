@@ -14,7 +14,12 @@ describe('claims of a job with a concurrency limit', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     store = new PostgresEventStore(db.pool);
-    await seedRuns(db.pool, store, [job], [1, 2, 3].map((n) => ({ job, runId: `run_${n}`, dueAt: new Date(Date.now() - 60_000 + n) })));
+    await seedRuns(
+      db.pool,
+      store,
+      [job],
+      [1, 2, 3].map((n) => ({ job, runId: `run_${n}`, dueAt: new Date(Date.now() - 60_000 + n) })),
+    );
   });
   afterAll(() => db?.drop());
 
@@ -23,10 +28,14 @@ describe('claims of a job with a concurrency limit', () => {
     let second: Promise<unknown[]> | undefined;
     try {
       await first.query('BEGIN');
-      expect(await claimReadyRuns(first, store, caller, request(1), DEFAULT_PRIORITY_WEIGHTS).then((c) => c.leases)).toHaveLength(1);
+      expect(
+        await claimReadyRuns(first, store, caller, request(1), DEFAULT_PRIORITY_WEIGHTS).then((c) => c.leases),
+      ).toHaveLength(1);
       // Uncommitted, the first lease is invisible: the second claim sees room for two and locks the next run.
       let secondDone = false;
-      second = withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, caller, request(5), DEFAULT_PRIORITY_WEIGHTS)).then((c) => c.leases).finally(() => (secondDone = true));
+      second = withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, caller, request(5), DEFAULT_PRIORITY_WEIGHTS))
+        .then((c) => c.leases)
+        .finally(() => (secondDone = true));
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(secondDone).toBe(false);
       await first.query('COMMIT');
@@ -38,6 +47,9 @@ describe('claims of a job with a concurrency limit', () => {
     const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE event_type = 'RunLeased'");
     expect(rows[0].n).toBe(2);
     // At the limit: nothing more until a run finishes.
-    expect((await withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, caller, request(5), DEFAULT_PRIORITY_WEIGHTS))).leases).toEqual([]);
+    expect(
+      (await withTransaction(db.pool, (tx) => claimReadyRuns(tx, store, caller, request(5), DEFAULT_PRIORITY_WEIGHTS)))
+        .leases,
+    ).toEqual([]);
   });
 });

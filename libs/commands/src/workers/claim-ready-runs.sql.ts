@@ -2,7 +2,10 @@ import { PRIORITIES, WAITING_RUN_STATES, type PresentRun } from '@chronicle/doma
 import { sqlList, type PriorityWeights, type Queryable } from '@chronicle/platform';
 import { findJobRunLimits } from '@chronicle/projections';
 
-/** Whose runs a claim may take: a team's worker token its team's; a platform worker token (team null) every team granted the queues. */
+/**
+ * Whose runs a claim may take: a team's worker token its team's; a platform worker token (team null)
+ * every team granted the queues.
+ */
 export interface ClaimScope {
   readonly team: string | null;
   readonly queues: readonly string[];
@@ -13,7 +16,10 @@ export interface ClaimScope {
 /** A ready run: waiting, and due (runs_claim_idx and runs_ready_job_idx are partial on these states). */
 const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
-/** The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights, $6 runs read per team and priority), as lockReadyRuns runs it. */
+/**
+ * The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights, $6 runs
+ * read per team and priority), as lockReadyRuns runs it.
+ */
 export const CLAIM_SQL = `WITH served AS (
     SELECT q.queue, coalesce($2, g.team) AS team, coalesce(g.weight, 1) AS weight
       FROM unnest($1::text[]) AS q(queue)
@@ -111,11 +117,23 @@ export const CLAIM_SQL = `WITH served AS (
  * 511 shared buffers at 10,000 ready runs, 661 at 1,000,000; p50 16.0 vs 16.8 ms
  * for the whole claim transaction, about 6 ms of it planning this statement.
  */
-export async function lockReadyRuns(db: Queryable, scope: ClaimScope, limit: number, weights: PriorityWeights): Promise<{ runIds: string[]; capped: boolean }> {
+export async function lockReadyRuns(
+  db: Queryable,
+  scope: ClaimScope,
+  limit: number,
+  weights: PriorityWeights,
+): Promise<{ runIds: string[]; capped: boolean }> {
   const { rows } = await db.query<{ run_id: string; capped: boolean }>({
     name: 'claim_lock_ready_runs',
     text: CLAIM_SQL,
-    values: [scope.queues, scope.team, limit, PRIORITIES, PRIORITIES.map((p) => weights[p]), perGroupLimit(limit, scope.teamsServed)],
+    values: [
+      scope.queues,
+      scope.team,
+      limit,
+      PRIORITIES,
+      PRIORITIES.map((p) => weights[p]),
+      perGroupLimit(limit, scope.teamsServed),
+    ],
   });
   return { runIds: rows.map((r) => r.run_id), capped: rows.some((r) => r.capped) };
 }
@@ -146,7 +164,11 @@ export async function countTeamsServed(db: Queryable, queues: readonly string[])
  * every claim committed before the lock was granted. Resolves with the
  * runs to lease: the others are left for a later claim.
  */
-export async function withinConcurrencyLimits(db: Queryable, runs: readonly PresentRun[], limitedJobs: ReadonlySet<string>): Promise<PresentRun[]> {
+export async function withinConcurrencyLimits(
+  db: Queryable,
+  runs: readonly PresentRun[],
+  limitedJobs: ReadonlySet<string>,
+): Promise<PresentRun[]> {
   if (limitedJobs.size === 0) return [...runs];
   const jobs = [...limitedJobs].sort();
   await db.query({
@@ -167,7 +189,10 @@ export async function withinConcurrencyLimits(db: Queryable, runs: readonly Pres
  * Step 2: the locked runs' current state, read after the locks, with the
  * database's clock, and which of their jobs have a run limit.
  */
-export async function loadLockedRuns(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date; limitedJobs: Set<string> }> {
+export async function loadLockedRuns(
+  db: Queryable,
+  runIds: readonly string[],
+): Promise<{ runs: PresentRun[]; now: Date; limitedJobs: Set<string> }> {
   const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date; limited: boolean }>({
     name: 'claim_load_locked_runs',
     text: `SELECT r.snapshot, now() AS db_now, EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited FROM runs r
@@ -179,7 +204,11 @@ export async function loadLockedRuns(db: Queryable, runIds: readonly string[]): 
 }
 
 /** When the next run of these queues becomes ready: the long-poll's timer. */
-export async function nextAvailableAt(db: Queryable, queues: readonly string[], team: string | null): Promise<Date | null> {
+export async function nextAvailableAt(
+  db: Queryable,
+  queues: readonly string[],
+  team: string | null,
+): Promise<Date | null> {
   const { rows } = await db.query<{ next: Date | null }>({
     name: 'claim_next_available_at',
     text: `SELECT min(n.available_at) AS next

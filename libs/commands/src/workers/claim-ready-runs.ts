@@ -44,7 +44,17 @@ export async function claimReadyRuns(
   const leases = decisions.flatMap(({ after, events }) =>
     events.flatMap((event) =>
       event.type === 'RunLeased'
-        ? [{ runId: after.definition.runId, job: after.definition.job, attempt: event.data.attempt, idempotencyKey: after.definition.idempotencyKey, fencingToken: event.data.fencingToken, leaseExpiresAt: event.data.leaseExpiresAt, payload: after.definition.payload }]
+        ? [
+            {
+              runId: after.definition.runId,
+              job: after.definition.job,
+              attempt: event.data.attempt,
+              idempotencyKey: after.definition.idempotencyKey,
+              fencingToken: event.data.fencingToken,
+              leaseExpiresAt: event.data.leaseExpiresAt,
+              payload: after.definition.payload,
+            },
+          ]
         : [],
     ),
   );

@@ -2,7 +2,14 @@ import { randomInt } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { decide, DomainError, RUN_EVENT_SCHEMA_VERSION, type PresentRun, type RunEvent, type WorkerCaller } from '@chronicle/domain';
+import {
+  decide,
+  DomainError,
+  RUN_EVENT_SCHEMA_VERSION,
+  type PresentRun,
+  type RunEvent,
+  type WorkerCaller,
+} from '@chronicle/domain';
 import { PostgresEventStore, type EventStore } from '@chronicle/event-store';
 import { withTransaction, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
@@ -64,13 +71,17 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
           return null;
         }
       };
-      return decideAndAppendRuns(tx, store, visible, decideOne, { actor: `worker:${caller.team ?? 'platform'}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION });
+      return decideAndAppendRuns(tx, store, visible, decideOne, {
+        actor: `worker:${caller.team ?? 'platform'}`,
+        schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+      });
     });
     const after = new Map(decided.map((d) => [d.after.definition.runId, d.after]));
     if (decided.some((d) => d.after.status === 'retry_wait')) this.ready.notify();
     return completions.map(({ runId }) => {
       const run = after.get(runId);
-      if (run !== undefined) return { runId, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
+      if (run !== undefined)
+        return { runId, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
       return { runId, refused: refused.get(runId) ?? new DomainError('not-found', `run ${runId} not found`) };
     });
   }

@@ -8,7 +8,10 @@ import { findRunSnapshotsAt } from '@chronicle/projections';
  * the rows as they are under the locks, with the database's clock. Two
  * round trips for the whole batch.
  */
-export async function lockAndLoadRuns(db: Queryable, runIds: readonly string[]): Promise<{ runs: PresentRun[]; now: Date }> {
+export async function lockAndLoadRuns(
+  db: Queryable,
+  runIds: readonly string[],
+): Promise<{ runs: PresentRun[]; now: Date }> {
   await db.query({
     name: 'complete_lock_runs',
     text: 'SELECT pg_advisory_xact_lock(stream_lock_key(s)) FROM unnest($1::text[]) AS s ORDER BY s',

@@ -61,14 +61,19 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns> {
     const leases: LeasedRun[] = [];
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const wanted = { ...request, max: request.max - leases.length };
-      const claimed = await withTransaction(this.pool, (tx) => claimReadyRuns(tx, store, caller, wanted, this.config.priorityWeights, teamsServed));
+      const claimed = await withTransaction(this.pool, (tx) =>
+        claimReadyRuns(tx, store, caller, wanted, this.config.priorityWeights, teamsServed),
+      );
       leases.push(...claimed.leases);
       if (!claimed.capped || claimed.leases.length === 0) break;
     }
     return leases;
   }
 
-  /** A team's worker serves its team; a platform worker the teams granted its queues (kept a few seconds: grants change rarely). */
+  /**
+   * A team's worker serves its team; a platform worker the teams granted its queues (kept a few
+   * seconds: grants change rarely).
+   */
   private async teamsServed(caller: WorkerCaller, queues: readonly string[]): Promise<number> {
     if (caller.team !== null) return 1;
     const key = [...queues].sort().join('\u0000');

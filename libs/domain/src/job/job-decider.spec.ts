@@ -26,7 +26,9 @@ describe('job decider', () => {
 
   it("will not let a team redefine another team's job", () => {
     const state = fold(decideJob({ type: 'DefineJob', definition }, NO_JOB));
-    expect(() => decideJob({ type: 'DefineJob', definition: { ...definition, team: 'growth' } }, state)).toThrow(expect.objectContaining({ code: 'not-found' }));
+    expect(() => decideJob({ type: 'DefineJob', definition: { ...definition, team: 'growth' } }, state)).toThrow(
+      expect.objectContaining({ code: 'not-found' }),
+    );
   });
 
   it('pauses and resumes, each once, and keeps the pause across redefinitions', () => {
@@ -34,9 +36,14 @@ describe('job decider', () => {
     const paused = [...defined, ...decideJob({ type: 'PauseJob', now }, fold(defined))];
     expect(fold(paused)).toMatchObject({ paused: true });
     expect(decideJob({ type: 'PauseJob', now }, fold(paused))).toEqual([]);
-    const redefined = [...paused, ...decideJob({ type: 'DefineJob', definition: { ...definition, queue: 'other' } }, fold(paused))];
+    const redefined = [
+      ...paused,
+      ...decideJob({ type: 'DefineJob', definition: { ...definition, queue: 'other' } }, fold(paused)),
+    ];
     expect(fold(redefined)).toMatchObject({ paused: true, version: 2 });
-    expect(decideJob({ type: 'ResumeJob', now }, fold(redefined))).toEqual([{ type: 'JobResumed', data: { resumedAt: now.toISOString() } }]);
+    expect(decideJob({ type: 'ResumeJob', now }, fold(redefined))).toEqual([
+      { type: 'JobResumed', data: { resumedAt: now.toISOString() } },
+    ]);
     expect(() => decideJob({ type: 'PauseJob', now }, NO_JOB)).toThrow(expect.objectContaining({ code: 'not-found' }));
   });
 });

@@ -21,7 +21,13 @@ export type JobEvent =
 
 export type JobSnapshot =
   | { readonly status: 'absent'; readonly revision: -1 }
-  | { readonly status: 'defined'; readonly revision: number; readonly definition: JobDefinition; readonly version: number; readonly paused: boolean };
+  | {
+      readonly status: 'defined';
+      readonly revision: number;
+      readonly definition: JobDefinition;
+      readonly version: number;
+      readonly paused: boolean;
+    };
 
 export const NO_JOB: JobSnapshot = { status: 'absent', revision: -1 };
 
@@ -41,7 +47,13 @@ export function evolveJob(state: JobSnapshot, event: JobEvent): JobSnapshot {
   const revision = state.revision + 1;
   switch (event.type) {
     case 'JobDefined':
-      return { status: 'defined', revision, definition: event.data.definition, version: event.data.version, paused: state.status === 'defined' && state.paused };
+      return {
+        status: 'defined',
+        revision,
+        definition: event.data.definition,
+        version: event.data.version,
+        paused: state.status === 'defined' && state.paused,
+      };
     case 'JobPaused':
     case 'JobResumed':
       if (state.status === 'absent') throw new Error(`${event.type} before JobDefined`);
@@ -58,16 +70,24 @@ export function decideJob(command: JobCommand, state: JobSnapshot): JobEvent[] {
   switch (command.type) {
     case 'DefineJob':
       if (state.status === 'defined') {
-        if (state.definition.team !== command.definition.team) throw new DomainError('not-found', `job ${command.definition.name} not found`);
+        if (state.definition.team !== command.definition.team)
+          throw new DomainError('not-found', `job ${command.definition.name} not found`);
         if (sameDefinition(state.definition, command.definition)) return [];
       }
-      return [{ type: 'JobDefined', data: { definition: command.definition, version: state.status === 'defined' ? state.version + 1 : 1 } }];
+      return [
+        {
+          type: 'JobDefined',
+          data: { definition: command.definition, version: state.status === 'defined' ? state.version + 1 : 1 },
+        },
+      ];
     case 'PauseJob':
     case 'ResumeJob': {
       if (state.status === 'absent') throw new DomainError('not-found', 'job not found');
       const pause = command.type === 'PauseJob';
       if (state.paused === pause) return [];
-      return pause ? [{ type: 'JobPaused', data: { pausedAt: command.now.toISOString() } }] : [{ type: 'JobResumed', data: { resumedAt: command.now.toISOString() } }];
+      return pause
+        ? [{ type: 'JobPaused', data: { pausedAt: command.now.toISOString() } }]
+        : [{ type: 'JobResumed', data: { resumedAt: command.now.toISOString() } }];
     }
     default: {
       const unknown: never = command;

@@ -30,7 +30,14 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
     queue: input.queue,
     priority: input.priority ?? JOB_DEFAULTS.priority,
     timeoutSeconds: input.timeoutSeconds ?? JOB_DEFAULTS.timeoutSeconds,
-    retry: input.retry === undefined ? JOB_DEFAULTS.retry : { maxAttempts: input.retry.maxAttempts, baseSeconds: input.retry.baseSeconds, maxSeconds: input.retry.maxSeconds },
+    retry:
+      input.retry === undefined
+        ? JOB_DEFAULTS.retry
+        : {
+            maxAttempts: input.retry.maxAttempts,
+            baseSeconds: input.retry.baseSeconds,
+            maxSeconds: input.retry.maxSeconds,
+          },
     concurrency: input.concurrency ?? JOB_DEFAULTS.concurrency,
     payload: input.payload ?? JOB_DEFAULTS.payload,
     schedule: input.schedule ?? JOB_DEFAULTS.schedule,

@@ -17,7 +17,12 @@ export type QuotaName = 'enqueueRatePerSecond' | 'maxPendingRuns';
 
 export type QuotaDecision =
   | { readonly admitted: true; readonly bucket: TokenBucket | null }
-  | { readonly admitted: false; readonly quota: QuotaName; readonly retryAfterSeconds: number; readonly detail: string };
+  | {
+      readonly admitted: false;
+      readonly quota: QuotaName;
+      readonly retryAfterSeconds: number;
+      readonly detail: string;
+    };
 
 /** Pending runs drain as workers finish them; nothing predicts when, so ask again soon. */
 export const PENDING_RETRY_AFTER_SECONDS = 5;
@@ -30,10 +35,16 @@ export function effectiveBurst(quotas: TeamQuotas): number | null {
   return quotas.enqueueBurst ?? Math.max(1, Math.ceil(quotas.enqueueRatePerSecond));
 }
 
-/** The bucket at `now`: the tokens earned since its last refill, up to the burst. A clock that went back earns nothing. */
+/**
+ * The bucket at `now`: the tokens earned since its last refill, up to the burst. A clock that went
+ * back earns nothing.
+ */
 export function refillBucket(bucket: TokenBucket, ratePerSecond: number, burst: number, now: Date): TokenBucket {
   const elapsedSeconds = Math.max(0, now.getTime() - bucket.refilledAt.getTime()) / 1000;
-  return { tokens: Math.min(burst, bucket.tokens + elapsedSeconds * ratePerSecond), refilledAt: now > bucket.refilledAt ? now : bucket.refilledAt };
+  return {
+    tokens: Math.min(burst, bucket.tokens + elapsedSeconds * ratePerSecond),
+    refilledAt: now > bucket.refilledAt ? now : bucket.refilledAt,
+  };
 }
 
 /**
@@ -42,13 +53,21 @@ export function refillBucket(bucket: TokenBucket, ratePerSecond: number, burst: 
  * the quota that asks the longer wait. A request larger than a limit can
  * never pass; it is refused with a detail that says so.
  */
-export function decideEnqueue(input: { readonly quotas: TeamQuotas; readonly bucket: TokenBucket | null; readonly pendingRuns: number; readonly cost: number; readonly now: Date }): QuotaDecision {
+export function decideEnqueue(input: {
+  readonly quotas: TeamQuotas;
+  readonly bucket: TokenBucket | null;
+  readonly pendingRuns: number;
+  readonly cost: number;
+  readonly now: Date;
+}): QuotaDecision {
   const { quotas, cost, now } = input;
   const refusals: Array<Extract<QuotaDecision, { admitted: false }>> = [];
   const max = quotas.maxPendingRuns;
   if (max !== null && input.pendingRuns + cost > max) {
     const detail =
-      cost > max ? `${cost} runs are more than the team's maxPendingRuns of ${max}; send at most ${max} at a time` : `the team has ${input.pendingRuns} pending runs of its maxPendingRuns of ${max}; ${cost} more do not fit`;
+      cost > max
+        ? `${cost} runs are more than the team's maxPendingRuns of ${max}; send at most ${max} at a time`
+        : `the team has ${input.pendingRuns} pending runs of its maxPendingRuns of ${max}; ${cost} more do not fit`;
     refusals.push({ admitted: false, quota: 'maxPendingRuns', retryAfterSeconds: PENDING_RETRY_AFTER_SECONDS, detail });
   }
   const rate = quotas.enqueueRatePerSecond;

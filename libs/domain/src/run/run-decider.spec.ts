@@ -31,8 +31,21 @@ function run(...commands: RunCommand[]): RunEvent[] {
   return history;
 }
 const schedule: RunCommand = { type: 'ScheduleRun', run: scheduled };
-const lease = (seconds: number, leaseSeconds = 30): RunCommand => ({ type: 'LeaseRun', workerId: 'w1', leaseSeconds, now: at(seconds) });
-const fail = (seconds: number, fencingToken: number, retryable = true, draw = 0.5): RunCommand => ({ type: 'CompleteRun', fencingToken, outcome: 'failure', error: 'boom', retryable, now: at(seconds), draw });
+const lease = (seconds: number, leaseSeconds = 30): RunCommand => ({
+  type: 'LeaseRun',
+  workerId: 'w1',
+  leaseSeconds,
+  now: at(seconds),
+});
+const fail = (seconds: number, fencingToken: number, retryable = true, draw = 0.5): RunCommand => ({
+  type: 'CompleteRun',
+  fencingToken,
+  outcome: 'failure',
+  error: 'boom',
+  retryable,
+  now: at(seconds),
+  draw,
+});
 
 describe('run decider', () => {
   it('schedules a run once; a second schedule is an invalid transition', () => {
@@ -43,12 +56,20 @@ describe('run decider', () => {
   it('leases a due run with the next revision as fencing token and the attempt counted', () => {
     expect(run(schedule, lease(5))[1]).toEqual({
       type: 'RunLeased',
-      data: { attempt: 1, fencingToken: 1, workerId: 'w1', leasedAt: at(5).toISOString(), leaseExpiresAt: at(35).toISOString() },
+      data: {
+        attempt: 1,
+        fencingToken: 1,
+        workerId: 'w1',
+        leasedAt: at(5).toISOString(),
+        leaseExpiresAt: at(35).toISOString(),
+      },
     });
   });
 
   it('does not lease a run before it is due', () => {
-    expect(() => given({ type: 'RunScheduled', data: scheduled }).when(lease(-1))).toThrow(expect.objectContaining({ code: 'not-ready' }));
+    expect(() => given({ type: 'RunScheduled', data: scheduled }).when(lease(-1))).toThrow(
+      expect.objectContaining({ code: 'not-ready' }),
+    );
   });
 
   it('caps a lease by the job timeout and the 6 h total, across heartbeats', () => {
@@ -56,35 +77,73 @@ describe('run decider', () => {
     const history = run({ type: 'ScheduleRun', run: short }, lease(0, 3600));
     expect((history[1]?.data as { leaseExpiresAt: string }).leaseExpiresAt).toBe(at(60).toISOString());
     const extended = given(...history).when({ type: 'ExtendLease', fencingToken: 1, leaseSeconds: 30, now: at(50) });
-    expect(extended).toEqual([{ type: 'LeaseExtended', data: { fencingToken: 1, leaseExpiresAt: at(60).toISOString() } }]);
+    expect(extended).toEqual([
+      { type: 'LeaseExtended', data: { fencingToken: 1, leaseExpiresAt: at(60).toISOString() } },
+    ]);
     const long = run({ type: 'ScheduleRun', run: { ...scheduled, timeoutSeconds: 86_400 } }, lease(0, 3600));
-    const late = given(...long).when({ type: 'ExtendLease', fencingToken: 1, leaseSeconds: 3600, now: at(MAX_TOTAL_LEASE_SECONDS - 10) });
-    expect((late[0]?.data as { leaseExpiresAt: string }).leaseExpiresAt).toBe(at(MAX_TOTAL_LEASE_SECONDS).toISOString());
+    const late = given(...long).when({
+      type: 'ExtendLease',
+      fencingToken: 1,
+      leaseSeconds: 3600,
+      now: at(MAX_TOTAL_LEASE_SECONDS - 10),
+    });
+    expect((late[0]?.data as { leaseExpiresAt: string }).leaseExpiresAt).toBe(
+      at(MAX_TOTAL_LEASE_SECONDS).toISOString(),
+    );
   });
 
   it('refuses heartbeats and completions with a token that is not the current lease', () => {
     const history = run(schedule, lease(0), fail(1, 1), lease(100));
-    expect(() => given(...history).when({ type: 'ExtendLease', fencingToken: 1, leaseSeconds: 30, now: at(101) })).toThrow(expect.objectContaining({ code: 'stale-lease' }));
+    expect(() =>
+      given(...history).when({ type: 'ExtendLease', fencingToken: 1, leaseSeconds: 30, now: at(101) }),
+    ).toThrow(expect.objectContaining({ code: 'stale-lease' }));
     expect(() => given(...history).when(fail(101, 1))).toThrow(expect.objectContaining({ code: 'stale-lease' }));
-    expect(given(...history).when({ type: 'CompleteRun', fencingToken: 3, outcome: 'success', error: null, retryable: true, now: at(101), draw: 0 })[0]?.type).toBe('RunSucceeded');
+    expect(
+      given(...history).when({
+        type: 'CompleteRun',
+        fencingToken: 3,
+        outcome: 'success',
+        error: null,
+        retryable: true,
+        now: at(101),
+        draw: 0,
+      })[0]?.type,
+    ).toBe('RunSucceeded');
   });
 
   it('fencing tokens of a run only grow', () => {
     const history = run(schedule, lease(0), fail(1, 1, true, 0), lease(2), fail(3, 3, true, 0), lease(4));
-    const tokens = history.filter((e) => e.type === 'RunLeased').map((e) => (e.data as { fencingToken: number }).fencingToken);
+    const tokens = history
+      .filter((e) => e.type === 'RunLeased')
+      .map((e) => (e.data as { fencingToken: number }).fencingToken);
     expect(tokens).toEqual([1, 3, 5]);
   });
 
   it('retries a failure with full-jitter backoff while attempts are left, then dies', () => {
     const first = given(...run(schedule, lease(0))).when(fail(10, 1, true, 0.5));
     expect(first).toEqual([
-      { type: 'RunFailed', data: { attempt: 1, fencingToken: 1, error: 'boom', retryable: true, failedAt: at(10).toISOString(), retryAt: at(10 + 15).toISOString() } },
+      {
+        type: 'RunFailed',
+        data: {
+          attempt: 1,
+          fencingToken: 1,
+          error: 'boom',
+          retryable: true,
+          failedAt: at(10).toISOString(),
+          retryAt: at(10 + 15).toISOString(),
+        },
+      },
     ]);
     const history = run(schedule, lease(0), fail(10, 1, true, 0.5), lease(100), fail(110, 3, true, 0.5), lease(200));
     expect(history[4]?.data).toMatchObject({ retryAt: at(110 + 30).toISOString() });
     const last = given(...history).when(fail(210, 5));
     expect(last.map((e) => e.type)).toEqual(['RunFailed', 'RunDead']);
-    expect(last[1]?.data).toEqual({ attempt: 3, reason: 'attempts_exhausted', lastError: 'boom', deadAt: at(210).toISOString() });
+    expect(last[1]?.data).toEqual({
+      attempt: 3,
+      reason: 'attempts_exhausted',
+      lastError: 'boom',
+      deadAt: at(210).toISOString(),
+    });
   });
 
   it('sends a non-retryable failure straight to the DLQ', () => {
@@ -97,20 +156,42 @@ describe('run decider', () => {
     const history = run(schedule, lease(0, 30));
     expect(() => given(...history).when({ type: 'ExpireLease', now: at(29), draw: 0 })).toThrow(DomainError);
     expect(given(...history).when({ type: 'ExpireLease', now: at(31), draw: 0 })).toEqual([
-      { type: 'LeaseExpired', data: { attempt: 1, fencingToken: 1, expiredAt: at(31).toISOString(), retryAt: at(31).toISOString() } },
+      {
+        type: 'LeaseExpired',
+        data: { attempt: 1, fencingToken: 1, expiredAt: at(31).toISOString(), retryAt: at(31).toISOString() },
+      },
     ]);
-    const oneAttempt = run({ type: 'ScheduleRun', run: { ...scheduled, retry: { ...scheduled.retry, maxAttempts: 1 } } }, lease(0, 30));
-    expect(given(...oneAttempt).when({ type: 'ExpireLease', now: at(31), draw: 0 }).map((e) => e.type)).toEqual(['LeaseExpired', 'RunDead']);
+    const oneAttempt = run(
+      { type: 'ScheduleRun', run: { ...scheduled, retry: { ...scheduled.retry, maxAttempts: 1 } } },
+      lease(0, 30),
+    );
+    expect(
+      given(...oneAttempt)
+        .when({ type: 'ExpireLease', now: at(31), draw: 0 })
+        .map((e) => e.type),
+    ).toEqual(['LeaseExpired', 'RunDead']);
   });
 
   it('cancels only scheduled, ready or retry_wait runs', () => {
     const cancel = (s: number): RunCommand => ({ type: 'CancelRun', now: at(s) });
     expect(given(...run(schedule)).when(cancel(1))[0]?.type).toBe('RunCancelled');
     expect(given(...run(schedule, lease(0), fail(1, 1))).when(cancel(2))[0]?.type).toBe('RunCancelled');
-    expect(() => given(...run(schedule, lease(0))).when(cancel(1))).toThrow(expect.objectContaining({ code: 'invalid-transition' }));
-    expect(() => given(...run(schedule, lease(0), { type: 'CompleteRun', fencingToken: 1, outcome: 'success', error: null, retryable: true, now: at(1), draw: 0 })).when(cancel(2))).toThrow(
+    expect(() => given(...run(schedule, lease(0))).when(cancel(1))).toThrow(
       expect.objectContaining({ code: 'invalid-transition' }),
     );
+    expect(() =>
+      given(
+        ...run(schedule, lease(0), {
+          type: 'CompleteRun',
+          fencingToken: 1,
+          outcome: 'success',
+          error: null,
+          retryable: true,
+          now: at(1),
+          draw: 0,
+        }),
+      ).when(cancel(2)),
+    ).toThrow(expect.objectContaining({ code: 'invalid-transition' }));
   });
 
   it('replays a dead run with a fresh attempt budget while the attempt count goes on, and discards it', () => {

@@ -32,7 +32,8 @@ export type RunCommand =
 /** decide(command, state) -> events. Pure: time and randomness are in the command. */
 export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
   if (command.type === 'ScheduleRun') {
-    if (state.status !== 'absent') throw new DomainError('invalid-transition', `run ${command.run.runId} already exists`);
+    if (state.status !== 'absent')
+      throw new DomainError('invalid-transition', `run ${command.run.runId} already exists`);
     return [{ type: 'RunScheduled', data: command.run }];
   }
   if (state.status === 'absent') throw new DomainError('not-found', 'run not found');
@@ -40,50 +41,141 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
   const plusSeconds = (date: Date, seconds: number): Date => new Date(date.getTime() + seconds * 1000);
   switch (command.type) {
     case 'LeaseRun': {
-      if (!isWaiting(state.status)) throw new DomainError('invalid-transition', `a ${state.status} run cannot be leased`);
-      if (Date.parse(state.availableAt) > command.now.getTime()) throw new DomainError('not-ready', `run is not due before ${state.availableAt}`);
+      if (!isWaiting(state.status))
+        throw new DomainError('invalid-transition', `a ${state.status} run cannot be leased`);
+      if (Date.parse(state.availableAt) > command.now.getTime())
+        throw new DomainError('not-ready', `run is not due before ${state.availableAt}`);
       const cap = Math.min(MAX_TOTAL_LEASE_SECONDS, state.definition.timeoutSeconds);
       const expires = plusSeconds(command.now, Math.min(command.leaseSeconds, cap));
-      return [{ type: 'RunLeased', data: { attempt: state.attempt + 1, fencingToken: state.revision + 1, workerId: command.workerId, leasedAt: at(command.now), leaseExpiresAt: at(expires) } }];
+      return [
+        {
+          type: 'RunLeased',
+          data: {
+            attempt: state.attempt + 1,
+            fencingToken: state.revision + 1,
+            workerId: command.workerId,
+            leasedAt: at(command.now),
+            leaseExpiresAt: at(expires),
+          },
+        },
+      ];
     }
     case 'ExtendLease': {
       const lease = currentLease(state, command.fencingToken);
-      const cap = plusSeconds(new Date(lease.leasedAt), Math.min(MAX_TOTAL_LEASE_SECONDS, state.definition.timeoutSeconds));
+      const cap = plusSeconds(
+        new Date(lease.leasedAt),
+        Math.min(MAX_TOTAL_LEASE_SECONDS, state.definition.timeoutSeconds),
+      );
       const wanted = plusSeconds(command.now, command.leaseSeconds);
-      return [{ type: 'LeaseExtended', data: { fencingToken: lease.fencingToken, leaseExpiresAt: at(wanted < cap ? wanted : cap) } }];
+      return [
+        {
+          type: 'LeaseExtended',
+          data: { fencingToken: lease.fencingToken, leaseExpiresAt: at(wanted < cap ? wanted : cap) },
+        },
+      ];
     }
     case 'CompleteRun': {
       const lease = currentLease(state, command.fencingToken);
-      if (command.outcome === 'success') return [{ type: 'RunSucceeded', data: { attempt: state.attempt, fencingToken: lease.fencingToken, completedAt: at(command.now) } }];
-      const retryAt = command.retryable && state.attempt < state.attemptLimit ? at(plusSeconds(command.now, backoffSeconds(state.attempt, state.definition.retry, command.draw))) : null;
-      const failed: RunEvent = { type: 'RunFailed', data: { attempt: state.attempt, fencingToken: lease.fencingToken, error: command.error, retryable: command.retryable, failedAt: at(command.now), retryAt } };
+      if (command.outcome === 'success')
+        return [
+          {
+            type: 'RunSucceeded',
+            data: { attempt: state.attempt, fencingToken: lease.fencingToken, completedAt: at(command.now) },
+          },
+        ];
+      const retryAt =
+        command.retryable && state.attempt < state.attemptLimit
+          ? at(plusSeconds(command.now, backoffSeconds(state.attempt, state.definition.retry, command.draw)))
+          : null;
+      const failed: RunEvent = {
+        type: 'RunFailed',
+        data: {
+          attempt: state.attempt,
+          fencingToken: lease.fencingToken,
+          error: command.error,
+          retryable: command.retryable,
+          failedAt: at(command.now),
+          retryAt,
+        },
+      };
       if (retryAt !== null) return [failed];
       const reason = command.retryable ? 'attempts_exhausted' : 'not_retryable';
-      return [failed, { type: 'RunDead', data: { attempt: state.attempt, reason, lastError: command.error, deadAt: at(command.now) } }];
+      return [
+        failed,
+        {
+          type: 'RunDead',
+          data: { attempt: state.attempt, reason, lastError: command.error, deadAt: at(command.now) },
+        },
+      ];
     }
     case 'ExpireLease': {
-      if (state.status !== 'leased' || state.lease === null) throw new DomainError('invalid-transition', `a ${state.status} run has no lease to expire`);
-      if (Date.parse(state.lease.expiresAt) > command.now.getTime()) throw new DomainError('invalid-transition', 'the lease has not expired');
-      const retryAt = state.attempt < state.attemptLimit ? at(plusSeconds(command.now, backoffSeconds(state.attempt, state.definition.retry, command.draw))) : null;
-      const expired: RunEvent = { type: 'LeaseExpired', data: { attempt: state.attempt, fencingToken: state.lease.fencingToken, expiredAt: at(command.now), retryAt } };
+      if (state.status !== 'leased' || state.lease === null)
+        throw new DomainError('invalid-transition', `a ${state.status} run has no lease to expire`);
+      if (Date.parse(state.lease.expiresAt) > command.now.getTime())
+        throw new DomainError('invalid-transition', 'the lease has not expired');
+      const retryAt =
+        state.attempt < state.attemptLimit
+          ? at(plusSeconds(command.now, backoffSeconds(state.attempt, state.definition.retry, command.draw)))
+          : null;
+      const expired: RunEvent = {
+        type: 'LeaseExpired',
+        data: { attempt: state.attempt, fencingToken: state.lease.fencingToken, expiredAt: at(command.now), retryAt },
+      };
       if (retryAt !== null) return [expired];
-      return [expired, { type: 'RunDead', data: { attempt: state.attempt, reason: 'lease_expired', lastError: state.lastError ?? 'lease expired', deadAt: at(command.now) } }];
+      return [
+        expired,
+        {
+          type: 'RunDead',
+          data: {
+            attempt: state.attempt,
+            reason: 'lease_expired',
+            lastError: state.lastError ?? 'lease expired',
+            deadAt: at(command.now),
+          },
+        },
+      ];
     }
     case 'CancelRun':
-      if (!isWaiting(state.status)) throw new DomainError('invalid-transition', `a ${state.status} run cannot be cancelled`);
+      if (!isWaiting(state.status))
+        throw new DomainError('invalid-transition', `a ${state.status} run cannot be cancelled`);
       return [{ type: 'RunCancelled', data: { cancelledAt: at(command.now) } }];
     case 'SkipOverlappingRun':
-      if (state.status !== 'scheduled') throw new DomainError('invalid-transition', `a ${state.status} run is not a fire waiting to start`);
-      return [{ type: 'RunCancelled', data: { cancelledAt: at(command.now), reason: 'overlap_skipped', detail: command.detail } }];
+      if (state.status !== 'scheduled')
+        throw new DomainError('invalid-transition', `a ${state.status} run is not a fire waiting to start`);
+      return [
+        {
+          type: 'RunCancelled',
+          data: { cancelledAt: at(command.now), reason: 'overlap_skipped', detail: command.detail },
+        },
+      ];
     case 'SupersedeRun':
       // The lease ends with the run: the worker's next heartbeat or completion gets stale-lease.
-      if (state.status !== 'leased') throw new DomainError('invalid-transition', `a ${state.status} run is not running`);
-      return [{ type: 'RunCancelled', data: { cancelledAt: at(command.now), reason: 'overlap_superseded', detail: command.detail } }];
+      if (state.status !== 'leased')
+        throw new DomainError('invalid-transition', `a ${state.status} run is not running`);
+      return [
+        {
+          type: 'RunCancelled',
+          data: { cancelledAt: at(command.now), reason: 'overlap_superseded', detail: command.detail },
+        },
+      ];
     case 'ReplayRun':
-      if (state.status !== 'dead' || state.discarded) throw new DomainError('invalid-transition', `only a dead run in the DLQ can be replayed, this one is ${state.discarded ? 'discarded' : state.status}`);
-      return [{ type: 'RunReplayed', data: { replayedAt: at(command.now), attemptLimit: state.attempt + state.definition.retry.maxAttempts } }];
+      if (state.status !== 'dead' || state.discarded)
+        throw new DomainError(
+          'invalid-transition',
+          `only a dead run in the DLQ can be replayed, this one is ${state.discarded ? 'discarded' : state.status}`,
+        );
+      return [
+        {
+          type: 'RunReplayed',
+          data: { replayedAt: at(command.now), attemptLimit: state.attempt + state.definition.retry.maxAttempts },
+        },
+      ];
     case 'DiscardRun':
-      if (state.status !== 'dead' || state.discarded) throw new DomainError('invalid-transition', `only a dead run in the DLQ can be discarded, this one is ${state.discarded ? 'discarded' : state.status}`);
+      if (state.status !== 'dead' || state.discarded)
+        throw new DomainError(
+          'invalid-transition',
+          `only a dead run in the DLQ can be discarded, this one is ${state.discarded ? 'discarded' : state.status}`,
+        );
       return [{ type: 'RunDiscarded', data: { discardedAt: at(command.now) } }];
     default: {
       const unknown: never = command;

@@ -15,7 +15,12 @@ export type RunSnapshot =
       readonly attemptLimit: number;
       /** When a scheduled or retry_wait run becomes ready. */
       readonly availableAt: string;
-      readonly lease: { readonly fencingToken: number; readonly workerId: string; readonly leasedAt: string; readonly expiresAt: string } | null;
+      readonly lease: {
+        readonly fencingToken: number;
+        readonly workerId: string;
+        readonly leasedAt: string;
+        readonly expiresAt: string;
+      } | null;
       readonly lastError: string | null;
       readonly death: RunDeadData | null;
       readonly discarded: boolean;
@@ -31,27 +36,70 @@ export function evolve(state: RunSnapshot, event: RunEvent): RunSnapshot {
   const revision = state.revision + 1;
   if (event.type === 'RunScheduled') {
     const d = event.data;
-    return { status: 'scheduled', revision, definition: d, attempt: 0, attemptLimit: d.retry.maxAttempts, availableAt: d.dueAt, lease: null, lastError: null, death: null, discarded: false };
+    return {
+      status: 'scheduled',
+      revision,
+      definition: d,
+      attempt: 0,
+      attemptLimit: d.retry.maxAttempts,
+      availableAt: d.dueAt,
+      lease: null,
+      lastError: null,
+      death: null,
+      discarded: false,
+    };
   }
   if (state.status === 'absent') throw new Error(`${event.type} before RunScheduled`);
   const s: PresentRun = state;
   switch (event.type) {
     case 'RunLeased':
-      return { ...s, revision, status: 'leased', attempt: event.data.attempt, lease: { fencingToken: event.data.fencingToken, workerId: event.data.workerId, leasedAt: event.data.leasedAt, expiresAt: event.data.leaseExpiresAt } };
+      return {
+        ...s,
+        revision,
+        status: 'leased',
+        attempt: event.data.attempt,
+        lease: {
+          fencingToken: event.data.fencingToken,
+          workerId: event.data.workerId,
+          leasedAt: event.data.leasedAt,
+          expiresAt: event.data.leaseExpiresAt,
+        },
+      };
     case 'LeaseExtended':
       return { ...s, revision, lease: s.lease === null ? null : { ...s.lease, expiresAt: event.data.leaseExpiresAt } };
     case 'RunSucceeded':
       return { ...s, revision, status: 'succeeded', lease: null };
     case 'RunFailed':
-      return { ...s, revision, status: 'retry_wait', lease: null, lastError: event.data.error, availableAt: event.data.retryAt ?? s.availableAt };
+      return {
+        ...s,
+        revision,
+        status: 'retry_wait',
+        lease: null,
+        lastError: event.data.error,
+        availableAt: event.data.retryAt ?? s.availableAt,
+      };
     case 'LeaseExpired':
-      return { ...s, revision, status: 'retry_wait', lease: null, lastError: s.lastError ?? 'lease expired', availableAt: event.data.retryAt ?? s.availableAt };
+      return {
+        ...s,
+        revision,
+        status: 'retry_wait',
+        lease: null,
+        lastError: s.lastError ?? 'lease expired',
+        availableAt: event.data.retryAt ?? s.availableAt,
+      };
     case 'RunDead':
       return { ...s, revision, status: 'dead', lease: null, death: event.data };
     case 'RunCancelled':
       return { ...s, revision, status: 'cancelled', lease: null };
     case 'RunReplayed':
-      return { ...s, revision, status: 'scheduled', attemptLimit: event.data.attemptLimit, availableAt: event.data.replayedAt, death: null };
+      return {
+        ...s,
+        revision,
+        status: 'scheduled',
+        attemptLimit: event.data.attemptLimit,
+        availableAt: event.data.replayedAt,
+        death: null,
+      };
     case 'RunDiscarded':
       return { ...s, revision, discarded: true };
     default: {

@@ -17,7 +17,11 @@ export type RunState = (typeof RunState)[keyof typeof RunState];
 
 export const RUN_STATES: readonly RunState[] = Object.values(RunState);
 
-/* The groups of states that queries and partial indexes select by. SQL uses them through sqlList (never a hand-written IN list); run-states.int-spec.ts checks the migrations' CHECK constraint and partial indexes against them. */
+/*
+ * The groups of states that queries and partial indexes select by. SQL uses them through sqlList
+ * (never a hand-written IN list); sql-mirrors-domain.int-spec.ts checks the migrations' CHECK constraint and
+ * partial indexes against them.
+ */
 
 /** The states a run row can hold: `ready` is derived from time, never stored. */
 export const STORED_RUN_STATES = RUN_STATES.filter((s) => s !== RunState.ready);

@@ -56,11 +56,25 @@ const FIELDS: readonly FieldRule[] = [
 export function parseCron(expression: string): CronSpec {
   const text = expression.trim().toLowerCase();
   const fields = (MACROS[text] ?? text).split(/\s+/);
-  if (fields.length !== 5) throw new CronSyntaxError('cron', `expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`);
-  const [minutes, hours, daysOfMonth, months, daysOfWeekRaw] = fields.map((field, i) => parseField(field, FIELDS[i]!)) as [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
+  if (fields.length !== 5)
+    throw new CronSyntaxError(
+      'cron',
+      `expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`,
+    );
+  const [minutes, hours, daysOfMonth, months, daysOfWeekRaw] = fields.map((field, i) =>
+    parseField(field, FIELDS[i]!),
+  ) as [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
   // 7 is Sunday too.
   const daysOfWeek = new Set([...daysOfWeekRaw].map((d) => d % 7));
-  return { minutes, hours, daysOfMonth, months, daysOfWeek, dayOfMonthRestricted: fields[2] !== '*', dayOfWeekRestricted: fields[4] !== '*' };
+  return {
+    minutes,
+    hours,
+    daysOfMonth,
+    months,
+    daysOfWeek,
+    dayOfMonthRestricted: fields[2] !== '*',
+    dayOfWeekRestricted: fields[4] !== '*',
+  };
 }
 
 function parseField(field: string, rule: FieldRule): Set<number> {
@@ -72,7 +86,14 @@ function parseField(field: string, rule: FieldRule): Set<number> {
     const step = stepText === undefined ? 1 : Number(stepText);
     if (step < 1) throw new CronSyntaxError(rule.name, `step ${stepText} must be at least 1`);
     const start = startText === '*' ? rule.min : value(startText!, rule);
-    const end = startText === '*' ? rule.max : endText !== undefined ? value(endText, rule) : stepText !== undefined ? rule.max : start;
+    const end =
+      startText === '*'
+        ? rule.max
+        : endText !== undefined
+          ? value(endText, rule)
+          : stepText !== undefined
+            ? rule.max
+            : start;
     if (end < start) throw new CronSyntaxError(rule.name, `range ${part} runs backwards`);
     for (let v = start; v <= end; v += step) values.add(v);
   }
@@ -82,7 +103,8 @@ function parseField(field: string, rule: FieldRule): Set<number> {
 function value(text: string, rule: FieldRule): number {
   const named = rule.names?.indexOf(text.slice(0, 3)) ?? -1;
   const n = /^\d+$/.test(text) ? Number(text) : named >= 0 && text.length === 3 ? named + (rule.namesStart ?? 0) : NaN;
-  if (!Number.isInteger(n) || n < rule.min || n > rule.max) throw new CronSyntaxError(rule.name, `${text} is outside ${rule.min}-${rule.max} for ${rule.name}`);
+  if (!Number.isInteger(n) || n < rule.min || n > rule.max)
+    throw new CronSyntaxError(rule.name, `${text} is outside ${rule.min}-${rule.max} for ${rule.name}`);
   return n;
 }
 

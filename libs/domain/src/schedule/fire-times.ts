@@ -3,7 +3,10 @@ import { nextFireTimes } from './next-fire-times';
 import { nextRruleFireTimes, parseRrule } from './rrule-schedule';
 import { InvalidScheduleError, type ScheduleSpec } from './schedule-spec';
 
-/** The next fire times of a schedule, cron or RRULE: the one entry point of previews, the materialiser and backfills. */
+/**
+ * The next fire times of a schedule, cron or RRULE: the one entry point of previews, the materialiser
+ * and backfills.
+ */
 export function scheduleFireTimes(spec: ScheduleSpec, after: Date, count: number): Date[] {
   if (spec.cron !== undefined) return nextFireTimes(parsedCron(spec.cron), spec.timeZone, after, count, spec.dstPolicy);
   return nextRruleFireTimes(parseRrule(spec.rrule ?? ''), spec.timeZone, after, count, spec.dstPolicy);
@@ -20,7 +23,11 @@ export function assertUsableSchedule(spec: ScheduleSpec, now: Date): void {
   const gaps = upcoming.slice(1).map((t, i) => t.getTime() - upcoming[i]!.getTime());
   if (gaps.some((gap) => gap < 60_000)) throw new InvalidScheduleError(field, 'fires more often than once a minute');
   const period = gaps.length === 0 ? Infinity : Math.min(...gaps);
-  if (spec.jitterSeconds * 1000 > period) throw new InvalidScheduleError('jitterSeconds', `${spec.jitterSeconds} s is longer than the schedule's period of ${period / 1000} s`);
+  if (spec.jitterSeconds * 1000 > period)
+    throw new InvalidScheduleError(
+      'jitterSeconds',
+      `${spec.jitterSeconds} s is longer than the schedule's period of ${period / 1000} s`,
+    );
 }
 
 /** A fleet shares a handful of cron expressions: each is parsed once (bounded: a full cache starts over). */

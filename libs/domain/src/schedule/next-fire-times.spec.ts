@@ -3,8 +3,13 @@ import { nextFireTimes } from './next-fire-times';
 import { offsetMinutes } from './zoned-time';
 
 const iso = (dates: Date[]): string[] => dates.map((d) => d.toISOString().replace('.000Z', 'Z'));
-const fires = (cron: string, zone: string, after: string, count: number, policy?: Parameters<typeof nextFireTimes>[4]): string[] =>
-  iso(nextFireTimes(parseCron(cron), zone, new Date(after), count, policy));
+const fires = (
+  cron: string,
+  zone: string,
+  after: string,
+  count: number,
+  policy?: Parameters<typeof nextFireTimes>[4],
+): string[] => iso(nextFireTimes(parseCron(cron), zone, new Date(after), count, policy));
 
 describe('cron parsing', () => {
   it('reads lists, ranges, steps, names, 7 as Sunday and the macros', () => {
@@ -35,11 +40,18 @@ describe('cron parsing', () => {
 describe('next fire times', () => {
   it('uses the classic OR when both day fields are restricted', () => {
     // The 13th of the month or any Friday, at noon UTC, from Thu 2026-11-12 (the 13th is a Friday too).
-    expect(fires('0 12 13 * 5', 'UTC', '2026-11-12T00:00:00Z', 3)).toEqual(['2026-11-13T12:00:00Z', '2026-11-20T12:00:00Z', '2026-11-27T12:00:00Z']);
+    expect(fires('0 12 13 * 5', 'UTC', '2026-11-12T00:00:00Z', 3)).toEqual([
+      '2026-11-13T12:00:00Z',
+      '2026-11-20T12:00:00Z',
+      '2026-11-27T12:00:00Z',
+    ]);
   });
 
   it('is strictly after the given instant and strictly increasing', () => {
-    expect(fires('0 * * * *', 'UTC', '2026-01-01T10:00:00Z', 2)).toEqual(['2026-01-01T11:00:00Z', '2026-01-01T12:00:00Z']);
+    expect(fires('0 * * * *', 'UTC', '2026-01-01T10:00:00Z', 2)).toEqual([
+      '2026-01-01T11:00:00Z',
+      '2026-01-01T12:00:00Z',
+    ]);
   });
 
   it('gives up on a cron that never fires', () => {
@@ -49,34 +61,196 @@ describe('next fire times', () => {
   // Expected instants written out by hand from each zone's 2026 rules.
   describe.each([
     // zone, cron, after, expected fire times
-    ['Europe/Berlin: spring-forward gap fires at 03:00 CEST', 'Europe/Berlin', '30 2 * * *', '2026-03-27T12:00:00Z', ['2026-03-28T01:30:00Z', '2026-03-29T01:00:00Z', '2026-03-30T00:30:00Z']],
-    ['Europe/Berlin: a whole gap of times collapses into one run', 'Europe/Berlin', '0,15,30,45 2 * * *', '2026-03-29T00:00:00Z', ['2026-03-29T01:00:00Z', '2026-03-30T00:00:00Z']],
-    ['Europe/Berlin: fall-back repeat fires once, at the first occurrence', 'Europe/Berlin', '30 2 * * *', '2026-10-24T12:00:00Z', ['2026-10-25T00:30:00Z', '2026-10-26T01:30:00Z']],
-    ['America/New_York: gap', 'America/New_York', '30 2 * * *', '2026-03-07T12:00:00Z', ['2026-03-08T07:00:00Z', '2026-03-09T06:30:00Z']],
-    ['America/New_York: repeat', 'America/New_York', '30 1 * * *', '2026-10-31T12:00:00Z', ['2026-11-01T05:30:00Z', '2026-11-02T06:30:00Z']],
-    ['Australia/Sydney (southern hemisphere): repeat in April', 'Australia/Sydney', '30 2 * * *', '2026-04-04T00:00:00Z', ['2026-04-04T15:30:00Z', '2026-04-05T16:30:00Z']],
-    ['Australia/Sydney: gap in October', 'Australia/Sydney', '30 2 * * *', '2026-10-03T00:00:00Z', ['2026-10-03T16:00:00Z', '2026-10-04T15:30:00Z']],
-    ['Australia/Lord_Howe (30-minute shift): repeat', 'Australia/Lord_Howe', '45 1 * * *', '2026-04-04T00:00:00Z', ['2026-04-04T14:45:00Z', '2026-04-05T15:15:00Z']],
-    ['Australia/Lord_Howe: gap of 30 minutes', 'Australia/Lord_Howe', '15 2 * * *', '2026-10-03T00:00:00Z', ['2026-10-03T15:30:00Z', '2026-10-04T15:15:00Z']],
-    ['Asia/Kathmandu (+05:45, no DST)', 'Asia/Kathmandu', '0 9 * * *', '2026-06-01T00:00:00Z', ['2026-06-01T03:15:00Z', '2026-06-02T03:15:00Z']],
-    ['Pacific/Chatham (45-minute offsets): repeat', 'Pacific/Chatham', '0 3 * * *', '2026-04-04T00:00:00Z', ['2026-04-04T13:15:00Z', '2026-04-05T14:15:00Z']],
-    ['Pacific/Chatham: gap', 'Pacific/Chatham', '0 3 * * *', '2026-09-26T00:00:00Z', ['2026-09-26T14:00:00Z', '2026-09-27T13:15:00Z']],
-    ['America/St_Johns (-03:30): gap', 'America/St_Johns', '30 2 * * *', '2026-03-08T00:00:00Z', ['2026-03-08T05:30:00Z', '2026-03-09T05:00:00Z']],
-    ['Europe/Berlin 2027: gap', 'Europe/Berlin', '30 2 * * *', '2027-03-27T12:00:00Z', ['2027-03-28T01:00:00Z', '2027-03-29T00:30:00Z']],
-    ['Europe/Berlin 2027: repeat', 'Europe/Berlin', '30 2 * * *', '2027-10-30T12:00:00Z', ['2027-10-31T00:30:00Z', '2027-11-01T01:30:00Z']],
-    ['Europe/Berlin 2028: gap', 'Europe/Berlin', '30 2 * * *', '2028-03-25T12:00:00Z', ['2028-03-26T01:00:00Z', '2028-03-27T00:30:00Z']],
-    ['Europe/Berlin 2028: repeat', 'Europe/Berlin', '30 2 * * *', '2028-10-28T12:00:00Z', ['2028-10-29T00:30:00Z', '2028-10-30T01:30:00Z']],
-    ['America/New_York 2027: gap', 'America/New_York', '30 2 * * *', '2027-03-13T12:00:00Z', ['2027-03-14T07:00:00Z', '2027-03-15T06:30:00Z']],
-    ['America/New_York 2027: repeat', 'America/New_York', '30 1 * * *', '2027-11-06T12:00:00Z', ['2027-11-07T05:30:00Z', '2027-11-08T06:30:00Z']],
-    ['America/New_York 2028: gap', 'America/New_York', '30 2 * * *', '2028-03-11T12:00:00Z', ['2028-03-12T07:00:00Z', '2028-03-13T06:30:00Z']],
-    ['America/New_York 2028: repeat', 'America/New_York', '30 1 * * *', '2028-11-04T12:00:00Z', ['2028-11-05T05:30:00Z', '2028-11-06T06:30:00Z']],
-    ['Australia/Sydney 2027: repeat', 'Australia/Sydney', '30 2 * * *', '2027-04-03T00:00:00Z', ['2027-04-03T15:30:00Z', '2027-04-04T16:30:00Z']],
-    ['Australia/Sydney 2027: gap', 'Australia/Sydney', '30 2 * * *', '2027-10-02T00:00:00Z', ['2027-10-02T16:00:00Z', '2027-10-03T15:30:00Z']],
-    ['Australia/Sydney 2028: repeat', 'Australia/Sydney', '30 2 * * *', '2028-04-01T00:00:00Z', ['2028-04-01T15:30:00Z', '2028-04-02T16:30:00Z']],
-    ['Australia/Sydney 2028: gap', 'Australia/Sydney', '30 2 * * *', '2028-09-30T00:00:00Z', ['2028-09-30T16:00:00Z', '2028-10-01T15:30:00Z']],
+    [
+      'Europe/Berlin: spring-forward gap fires at 03:00 CEST',
+      'Europe/Berlin',
+      '30 2 * * *',
+      '2026-03-27T12:00:00Z',
+      ['2026-03-28T01:30:00Z', '2026-03-29T01:00:00Z', '2026-03-30T00:30:00Z'],
+    ],
+    [
+      'Europe/Berlin: a whole gap of times collapses into one run',
+      'Europe/Berlin',
+      '0,15,30,45 2 * * *',
+      '2026-03-29T00:00:00Z',
+      ['2026-03-29T01:00:00Z', '2026-03-30T00:00:00Z'],
+    ],
+    [
+      'Europe/Berlin: fall-back repeat fires once, at the first occurrence',
+      'Europe/Berlin',
+      '30 2 * * *',
+      '2026-10-24T12:00:00Z',
+      ['2026-10-25T00:30:00Z', '2026-10-26T01:30:00Z'],
+    ],
+    [
+      'America/New_York: gap',
+      'America/New_York',
+      '30 2 * * *',
+      '2026-03-07T12:00:00Z',
+      ['2026-03-08T07:00:00Z', '2026-03-09T06:30:00Z'],
+    ],
+    [
+      'America/New_York: repeat',
+      'America/New_York',
+      '30 1 * * *',
+      '2026-10-31T12:00:00Z',
+      ['2026-11-01T05:30:00Z', '2026-11-02T06:30:00Z'],
+    ],
+    [
+      'Australia/Sydney (southern hemisphere): repeat in April',
+      'Australia/Sydney',
+      '30 2 * * *',
+      '2026-04-04T00:00:00Z',
+      ['2026-04-04T15:30:00Z', '2026-04-05T16:30:00Z'],
+    ],
+    [
+      'Australia/Sydney: gap in October',
+      'Australia/Sydney',
+      '30 2 * * *',
+      '2026-10-03T00:00:00Z',
+      ['2026-10-03T16:00:00Z', '2026-10-04T15:30:00Z'],
+    ],
+    [
+      'Australia/Lord_Howe (30-minute shift): repeat',
+      'Australia/Lord_Howe',
+      '45 1 * * *',
+      '2026-04-04T00:00:00Z',
+      ['2026-04-04T14:45:00Z', '2026-04-05T15:15:00Z'],
+    ],
+    [
+      'Australia/Lord_Howe: gap of 30 minutes',
+      'Australia/Lord_Howe',
+      '15 2 * * *',
+      '2026-10-03T00:00:00Z',
+      ['2026-10-03T15:30:00Z', '2026-10-04T15:15:00Z'],
+    ],
+    [
+      'Asia/Kathmandu (+05:45, no DST)',
+      'Asia/Kathmandu',
+      '0 9 * * *',
+      '2026-06-01T00:00:00Z',
+      ['2026-06-01T03:15:00Z', '2026-06-02T03:15:00Z'],
+    ],
+    [
+      'Pacific/Chatham (45-minute offsets): repeat',
+      'Pacific/Chatham',
+      '0 3 * * *',
+      '2026-04-04T00:00:00Z',
+      ['2026-04-04T13:15:00Z', '2026-04-05T14:15:00Z'],
+    ],
+    [
+      'Pacific/Chatham: gap',
+      'Pacific/Chatham',
+      '0 3 * * *',
+      '2026-09-26T00:00:00Z',
+      ['2026-09-26T14:00:00Z', '2026-09-27T13:15:00Z'],
+    ],
+    [
+      'America/St_Johns (-03:30): gap',
+      'America/St_Johns',
+      '30 2 * * *',
+      '2026-03-08T00:00:00Z',
+      ['2026-03-08T05:30:00Z', '2026-03-09T05:00:00Z'],
+    ],
+    [
+      'Europe/Berlin 2027: gap',
+      'Europe/Berlin',
+      '30 2 * * *',
+      '2027-03-27T12:00:00Z',
+      ['2027-03-28T01:00:00Z', '2027-03-29T00:30:00Z'],
+    ],
+    [
+      'Europe/Berlin 2027: repeat',
+      'Europe/Berlin',
+      '30 2 * * *',
+      '2027-10-30T12:00:00Z',
+      ['2027-10-31T00:30:00Z', '2027-11-01T01:30:00Z'],
+    ],
+    [
+      'Europe/Berlin 2028: gap',
+      'Europe/Berlin',
+      '30 2 * * *',
+      '2028-03-25T12:00:00Z',
+      ['2028-03-26T01:00:00Z', '2028-03-27T00:30:00Z'],
+    ],
+    [
+      'Europe/Berlin 2028: repeat',
+      'Europe/Berlin',
+      '30 2 * * *',
+      '2028-10-28T12:00:00Z',
+      ['2028-10-29T00:30:00Z', '2028-10-30T01:30:00Z'],
+    ],
+    [
+      'America/New_York 2027: gap',
+      'America/New_York',
+      '30 2 * * *',
+      '2027-03-13T12:00:00Z',
+      ['2027-03-14T07:00:00Z', '2027-03-15T06:30:00Z'],
+    ],
+    [
+      'America/New_York 2027: repeat',
+      'America/New_York',
+      '30 1 * * *',
+      '2027-11-06T12:00:00Z',
+      ['2027-11-07T05:30:00Z', '2027-11-08T06:30:00Z'],
+    ],
+    [
+      'America/New_York 2028: gap',
+      'America/New_York',
+      '30 2 * * *',
+      '2028-03-11T12:00:00Z',
+      ['2028-03-12T07:00:00Z', '2028-03-13T06:30:00Z'],
+    ],
+    [
+      'America/New_York 2028: repeat',
+      'America/New_York',
+      '30 1 * * *',
+      '2028-11-04T12:00:00Z',
+      ['2028-11-05T05:30:00Z', '2028-11-06T06:30:00Z'],
+    ],
+    [
+      'Australia/Sydney 2027: repeat',
+      'Australia/Sydney',
+      '30 2 * * *',
+      '2027-04-03T00:00:00Z',
+      ['2027-04-03T15:30:00Z', '2027-04-04T16:30:00Z'],
+    ],
+    [
+      'Australia/Sydney 2027: gap',
+      'Australia/Sydney',
+      '30 2 * * *',
+      '2027-10-02T00:00:00Z',
+      ['2027-10-02T16:00:00Z', '2027-10-03T15:30:00Z'],
+    ],
+    [
+      'Australia/Sydney 2028: repeat',
+      'Australia/Sydney',
+      '30 2 * * *',
+      '2028-04-01T00:00:00Z',
+      ['2028-04-01T15:30:00Z', '2028-04-02T16:30:00Z'],
+    ],
+    [
+      'Australia/Sydney 2028: gap',
+      'Australia/Sydney',
+      '30 2 * * *',
+      '2028-09-30T00:00:00Z',
+      ['2028-09-30T16:00:00Z', '2028-10-01T15:30:00Z'],
+    ],
     // Mexico abolished DST in 2022: the first Sunday of April is an ordinary day since.
-    ['America/Mexico_City 2026 (rules changed): no gap any more', 'America/Mexico_City', '0 2 * * *', '2026-04-04T00:00:00Z', ['2026-04-04T08:00:00Z', '2026-04-05T08:00:00Z', '2026-04-06T08:00:00Z']],
-    ['America/Mexico_City 2021 (old rules): gap', 'America/Mexico_City', '0 2 * * *', '2021-04-03T00:00:00Z', ['2021-04-03T08:00:00Z', '2021-04-04T08:00:00Z', '2021-04-05T07:00:00Z']],
+    [
+      'America/Mexico_City 2026 (rules changed): no gap any more',
+      'America/Mexico_City',
+      '0 2 * * *',
+      '2026-04-04T00:00:00Z',
+      ['2026-04-04T08:00:00Z', '2026-04-05T08:00:00Z', '2026-04-06T08:00:00Z'],
+    ],
+    [
+      'America/Mexico_City 2021 (old rules): gap',
+      'America/Mexico_City',
+      '0 2 * * *',
+      '2021-04-03T00:00:00Z',
+      ['2021-04-03T08:00:00Z', '2021-04-04T08:00:00Z', '2021-04-05T07:00:00Z'],
+    ],
   ] as const)('%s', (_title, zone, cron, after, expected) => {
     it('fires at the expected instants', () => {
       expect(fires(cron, zone, after, expected.length)).toEqual(expected);
@@ -84,9 +258,17 @@ describe('next fire times', () => {
   });
 
   it('offers the other DST policies: skip the gap, the last or both occurrences of a repeat', () => {
-    expect(fires('30 2 * * *', 'Europe/Berlin', '2026-03-28T12:00:00Z', 2, { gap: 'skip', overlap: 'first' })).toEqual(['2026-03-30T00:30:00Z', '2026-03-31T00:30:00Z']);
-    expect(fires('30 2 * * *', 'Europe/Berlin', '2026-10-24T12:00:00Z', 1, { gap: 'shift', overlap: 'last' })).toEqual(['2026-10-25T01:30:00Z']);
-    expect(fires('30 2 * * *', 'Europe/Berlin', '2026-10-24T12:00:00Z', 2, { gap: 'shift', overlap: 'both' })).toEqual(['2026-10-25T00:30:00Z', '2026-10-25T01:30:00Z']);
+    expect(fires('30 2 * * *', 'Europe/Berlin', '2026-03-28T12:00:00Z', 2, { gap: 'skip', overlap: 'first' })).toEqual([
+      '2026-03-30T00:30:00Z',
+      '2026-03-31T00:30:00Z',
+    ]);
+    expect(fires('30 2 * * *', 'Europe/Berlin', '2026-10-24T12:00:00Z', 1, { gap: 'shift', overlap: 'last' })).toEqual([
+      '2026-10-25T01:30:00Z',
+    ]);
+    expect(fires('30 2 * * *', 'Europe/Berlin', '2026-10-24T12:00:00Z', 2, { gap: 'shift', overlap: 'both' })).toEqual([
+      '2026-10-25T00:30:00Z',
+      '2026-10-25T01:30:00Z',
+    ]);
   });
 
   it('reads offsets from the zone data Node ships', () => {

@@ -12,7 +12,13 @@ const MAX_DAYS_AHEAD = 366 * 5;
  * the same inputs give the same answer; the materialiser and the preview
  * endpoints use this one function.
  */
-export function nextFireTimes(spec: CronSpec, zone: string, after: Date, count: number, policy: DstPolicy = REFERENCE_DST_POLICY): Date[] {
+export function nextFireTimes(
+  spec: CronSpec,
+  zone: string,
+  after: Date,
+  count: number,
+  policy: DstPolicy = REFERENCE_DST_POLICY,
+): Date[] {
   const fires = new Set<number>();
   const hours = [...spec.hours].sort((a, b) => a - b);
   const minutes = [...spec.minutes].sort((a, b) => a - b);
@@ -29,7 +35,9 @@ export function nextFireTimes(spec: CronSpec, zone: string, after: Date, count: 
       const steady = offset === offsetMinutes(day + 38 * HOUR, zone);
       for (const hour of hours) {
         for (const minute of minutes) {
-          const instants = steady ? [day + (hour * 60 + minute - offset) * 60_000] : resolveWallTime({ year, month, day: dayOfMonth, hour, minute }, zone, policy);
+          const instants = steady
+            ? [day + (hour * 60 + minute - offset) * 60_000]
+            : resolveWallTime({ year, month, day: dayOfMonth, hour, minute }, zone, policy);
           for (const instant of instants) if (instant > after.getTime()) fires.add(instant);
         }
       }
@@ -40,5 +48,8 @@ export function nextFireTimes(spec: CronSpec, zone: string, after: Date, count: 
       if (sorted[count - 1]! < day) return sorted.slice(0, count).map((t) => new Date(t));
     }
   }
-  return [...fires].sort((a, b) => a - b).slice(0, count).map((t) => new Date(t));
+  return [...fires]
+    .sort((a, b) => a - b)
+    .slice(0, count)
+    .map((t) => new Date(t));
 }

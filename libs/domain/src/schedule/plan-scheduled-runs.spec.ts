@@ -2,10 +2,26 @@ import { formatWithOffset, planScheduledRuns, RUN_ALL_CAP, type PlanInput } from
 import type { ScheduleSpec } from './schedule-spec';
 import { REFERENCE_DST_POLICY } from './zoned-time';
 
-const everyMinute: ScheduleSpec = { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: 'buffer_one' };
+const everyMinute: ScheduleSpec = {
+  cron: '* * * * *',
+  timeZone: 'UTC',
+  jitterSeconds: 0,
+  missedRunPolicy: 'run_once',
+  dstPolicy: REFERENCE_DST_POLICY,
+  overlapPolicy: 'buffer_one',
+};
 const now = new Date('2026-06-01T12:00:30Z');
-const input = (overrides: Partial<PlanInput> = {}): PlanInput => ({ jobName: 'ops.tick', spec: everyMinute, cursor: null, now, lookaheadSeconds: 60, runAllCap: RUN_ALL_CAP, ...overrides });
-const at = (runs: ReturnType<typeof planScheduledRuns>['runs']): string[] => runs.map((r) => `${r.source}:${r.nominalAt.toISOString().slice(11, 16)}`);
+const input = (overrides: Partial<PlanInput> = {}): PlanInput => ({
+  jobName: 'ops.tick',
+  spec: everyMinute,
+  cursor: null,
+  now,
+  lookaheadSeconds: 60,
+  runAllCap: RUN_ALL_CAP,
+  ...overrides,
+});
+const at = (runs: ReturnType<typeof planScheduledRuns>['runs']): string[] =>
+  runs.map((r) => `${r.source}:${r.nominalAt.toISOString().slice(11, 16)}`);
 
 describe('planning scheduled runs', () => {
   it('starts a new schedule now: the fire times within the lookahead, none from its past', () => {
@@ -27,12 +43,20 @@ describe('planning scheduled runs', () => {
       ['run_all', ['catch_up:11:58', 'catch_up:11:59', 'catch_up:12:00', 'schedule:12:01']],
       ['skip', ['schedule:12:01']],
     ] as const)('%s', (missedRunPolicy, expected) => {
-      expect(at(planScheduledRuns(input({ cursor, spec: { ...everyMinute, missedRunPolicy } })).runs)).toEqual(expected);
+      expect(at(planScheduledRuns(input({ cursor, spec: { ...everyMinute, missedRunPolicy } })).runs)).toEqual(
+        expected,
+      );
     });
   });
 
   it('caps run_all to the latest runs after a long outage', () => {
-    const { runs } = planScheduledRuns(input({ cursor: new Date('2026-05-31T12:00:00Z'), spec: { ...everyMinute, missedRunPolicy: 'run_all' }, runAllCap: 10 }));
+    const { runs } = planScheduledRuns(
+      input({
+        cursor: new Date('2026-05-31T12:00:00Z'),
+        spec: { ...everyMinute, missedRunPolicy: 'run_all' },
+        runAllCap: 10,
+      }),
+    );
     expect(runs.filter((r) => r.source === 'catch_up')).toHaveLength(10);
     expect(at(runs).slice(-2)).toEqual(['catch_up:12:00', 'schedule:12:01']);
   });
@@ -44,21 +68,41 @@ describe('planning scheduled runs', () => {
     expect(at(plan.runs)).toEqual(['schedule:13:00']);
     expect(plan.nextFireAt?.toISOString()).toBe('2026-06-01T14:00:00.000Z');
     // Nothing within the lookahead: the cursor moves, the next fire time stays.
-    const quiet = planScheduledRuns(input({ spec: hourly, cursor: plan.cursor, now: new Date('2026-06-01T13:05:00Z') }));
+    const quiet = planScheduledRuns(
+      input({ spec: hourly, cursor: plan.cursor, now: new Date('2026-06-01T13:05:00Z') }),
+    );
     expect(quiet.runs).toEqual([]);
     expect(quiet.nextFireAt?.toISOString()).toBe('2026-06-01T14:00:00.000Z');
   });
 
   it('has no next fire time once an RRULE has run its COUNT', () => {
-    const spec: ScheduleSpec = { rrule: 'DTSTART:20260601T120000\nRRULE:FREQ=HOURLY;COUNT=2', timeZone: 'UTC', jitterSeconds: 0, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: 'buffer_one' };
-    const plan = planScheduledRuns(input({ spec, now: new Date('2026-06-01T12:59:30Z'), cursor: new Date('2026-06-01T12:30:00Z') }));
+    const spec: ScheduleSpec = {
+      rrule: 'DTSTART:20260601T120000\nRRULE:FREQ=HOURLY;COUNT=2',
+      timeZone: 'UTC',
+      jitterSeconds: 0,
+      missedRunPolicy: 'run_once',
+      dstPolicy: REFERENCE_DST_POLICY,
+      overlapPolicy: 'buffer_one',
+    };
+    const plan = planScheduledRuns(
+      input({ spec, now: new Date('2026-06-01T12:59:30Z'), cursor: new Date('2026-06-01T12:30:00Z') }),
+    );
     expect(at(plan.runs)).toEqual(['schedule:13:00']);
     expect(plan.nextFireAt).toBeNull();
   });
 
   it('offsets the due time by the job jitter, keeping the nominal time in the idempotency key', () => {
-    const spec: ScheduleSpec = { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 60, missedRunPolicy: 'run_once', dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: 'buffer_one' };
-    const { runs } = planScheduledRuns(input({ jobName: 'billing.export-invoices', spec, now: new Date('2026-03-15T00:59:30Z') }));
+    const spec: ScheduleSpec = {
+      cron: '0 2 * * *',
+      timeZone: 'Europe/Berlin',
+      jitterSeconds: 60,
+      missedRunPolicy: 'run_once',
+      dstPolicy: REFERENCE_DST_POLICY,
+      overlapPolicy: 'buffer_one',
+    };
+    const { runs } = planScheduledRuns(
+      input({ jobName: 'billing.export-invoices', spec, now: new Date('2026-03-15T00:59:30Z') }),
+    );
     expect(runs).toHaveLength(1);
     expect(runs[0]!.idempotencyKey).toBe('billing.export-invoices@2026-03-15T02:00:00+01:00');
     const jitterMs = runs[0]!.dueAt.getTime() - runs[0]!.nominalAt.getTime();

@@ -28,7 +28,10 @@ export interface ScheduledRunsPlan {
   readonly runs: PlannedRun[];
   /** The nominal time up to which the job is now materialised. */
   readonly cursor: Date;
-  /** The first fire time after the cursor, null when the schedule never fires again: when the job is next due for materialising. */
+  /**
+   * The first fire time after the cursor, null when the schedule never fires again: when the job is
+   * next due for materialising.
+   */
   readonly nextFireAt: Date | null;
 }
 
@@ -62,7 +65,12 @@ export function planScheduledRuns(input: PlanInput): ScheduledRunsPlan {
   }
   const missed = fireTimes.filter((t) => t <= now);
   const upcoming = fireTimes.filter((t) => t > now);
-  const caughtUp = spec.missedRunPolicy === 'skip' ? [] : spec.missedRunPolicy === 'run_once' ? missed.slice(-1) : missed.slice(-input.runAllCap);
+  const caughtUp =
+    spec.missedRunPolicy === 'skip'
+      ? []
+      : spec.missedRunPolicy === 'run_once'
+        ? missed.slice(-1)
+        : missed.slice(-input.runAllCap);
   const jitter = jitterOffsetSeconds(input.jobName, spec.jitterSeconds) * 1000;
   const plan = (nominalAt: Date, source: PlannedRun['source']): PlannedRun => ({
     nominalAt,
@@ -70,7 +78,11 @@ export function planScheduledRuns(input: PlanInput): ScheduledRunsPlan {
     source,
     idempotencyKey: `${input.jobName}@${formatWithOffset(nominalAt, spec.timeZone)}`,
   });
-  return { runs: [...caughtUp.map((t) => plan(t, 'catch_up')), ...upcoming.map((t) => plan(t, 'schedule'))], cursor: until, nextFireAt };
+  return {
+    runs: [...caughtUp.map((t) => plan(t, 'catch_up')), ...upcoming.map((t) => plan(t, 'schedule'))],
+    cursor: until,
+    nextFireAt,
+  };
 }
 
 /** 2026-03-15T02:00:00+01:00: the instant as the zone's wall clock shows it, with its offset. */

@@ -27,11 +27,14 @@ export function parseRrule(text: string): RRuleSet {
     .map((line) => (/^(RRULE|DTSTART|EXDATE|RDATE|EXRULE)[:;]/i.test(line) ? line : `RRULE:${line}`));
   for (const line of lines) {
     if (/^(DTSTART|EXDATE|RDATE)/i.test(line) && (/TZID=/i.test(line) || /\d{8}T\d{6}Z/i.test(line))) {
-      throw new RruleSyntaxError(`${line.split(/[:;]/)[0]} is a wall-clock time in the schedule's timeZone: write it without Z or TZID`);
+      throw new RruleSyntaxError(
+        `${line.split(/[:;]/)[0]} is a wall-clock time in the schedule's timeZone: write it without Z or TZID`,
+      );
     }
   }
   // Schedules fire at most once a minute; rrule would also walk every second since DTSTART.
-  if (lines.some((line) => /FREQ=SECONDLY/i.test(line))) throw new RruleSyntaxError('FREQ=SECONDLY fires more often than once a minute');
+  if (lines.some((line) => /FREQ=SECONDLY/i.test(line)))
+    throw new RruleSyntaxError('FREQ=SECONDLY fires more often than once a minute');
   if (!lines.some((line) => /^DTSTART/i.test(line))) lines.unshift(DEFAULT_DTSTART);
   try {
     return rrulestr(lines.join('\n'), { forceset: true }) as RRuleSet;
@@ -41,13 +44,25 @@ export function parseRrule(text: string): RRuleSet {
 }
 
 /** The next `count` fire times strictly after `after`, as UTC instants, strictly increasing. */
-export function nextRruleFireTimes(set: RRuleSet, zone: string, after: Date, count: number, policy: DstPolicy = REFERENCE_DST_POLICY): Date[] {
+export function nextRruleFireTimes(
+  set: RRuleSet,
+  zone: string,
+  after: Date,
+  count: number,
+  policy: DstPolicy = REFERENCE_DST_POLICY,
+): Date[] {
   const fires = new Set<number>();
   // Start a day of wall clock early: a wall time before `after`'s own can still lie ahead in UTC.
   const from = new Date(after.getTime() + offsetMinutes(after.getTime(), zone) * 60_000 - 86_400_000);
   // One walk over the occurrences, stopped once enough are found.
   startingNear(set, from).between(from, new Date(Date.UTC(9999, 0, 1)), false, (next) => {
-    const wall = { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: next.getUTCHours(), minute: next.getUTCMinutes() };
+    const wall = {
+      year: next.getUTCFullYear(),
+      month: next.getUTCMonth() + 1,
+      day: next.getUTCDate(),
+      hour: next.getUTCHours(),
+      minute: next.getUTCMinutes(),
+    };
     for (const instant of resolveWallTime(wall, zone, policy)) if (instant > after.getTime()) fires.add(instant);
     return fires.size < count + 2;
   });
@@ -58,7 +73,12 @@ export function nextRruleFireTimes(set: RRuleSet, zone: string, after: Date, cou
 }
 
 /** The fixed period of a frequency in floating (wall-clock) time, where no day has 23 or 25 hours. */
-const FIXED_PERIOD_MS: Partial<Record<number, number>> = { [RRule.WEEKLY]: 7 * 86_400_000, [RRule.DAILY]: 86_400_000, [RRule.HOURLY]: 3_600_000, [RRule.MINUTELY]: 60_000 };
+const FIXED_PERIOD_MS: Partial<Record<number, number>> = {
+  [RRule.WEEKLY]: 7 * 86_400_000,
+  [RRule.DAILY]: 86_400_000,
+  [RRule.HOURLY]: 3_600_000,
+  [RRule.MINUTELY]: 60_000,
+};
 
 /**
  * The same recurrence, with each rule's DTSTART moved forward by whole
@@ -71,7 +91,8 @@ const FIXED_PERIOD_MS: Partial<Record<number, number>> = { [RRule.WEEKLY]: 7 * 8
  */
 function startingNear(set: RRuleSet, from: Date): RRuleSet {
   const rules = set.rrules();
-  const movable = (rule: RRule): boolean => rule.options.count === null && FIXED_PERIOD_MS[rule.options.freq] !== undefined && rule.options.dtstart < from;
+  const movable = (rule: RRule): boolean =>
+    rule.options.count === null && FIXED_PERIOD_MS[rule.options.freq] !== undefined && rule.options.dtstart < from;
   if (!rules.some(movable)) return set;
   const moved = new RRuleSet();
   for (const rule of rules) {

@@ -34,15 +34,26 @@ export class InvalidScheduleError extends DomainError {
   }
 }
 
-const KNOWN_FIELDS = new Set(['cron', 'rrule', 'timeZone', 'jitterSeconds', 'missedRunPolicy', 'dstPolicy', 'overlapPolicy']);
+const KNOWN_FIELDS = new Set([
+  'cron',
+  'rrule',
+  'timeZone',
+  'jitterSeconds',
+  'missedRunPolicy',
+  'dstPolicy',
+  'overlapPolicy',
+]);
 
 /** `isTimeZone` is the host's IANA lookup (Intl), passed in so the domain stays free of the runtime. */
 export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => boolean): ScheduleSpec {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new InvalidScheduleError('(root)', 'must be an object');
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    throw new InvalidScheduleError('(root)', 'must be an object');
   const spec = input as Record<string, unknown>;
-  for (const key of Object.keys(spec)) if (!KNOWN_FIELDS.has(key)) throw new InvalidScheduleError(key, 'is not a schedule field');
+  for (const key of Object.keys(spec))
+    if (!KNOWN_FIELDS.has(key)) throw new InvalidScheduleError(key, 'is not a schedule field');
   const { cron, rrule } = spec;
-  if ((cron === undefined) === (rrule === undefined)) throw new InvalidScheduleError('cron', 'give exactly one of cron or rrule');
+  if ((cron === undefined) === (rrule === undefined))
+    throw new InvalidScheduleError('cron', 'give exactly one of cron or rrule');
   if (cron !== undefined) {
     if (typeof cron !== 'string') throw new InvalidScheduleError('cron', 'must be a string');
     try {
@@ -53,7 +64,8 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
     }
   }
   if (rrule !== undefined) {
-    if (typeof rrule !== 'string' || !/FREQ=/i.test(rrule)) throw new InvalidScheduleError('rrule', 'must be an RFC 5545 RRULE with a FREQ');
+    if (typeof rrule !== 'string' || !/FREQ=/i.test(rrule))
+      throw new InvalidScheduleError('rrule', 'must be an RFC 5545 RRULE with a FREQ');
     try {
       parseRrule(rrule);
     } catch (err) {
@@ -62,9 +74,15 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
     }
   }
   const timeZone = spec['timeZone'] ?? 'UTC';
-  if (typeof timeZone !== 'string' || !isTimeZone(timeZone)) throw new InvalidScheduleError('timeZone', `${JSON.stringify(timeZone)} is not an IANA time zone`);
+  if (typeof timeZone !== 'string' || !isTimeZone(timeZone))
+    throw new InvalidScheduleError('timeZone', `${JSON.stringify(timeZone)} is not an IANA time zone`);
   const jitterSeconds = spec['jitterSeconds'] ?? 60;
-  if (typeof jitterSeconds !== 'number' || !Number.isInteger(jitterSeconds) || jitterSeconds < 0 || jitterSeconds > 3600) {
+  if (
+    typeof jitterSeconds !== 'number' ||
+    !Number.isInteger(jitterSeconds) ||
+    jitterSeconds < 0 ||
+    jitterSeconds > 3600
+  ) {
     throw new InvalidScheduleError('jitterSeconds', 'must be a whole number of seconds from 0 to 3600');
   }
   const missedRunPolicy = spec['missedRunPolicy'] ?? 'run_once';
@@ -72,7 +90,8 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
     throw new InvalidScheduleError('missedRunPolicy', 'must be run_once, run_all or skip');
   }
   const overlapPolicy = spec['overlapPolicy'] ?? DEFAULT_OVERLAP_POLICY;
-  if (!OVERLAP_POLICIES.includes(overlapPolicy as OverlapPolicy)) throw new InvalidScheduleError('overlapPolicy', `must be one of ${OVERLAP_POLICIES.join(', ')}`);
+  if (!OVERLAP_POLICIES.includes(overlapPolicy as OverlapPolicy))
+    throw new InvalidScheduleError('overlapPolicy', `must be one of ${OVERLAP_POLICIES.join(', ')}`);
   return {
     ...(cron !== undefined ? { cron: cron as string } : { rrule: rrule as string }),
     timeZone,
@@ -86,10 +105,17 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
 /** Optional per schedule; the reference rule (gap: shift, overlap: first) by default. */
 function parseDstPolicy(input: unknown): DstPolicy {
   if (input === undefined) return REFERENCE_DST_POLICY;
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new InvalidScheduleError('dstPolicy', 'must be an object {gap, overlap}');
-  const { gap = REFERENCE_DST_POLICY.gap, overlap = REFERENCE_DST_POLICY.overlap, ...rest } = input as Record<string, unknown>;
-  if (Object.keys(rest).length > 0) throw new InvalidScheduleError(`dstPolicy.${Object.keys(rest)[0]}`, 'is not a dstPolicy field');
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    throw new InvalidScheduleError('dstPolicy', 'must be an object {gap, overlap}');
+  const {
+    gap = REFERENCE_DST_POLICY.gap,
+    overlap = REFERENCE_DST_POLICY.overlap,
+    ...rest
+  } = input as Record<string, unknown>;
+  if (Object.keys(rest).length > 0)
+    throw new InvalidScheduleError(`dstPolicy.${Object.keys(rest)[0]}`, 'is not a dstPolicy field');
   if (gap !== 'shift' && gap !== 'skip') throw new InvalidScheduleError('dstPolicy.gap', 'must be shift or skip');
-  if (overlap !== 'first' && overlap !== 'last' && overlap !== 'both') throw new InvalidScheduleError('dstPolicy.overlap', 'must be first, last or both');
+  if (overlap !== 'first' && overlap !== 'last' && overlap !== 'both')
+    throw new InvalidScheduleError('dstPolicy.overlap', 'must be first, last or both');
   return { gap, overlap };
 }

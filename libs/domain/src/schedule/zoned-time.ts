@@ -28,7 +28,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(zone: string): Intl.DateTimeFormat {
   let f = formatters.get(zone);
   if (f === undefined) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
     formatters.set(zone, f);
   }
   return f;
@@ -57,8 +66,16 @@ export function offsetMinutes(instantMs: number, zone: string): number {
 
 function formattedOffsetMinutes(instantMs: number, zone: string): number {
   const parts: Record<string, number> = {};
-  for (const part of formatter(zone).formatToParts(new Date(instantMs))) if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  const asUtc = Date.UTC(parts['year']!, parts['month']! - 1, parts['day']!, parts['hour']!, parts['minute']!, parts['second']!);
+  for (const part of formatter(zone).formatToParts(new Date(instantMs)))
+    if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  const asUtc = Date.UTC(
+    parts['year']!,
+    parts['month']! - 1,
+    parts['day']!,
+    parts['hour']!,
+    parts['minute']!,
+    parts['second']!,
+  );
   return Math.round((asUtc - Math.floor(instantMs / 1000) * 1000) / MINUTE);
 }
 
@@ -70,7 +87,8 @@ export function resolveWallTime(wall: WallTime, zone: string, policy: DstPolicy 
   const after = offsetMinutes(wallUtc + 36 * 60 * MINUTE, zone);
   const candidates = [...new Set([wallUtc - before * MINUTE, wallUtc - after * MINUTE])].sort((a, b) => a - b);
   const valid = candidates.filter((t) => t + offsetMinutes(t, zone) * MINUTE === wallUtc);
-  if (valid.length === 2) return policy.overlap === 'both' ? valid : policy.overlap === 'first' ? [valid[0]!] : [valid[1]!];
+  if (valid.length === 2)
+    return policy.overlap === 'both' ? valid : policy.overlap === 'first' ? [valid[0]!] : [valid[1]!];
   if (valid.length === 1) return valid;
   if (policy.gap === 'skip') return [];
   return [transitionWithin(wallUtc - after * MINUTE, wallUtc - before * MINUTE, after, zone)];

@@ -26,7 +26,11 @@ export class InMemoryEventStore implements EventStore {
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
-  async appendToStream(streamId: string, expected: ExpectedRevision, events: readonly EventToAppend[]): Promise<AppendResult> {
+  async appendToStream(
+    streamId: string,
+    expected: ExpectedRevision,
+    events: readonly EventToAppend[],
+  ): Promise<AppendResult> {
     const [result] = await this.appendToStreams([{ streamId, expected, events }]);
     return result!;
   }
@@ -36,9 +40,15 @@ export class InMemoryEventStore implements EventStore {
     const ids = prepared.flatMap((a) => a.events.map((e) => ({ streamId: a.streamId, id: e.id })));
     const existing = ids.filter(({ id }) => this.byId.has(id));
     if (existing.length > 0) {
-      if (existing.length === ids.length && existing.every(({ streamId, id }) => this.byId.get(id)?.streamId === streamId)) {
+      if (
+        existing.length === ids.length &&
+        existing.every(({ streamId, id }) => this.byId.get(id)?.streamId === streamId)
+      ) {
         return prepared.map(({ streamId }) => {
-          const last = ids.filter((x) => x.streamId === streamId).map((x) => this.byId.get(x.id)!).at(-1)!;
+          const last = ids
+            .filter((x) => x.streamId === streamId)
+            .map((x) => this.byId.get(x.id)!)
+            .at(-1)!;
           return { streamId, nextRevision: last.revision, position: last.position };
         });
       }

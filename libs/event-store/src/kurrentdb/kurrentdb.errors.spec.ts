@@ -24,7 +24,11 @@ import { KurrentDbEventStore, mapKurrentError } from './kurrentdb.event-store';
 type ServiceErrorLike = NonNullable<ConstructorParameters<typeof UnavailableError>[0]>;
 
 function serviceError(code: number, message: string, metadata: Record<string, string> = {}): ServiceErrorLike {
-  return Object.assign(new Error(message), { code, details: message, metadata: { getMap: () => metadata } }) as unknown as ServiceErrorLike;
+  return Object.assign(new Error(message), {
+    code,
+    details: message,
+    metadata: { getMap: () => metadata },
+  }) as unknown as ServiceErrorLike;
 }
 
 describe('mapKurrentError', () => {
@@ -37,7 +41,11 @@ describe('mapKurrentError', () => {
     });
 
     it('says no_stream when the stream does not exist', () => {
-      const err = new WrongExpectedVersionError(undefined, { streamName: 'job-1', expected: 'stream_exists', current: 'no_stream' });
+      const err = new WrongExpectedVersionError(undefined, {
+        streamName: 'job-1',
+        expected: 'stream_exists',
+        current: 'no_stream',
+      });
       expect(mapKurrentError(err, { expected: new Map([['job-1', 'stream_exists']]) })).toMatchObject({
         streamId: 'job-1',
         expected: 'stream_exists',
@@ -46,25 +54,46 @@ describe('mapKurrentError', () => {
     });
 
     it('picks the conflicting stream of a multi-stream append and its expectation from the context', () => {
-      const err = WrongExpectedVersionError.fromRevisionConflict({ stream: 'schedule-7', expectedRevision: '0', actualRevision: '4' });
-      const context = { expected: new Map<string, 'no_stream' | bigint>([['job-1', 'no_stream'], ['schedule-7', 0n]]) };
+      const err = WrongExpectedVersionError.fromRevisionConflict({
+        stream: 'schedule-7',
+        expectedRevision: '0',
+        actualRevision: '4',
+      });
+      const context = {
+        expected: new Map<string, 'no_stream' | bigint>([
+          ['job-1', 'no_stream'],
+          ['schedule-7', 0n],
+        ]),
+      };
       expect(mapKurrentError(err, context)).toMatchObject({ streamId: 'schedule-7', expected: 0n, actual: 4n });
     });
 
     it('falls back to what the error says when the context knows nothing', () => {
-      const err = WrongExpectedVersionError.fromRevisionConflict({ stream: 's', expectedRevision: '-4', actualRevision: '-1' });
+      const err = WrongExpectedVersionError.fromRevisionConflict({
+        stream: 's',
+        expectedRevision: '-4',
+        actualRevision: '-1',
+      });
       expect(mapKurrentError(err)).toMatchObject({ streamId: 's', expected: 'stream_exists', actual: 'no_stream' });
     });
 
     it('reads the numeric expectations of the gRPC metadata form', () => {
-      const raw = serviceError(9, 'wrong expected version', { 'stream-name': 'job-2', 'expected-version': '-1', 'actual-version': '3' });
+      const raw = serviceError(9, 'wrong expected version', {
+        'stream-name': 'job-2',
+        'expected-version': '-1',
+        'actual-version': '3',
+      });
       const err = new WrongExpectedVersionError(raw);
       expect(mapKurrentError(err)).toMatchObject({ streamId: 'job-2', expected: 'no_stream', actual: 3n });
     });
 
     it('uses the only stream of the context when the error names none', () => {
       const err = new WrongExpectedVersionError(undefined, { streamName: '', expected: 'any', current: 1n });
-      expect(mapKurrentError(err, { expected: new Map([['job-3', 0n]]) })).toMatchObject({ streamId: 'job-3', expected: 0n, actual: 1n });
+      expect(mapKurrentError(err, { expected: new Map([['job-3', 0n]]) })).toMatchObject({
+        streamId: 'job-3',
+        expected: 0n,
+        actual: 1n,
+      });
     });
 
     it('leaves the actual revision unknown for a deleted or tombstoned stream', () => {
@@ -81,10 +110,16 @@ describe('mapKurrentError', () => {
       ['CancelledError', new CancelledError()],
       ['TimeoutError', new TimeoutError()],
       ['NotLeaderError', new NotLeaderError(leader)],
-      ['a gRPC UNAVAILABLE the client converted', convertToCommandError(serviceError(14, '14 UNAVAILABLE: No connection established'))],
+      [
+        'a gRPC UNAVAILABLE the client converted',
+        convertToCommandError(serviceError(14, '14 UNAVAILABLE: No connection established')),
+      ],
       ['a gRPC DEADLINE_EXCEEDED the client converted', convertToCommandError(serviceError(4, '4 DEADLINE_EXCEEDED'))],
       // Seen from appendToStream and multiStreamAppend with no server: the raw ServiceError, unconverted.
-      ['a raw gRPC UNAVAILABLE', serviceError(14, '14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED')],
+      [
+        'a raw gRPC UNAVAILABLE',
+        serviceError(14, '14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED'),
+      ],
       ['failed cluster discovery', new Error('Failed to discover after 10 attempts.')],
     ])('maps %s to EventStoreUnavailableError, keeping the cause', (_, err) => {
       const mapped = mapKurrentError(err);
@@ -131,28 +166,56 @@ describe('KurrentDbEventStore error paths (fake client)', () => {
   });
 
   it('pings: an unknown stream is an answer, anything else is unavailability', async () => {
-    await expect(storeWith({ readStream: failingRead(new StreamNotFoundError(undefined, 'x')) }).ping()).resolves.toBeUndefined();
-    await expect(storeWith({ readStream: failingRead(new UnavailableError()) }).ping()).rejects.toBeInstanceOf(EventStoreUnavailableError);
-    await expect(storeWith({ readStream: failingRead(new AccessDeniedError()) }).ping()).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    await expect(
+      storeWith({ readStream: failingRead(new StreamNotFoundError(undefined, 'x')) }).ping(),
+    ).resolves.toBeUndefined();
+    await expect(storeWith({ readStream: failingRead(new UnavailableError()) }).ping()).rejects.toBeInstanceOf(
+      EventStoreUnavailableError,
+    );
+    await expect(storeWith({ readStream: failingRead(new AccessDeniedError()) }).ping()).rejects.toBeInstanceOf(
+      EventStoreUnavailableError,
+    );
   });
 
   it('maps a conflict of a single-stream append', async () => {
-    const appendToStream = jest.fn().mockRejectedValue(new WrongExpectedVersionError(undefined, { streamName: 'job-1', expected: 1n, current: 2n }));
+    const appendToStream = jest
+      .fn()
+      .mockRejectedValue(new WrongExpectedVersionError(undefined, { streamName: 'job-1', expected: 1n, current: 2n }));
     const store = storeWith({ appendToStream });
     const err = await store.appendToStream('job-1', 1n, [{ type: 'RunLeased', data: {} }]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WrongExpectedRevisionError);
     expect(err).toMatchObject({ streamId: 'job-1', expected: 1n, actual: 2n });
-    expect(appendToStream).toHaveBeenCalledWith('job-1', [expect.objectContaining({ type: 'RunLeased', contentType: 'application/json' })], { streamState: 1n });
+    expect(appendToStream).toHaveBeenCalledWith(
+      'job-1',
+      [expect.objectContaining({ type: 'RunLeased', contentType: 'application/json' })],
+      { streamState: 1n },
+    );
   });
 
   it('reads the position back when the server answers an idempotent retry without one', async () => {
-    const appendToStream = jest.fn().mockResolvedValue({ success: true, nextExpectedRevision: 1n, position: undefined });
+    const appendToStream = jest
+      .fn()
+      .mockResolvedValue({ success: true, nextExpectedRevision: 1n, position: undefined });
     const readStream = jest.fn(() =>
       (async function* () {
-        yield { event: { streamId: 'job-1', id: 'x', revision: 1n, type: 'A', created: new Date(0), data: {}, metadata: undefined, position: { commit: 7n, prepare: 7n } } };
+        yield {
+          event: {
+            streamId: 'job-1',
+            id: 'x',
+            revision: 1n,
+            type: 'A',
+            created: new Date(0),
+            data: {},
+            metadata: undefined,
+            position: { commit: 7n, prepare: 7n },
+          },
+        };
       })(),
     );
-    const result = await storeWith({ appendToStream, readStream }).appendToStream('job-1', 'no_stream', [{ type: 'A', data: {} }, { type: 'B', data: {} }]);
+    const result = await storeWith({ appendToStream, readStream }).appendToStream('job-1', 'no_stream', [
+      { type: 'A', data: {} },
+      { type: 'B', data: {} },
+    ]);
     expect(result).toEqual({ streamId: 'job-1', nextRevision: 1n, position: { commit: 7n, prepare: 7n } });
     expect(readStream).toHaveBeenCalledWith('job-1', expect.objectContaining({ fromRevision: 1n, maxCount: 1 }));
   });
@@ -161,10 +224,23 @@ describe('KurrentDbEventStore error paths (fake client)', () => {
     const multiStreamAppend = jest.fn();
     const store = storeWith({ multiStreamAppend });
     const event = { type: 'JobCreated', data: {} };
-    await expect(store.appendToStreams([{ streamId: 'a', expected: 'any', events: [{ ...event, metadata: { schemaVersion: 1 } }] }])).rejects.toBeInstanceOf(InvalidAppendError);
-    await expect(store.appendToStreams([{ streamId: 'a', expected: 'any', events: [event] }, { streamId: 'a', expected: 'any', events: [event] }])).rejects.toBeInstanceOf(InvalidAppendError);
-    await expect(store.appendToStreams([{ streamId: 'a', expected: 'any', events: [] }])).rejects.toBeInstanceOf(InvalidAppendError);
-    await expect(store.appendToStream('a', 'any', [{ ...event, id: 'not-a-uuid' }])).rejects.toBeInstanceOf(InvalidAppendError);
+    await expect(
+      store.appendToStreams([
+        { streamId: 'a', expected: 'any', events: [{ ...event, metadata: { schemaVersion: 1 } }] },
+      ]),
+    ).rejects.toBeInstanceOf(InvalidAppendError);
+    await expect(
+      store.appendToStreams([
+        { streamId: 'a', expected: 'any', events: [event] },
+        { streamId: 'a', expected: 'any', events: [event] },
+      ]),
+    ).rejects.toBeInstanceOf(InvalidAppendError);
+    await expect(store.appendToStreams([{ streamId: 'a', expected: 'any', events: [] }])).rejects.toBeInstanceOf(
+      InvalidAppendError,
+    );
+    await expect(store.appendToStream('a', 'any', [{ ...event, id: 'not-a-uuid' }])).rejects.toBeInstanceOf(
+      InvalidAppendError,
+    );
     expect(multiStreamAppend).not.toHaveBeenCalled();
   });
 
@@ -185,16 +261,34 @@ describe('KurrentDbEventStore error paths (fake client)', () => {
       { streamId: 'a', nextRevision: 3n, position: { commit: 42n, prepare: 42n } },
       { streamId: 'b', nextRevision: 0n, position: { commit: 42n, prepare: 42n } },
     ]);
-    multiStreamAppend.mockRejectedValueOnce(WrongExpectedVersionError.fromRevisionConflict({ stream: 'b', expectedRevision: '-1', actualRevision: '0' }));
-    await expect(store.appendToStreams(appends)).rejects.toMatchObject({ code: 'wrong-expected-revision', streamId: 'b', expected: 'no_stream', actual: 0n });
+    multiStreamAppend.mockRejectedValueOnce(
+      WrongExpectedVersionError.fromRevisionConflict({ stream: 'b', expectedRevision: '-1', actualRevision: '0' }),
+    );
+    await expect(store.appendToStreams(appends)).rejects.toMatchObject({
+      code: 'wrong-expected-revision',
+      streamId: 'b',
+      expected: 'no_stream',
+      actual: 0n,
+    });
   });
 
   describe('subscribeToAll', () => {
     const resolved = (n: number, type = 'RunLeased') => ({
-      event: { streamId: 'run-1', id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, revision: BigInt(n), type, created: new Date(0), data: { n }, metadata: undefined, isJson: true, position: { commit: BigInt(n * 10), prepare: BigInt(n * 10) } },
+      event: {
+        streamId: 'run-1',
+        id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+        revision: BigInt(n),
+        type,
+        created: new Date(0),
+        data: { n },
+        metadata: undefined,
+        isJson: true,
+        position: { commit: BigInt(n * 10), prepare: BigInt(n * 10) },
+      },
       commitPosition: BigInt(n * 10),
     });
-    const fakeSubscription = () => Object.assign(new PassThrough({ objectMode: true }), { unsubscribe: jest.fn().mockResolvedValue(undefined) });
+    const fakeSubscription = () =>
+      Object.assign(new PassThrough({ objectMode: true }), { unsubscribe: jest.fn().mockResolvedValue(undefined) });
 
     it('yields what is buffered as one batch, skips system events, and unsubscribes when the signal aborts', async () => {
       const subscription = fakeSubscription();

@@ -9,28 +9,33 @@ const connectionString = process.env['KURRENTDB_CONNECTION_STRING'];
 const dockerProblem = connectionString === undefined ? whyNoDocker() : undefined;
 
 if (connectionString === undefined && dockerProblem !== undefined) {
-  process.stdout.write(`KurrentDB contract suite skipped: KURRENTDB_CONNECTION_STRING is unset and Docker is unavailable (${dockerProblem})\n`);
+  process.stdout.write(
+    `KurrentDB contract suite skipped: KURRENTDB_CONNECTION_STRING is unset and Docker is unavailable (${dockerProblem})\n`,
+  );
   // Shown as skipped in the report, with the reason in its name.
   describe.skip(`event store contract: kurrentdb (skipped: no KURRENTDB_CONNECTION_STRING, no Docker: ${dockerProblem})`, () => {
     it('runs when a KurrentDB server is reachable', () => undefined);
   });
 } else {
-  describeEventStoreContract(connectionString !== undefined ? 'kurrentdb (KURRENTDB_CONNECTION_STRING)' : 'kurrentdb (testcontainers)', async () => {
-    if (connectionString !== undefined) {
-      const store = await createKurrentDbEventStore(connectionString);
-      return { store, teardown: () => store.close() };
-    }
-    const { KurrentDbContainer } = await import('@testcontainers/kurrentdb');
-    const container = await new KurrentDbContainer(KURRENTDB_IMAGE).start();
-    const store = await createKurrentDbEventStore(container.getConnectionString());
-    return {
-      store,
-      teardown: async () => {
-        await store.close();
-        await container.stop();
-      },
-    };
-  });
+  describeEventStoreContract(
+    connectionString !== undefined ? 'kurrentdb (KURRENTDB_CONNECTION_STRING)' : 'kurrentdb (testcontainers)',
+    async () => {
+      if (connectionString !== undefined) {
+        const store = await createKurrentDbEventStore(connectionString);
+        return { store, teardown: () => store.close() };
+      }
+      const { KurrentDbContainer } = await import('@testcontainers/kurrentdb');
+      const container = await new KurrentDbContainer(KURRENTDB_IMAGE).start();
+      const store = await createKurrentDbEventStore(container.getConnectionString());
+      return {
+        store,
+        teardown: async () => {
+          await store.close();
+          await container.stop();
+        },
+      };
+    },
+  );
 }
 
 function whyNoDocker(): string | undefined {
@@ -39,6 +44,8 @@ function whyNoDocker(): string | undefined {
     return undefined;
   } catch (err) {
     const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim();
-    return (stderr !== undefined && stderr !== '' ? stderr.split('\n')[0] : (err as Error).message) ?? 'docker not found';
+    return (
+      (stderr !== undefined && stderr !== '' ? stderr.split('\n')[0] : (err as Error).message) ?? 'docker not found'
+    );
   }
 }

@@ -1,21 +1,43 @@
 import type {
-  AllStreamResolvedEvent, AppendStreamState, CommandError, CurrentStreamState, EventData, JSONType, KurrentDBClient,
-  Position, ReadPosition, WrongExpectedVersionError,
+  AllStreamResolvedEvent,
+  AppendStreamState,
+  CommandError,
+  CurrentStreamState,
+  EventData,
+  JSONType,
+  KurrentDBClient,
+  Position,
+  ReadPosition,
+  WrongExpectedVersionError,
 } from '@kurrent/kurrentdb-client';
 import type * as KurrentClient from '@kurrent/kurrentdb-client';
 
 import { prepareAppends, type PreparedAppend, type PreparedEvent } from '../append-validation';
 import { EventStoreUnavailableError, InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
 import {
-  START, comparePositions, type AppendResult, type EventMetadata, type EventStore, type EventToAppend, type ExpectedRevision,
-  type LogPosition, type ReadAllOptions, type ReadStreamOptions, type RecordedEvent, type StreamAppend, type SubscribeOptions,
+  START,
+  comparePositions,
+  type AppendResult,
+  type EventMetadata,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type LogPosition,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type StreamAppend,
+  type SubscribeOptions,
 } from '../event-store.port';
 
 type KurrentModule = typeof KurrentClient;
 
 let kurrentModule: Promise<KurrentModule> | undefined;
 
-/** Loaded on first use, never at module scope: PostgreSQL-only installs must not load the client or its native bridge. */
+/**
+ * Loaded on first use, never at module scope: PostgreSQL-only installs must not load the client or its
+ * native bridge.
+ */
 function loadKurrent(): Promise<KurrentModule> {
   // require, not import(): in CommonJS output import() goes through ESM loading of a CommonJS package,
   // whose named exports Node can only guess.
@@ -41,7 +63,11 @@ export class KurrentDbEventStore implements EventStore {
 
   constructor(private readonly client: KurrentDBClient) {}
 
-  async appendToStream(streamId: string, expected: ExpectedRevision, events: readonly EventToAppend[]): Promise<AppendResult> {
+  async appendToStream(
+    streamId: string,
+    expected: ExpectedRevision,
+    events: readonly EventToAppend[],
+  ): Promise<AppendResult> {
     const [prepared] = prepareAppends([{ streamId, expected, events }]);
     const lib = await loadKurrent();
     const result = await this.client
@@ -52,7 +78,8 @@ export class KurrentDbEventStore implements EventStore {
     if (!result.success) throw new WrongExpectedRevisionError(streamId, expected, undefined);
     const nextRevision = result.nextExpectedRevision;
     // The server may answer an idempotent retry without a position; the last event, read back, has it.
-    const position = result.position ?? (await this.readStream(streamId, { fromRevision: nextRevision, maxCount: 1 }))[0]?.position;
+    const position =
+      result.position ?? (await this.readStream(streamId, { fromRevision: nextRevision, maxCount: 1 }))[0]?.position;
     return { streamId, nextRevision, position: copyPosition(position) };
   }
 
@@ -60,7 +87,11 @@ export class KurrentDbEventStore implements EventStore {
     const prepared = prepareAppends(appends);
     assertStringMetadata(prepared);
     const lib = await loadKurrent();
-    const requests = prepared.map(({ streamId, expected, events }) => ({ streamName: streamId, expectedState: expected, events: toEventData(lib, events) }));
+    const requests = prepared.map(({ streamId, expected, events }) => ({
+      streamName: streamId,
+      expectedState: expected,
+      events: toEventData(lib, events),
+    }));
     const expectedByStream = new Map(prepared.map(({ streamId, expected }) => [streamId, expected]));
     const result = await this.client
       .multiStreamAppend(requests)
@@ -151,9 +182,16 @@ export class KurrentDbEventStore implements EventStore {
     let wake = (): void => undefined;
     // These listeners live as long as the subscription: an 'error' emitted with no listener would crash the process.
     subscription.on('readable', () => wake());
-    subscription.on('error', (err) => { failure ??= err; wake(); });
+    subscription.on('error', (err) => {
+      failure ??= err;
+      wake();
+    });
     // 'close' too: a stream destroyed without an error never emits 'end'.
-    for (const last of ['end', 'close'] as const) subscription.on(last, () => { ended = true; wake(); });
+    for (const last of ['end', 'close'] as const)
+      subscription.on(last, () => {
+        ended = true;
+        wake();
+      });
     const onAbort = (): void => wake();
     signal?.addEventListener('abort', onAbort);
     try {
@@ -166,7 +204,8 @@ export class KurrentDbEventStore implements EventStore {
           if (resolved === null) break;
           const event = toRecordedEvent(resolved);
           // The server starts after `from` already; the position check keeps that promise whatever the server does.
-          if (event !== undefined && !isSystemEvent(event) && comparePositions(event.position, from) > 0) batch.push(event);
+          if (event !== undefined && !isSystemEvent(event) && comparePositions(event.position, from) > 0)
+            batch.push(event);
         }
         if (taken > 0) {
           if (batch.length > 0) yield batch;
@@ -188,14 +227,20 @@ export class KurrentDbEventStore implements EventStore {
   async ping(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new EventStoreUnavailableError(`KurrentDB did not answer within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new EventStoreUnavailableError(`KurrentDB did not answer within ${PING_TIMEOUT_MS} ms`)),
+        PING_TIMEOUT_MS,
+      );
     });
     try {
       await Promise.race([this.probe(), timeout]);
     } catch (err) {
       // Any failure means not ready, access denied included: readiness checks want one answer.
       if (err instanceof EventStoreUnavailableError) throw err;
-      throw new EventStoreUnavailableError(`KurrentDB did not answer: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new EventStoreUnavailableError(
+        `KurrentDB did not answer: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -207,7 +252,12 @@ export class KurrentDbEventStore implements EventStore {
 
   private async probe(): Promise<void> {
     try {
-      for await (const _ of this.client.readStream(PING_STREAM, { direction: 'backwards', fromRevision: 'end', maxCount: 1 })) break;
+      for await (const _ of this.client.readStream(PING_STREAM, {
+        direction: 'backwards',
+        fromRevision: 'end',
+        maxCount: 1,
+      }))
+        break;
     } catch (err) {
       if (!isKurrentError(err, 'stream-not-found')) throw err;
     }
@@ -219,7 +269,13 @@ export interface KurrentErrorContext {
   readonly expected?: ReadonlyMap<string, ExpectedRevision>;
 }
 
-const UNAVAILABLE_TYPES: ReadonlySet<string> = new Set<`${CommandError['type']}`>(['unavailable', 'not-leader', 'deadline-exceeded', 'cancelled', 'timeout']);
+const UNAVAILABLE_TYPES: ReadonlySet<string> = new Set<`${CommandError['type']}`>([
+  'unavailable',
+  'not-leader',
+  'deadline-exceeded',
+  'cancelled',
+  'timeout',
+]);
 /** gRPC CANCELLED, DEADLINE_EXCEEDED and UNAVAILABLE: some calls (appends among them) let these through unconverted. */
 const UNAVAILABLE_GRPC_CODES: ReadonlySet<number> = new Set([1, 4, 14]);
 /** Cluster discovery gives up with a plain Error. */
@@ -236,11 +292,16 @@ export function mapKurrentError(err: unknown, context: KurrentErrorContext = {})
   }
   const { type, code } = err as { type?: unknown; code?: unknown };
   const unavailable =
-    (typeof type === 'string' && UNAVAILABLE_TYPES.has(type)) || (typeof code === 'number' && UNAVAILABLE_GRPC_CODES.has(code)) || DISCOVERY_FAILED.test(err.message);
+    (typeof type === 'string' && UNAVAILABLE_TYPES.has(type)) ||
+    (typeof code === 'number' && UNAVAILABLE_GRPC_CODES.has(code)) ||
+    DISCOVERY_FAILED.test(err.message);
   return unavailable ? new EventStoreUnavailableError(`KurrentDB is unavailable: ${err.message}`, { cause: err }) : err;
 }
 
-/** By the client's `type` tag, not instanceof: this file holds no value import of the client, and a second copy of the package would defeat instanceof anyway. */
+/**
+ * By the client's `type` tag, not instanceof: this file holds no value import of the client, and a
+ * second copy of the package would defeat instanceof anyway.
+ */
 function isKurrentError<E extends CommandError>(err: unknown, type: `${E['type']}`): err is E {
   return err instanceof Error && (err as { type?: unknown }).type === type;
 }
@@ -264,7 +325,10 @@ function assertStringMetadata(appends: readonly PreparedAppend[]): void {
   for (const { streamId, events } of appends) {
     for (const { type, metadata } of events) {
       const key = Object.keys(metadata).find((k) => typeof metadata[k] !== 'string');
-      if (key !== undefined) throw new InvalidAppendError(`metadata ${key} of a ${type} event in stream ${streamId} is not a string, as KurrentDB multi-stream appends require`);
+      if (key !== undefined)
+        throw new InvalidAppendError(
+          `metadata ${key} of a ${type} event in stream ${streamId} is not a string, as KurrentDB multi-stream appends require`,
+        );
     }
   }
 }
@@ -276,16 +340,35 @@ function toEventData(lib: KurrentModule, events: readonly PreparedEvent[]): Even
 
 /** The part of the client's resolved events (stream reads, $all reads, subscriptions) we map. */
 interface ResolvedLike {
-  readonly event?: { id: string; streamId: string; revision: bigint; type: string; created: Date; data: unknown; metadata: unknown; position?: Position | undefined };
+  readonly event?: {
+    id: string;
+    streamId: string;
+    revision: bigint;
+    type: string;
+    created: Date;
+    data: unknown;
+    metadata: unknown;
+    position?: Position | undefined;
+  };
   readonly commitPosition?: bigint | undefined;
 }
 
 function toRecordedEvent({ event, commitPosition }: ResolvedLike): RecordedEvent | undefined {
   if (event === undefined) return undefined;
   // Stream reads leave out positions only on servers older than 22.6; fall back to what there is.
-  const position = event.position ?? (commitPosition === undefined ? undefined : { commit: commitPosition, prepare: commitPosition });
+  const position =
+    event.position ?? (commitPosition === undefined ? undefined : { commit: commitPosition, prepare: commitPosition });
   const { id, streamId, revision, type, data, metadata, created } = event;
-  return { id, streamId, revision, position: copyPosition(position), type, data, metadata: isJsonObject(metadata) ? metadata : {}, recordedAt: created };
+  return {
+    id,
+    streamId,
+    revision,
+    position: copyPosition(position),
+    type,
+    data,
+    metadata: isJsonObject(metadata) ? metadata : {},
+    recordedAt: created,
+  };
 }
 
 /** START stands in for a position the server did not give, never expected from a 25.1+ server. */

@@ -10,7 +10,11 @@ interface AppendRow {
   r_position: string;
 }
 
-const EXPECTED_CODE: Record<Exclude<ExpectedRevision, bigint>, bigint> = { no_stream: -1n, any: -2n, stream_exists: -3n };
+const EXPECTED_CODE: Record<Exclude<ExpectedRevision, bigint>, bigint> = {
+  no_stream: -1n,
+  any: -2n,
+  stream_exists: -3n,
+};
 
 /**
  * One round trip for the whole append, however many streams and events:
@@ -21,10 +25,14 @@ const EXPECTED_CODE: Record<Exclude<ExpectedRevision, bigint>, bigint> = { no_st
  */
 export async function appendEvents(db: Queryable, appends: readonly PreparedAppend[]): Promise<AppendResult[]> {
   const streams = appends.map((a) => a.streamId);
-  const expected = appends.map((a) => (typeof a.expected === 'bigint' ? a.expected : EXPECTED_CODE[a.expected]).toString());
+  const expected = appends.map((a) =>
+    (typeof a.expected === 'bigint' ? a.expected : EXPECTED_CODE[a.expected]).toString(),
+  );
   const lastIds = appends.map((a) => a.events[a.events.length - 1]!.id);
   const events = JSON.stringify(
-    appends.flatMap((a, i) => a.events.map((e, n) => ({ s: i + 1, n, id: e.id, type: e.type, data: e.data, metadata: e.metadata }))),
+    appends.flatMap((a, i) =>
+      a.events.map((e, n) => ({ s: i + 1, n, id: e.id, type: e.type, data: e.data, metadata: e.metadata })),
+    ),
   );
   let rows: AppendRow[];
   try {
@@ -41,16 +49,24 @@ export async function appendEvents(db: Queryable, appends: readonly PreparedAppe
   return appends.map(({ streamId }) => {
     const row = byStream.get(streamId);
     if (row === undefined) throw new Error(`es_append returned no result for stream ${streamId}`);
-    return { streamId, nextRevision: BigInt(row.r_revision), position: { commit: BigInt(row.r_commit), prepare: BigInt(row.r_position) } };
+    return {
+      streamId,
+      nextRevision: BigInt(row.r_revision),
+      position: { commit: BigInt(row.r_commit), prepare: BigInt(row.r_position) },
+    };
   });
 }
 
 function translateAppendError(err: unknown, appends: readonly PreparedAppend[]): unknown {
   switch (sqlStateOf(err)) {
     case SQLSTATE.wrongExpectedRevision: {
-      const detail = JSON.parse((err as { detail?: string }).detail ?? '{}') as { stream?: string; actual?: number | null };
+      const detail = JSON.parse((err as { detail?: string }).detail ?? '{}') as {
+        stream?: string;
+        actual?: number | null;
+      };
       const failed = appends.find((a) => a.streamId === detail.stream) ?? appends[0];
-      const actual = detail.actual === undefined ? undefined : detail.actual === null ? 'no_stream' : BigInt(detail.actual);
+      const actual =
+        detail.actual === undefined ? undefined : detail.actual === null ? 'no_stream' : BigInt(detail.actual);
       return new WrongExpectedRevisionError(failed?.streamId ?? '', failed?.expected ?? 'any', actual);
     }
     case SQLSTATE.uniqueViolation:

@@ -21,14 +21,17 @@ describe('PostgreSQL event store: commit order', () => {
   afterAll(() => db.drop());
 
   const prefix = (): string => `t${randomUUID().slice(0, 8)}`;
-  const ofPrefix = (p: string, events: readonly RecordedEvent[]): string[] => events.filter((e) => e.streamId.startsWith(p)).map((e) => e.type);
+  const ofPrefix = (p: string, events: readonly RecordedEvent[]): string[] =>
+    events.filter((e) => e.streamId.startsWith(p)).map((e) => e.type);
 
   it('does not let a reader move past a transaction that is still open while a later one commits', async () => {
     const p = prefix();
     const slow = await db.pool.connect();
     try {
       await slow.query('BEGIN');
-      await store.appendWith(slow, [{ streamId: `${p}-slow`, expected: 'no_stream', events: [{ type: 'WrittenFirst', data: {} }] }]);
+      await store.appendWith(slow, [
+        { streamId: `${p}-slow`, expected: 'no_stream', events: [{ type: 'WrittenFirst', data: {} }] },
+      ]);
       await store.appendToStream(`${p}-fast`, 'no_stream', [{ type: 'CommittedFirst', data: {} }]);
 
       // The fast writer committed, but its event sorts after the open one: not readable yet.
@@ -52,7 +55,9 @@ describe('PostgreSQL event store: commit order', () => {
       await early.query('SELECT pg_current_xact_id()'); // a first write: the transaction now has its id
       await store.appendToStream(`${p}-s`, 'no_stream', [{ type: 'ByLaterTransaction', data: {} }]);
       await expect(
-        store.appendWith(early, [{ streamId: `${p}-s`, expected: 'any', events: [{ type: 'WouldSortFirst', data: {} }] }]),
+        store.appendWith(early, [
+          { streamId: `${p}-s`, expected: 'any', events: [{ type: 'WouldSortFirst', data: {} }] },
+        ]),
       ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
       await early.query('ROLLBACK');
     } finally {
@@ -90,15 +95,24 @@ describe('PostgreSQL event store: commit order', () => {
 
   it('rejects data PostgreSQL cannot store as an invalid append, writing nothing', async () => {
     const p = prefix();
-    await expect(store.appendToStream(`${p}-nul`, 'any', [{ type: 'Bad', data: { text: 'a\u0000b' } }])).rejects.toMatchObject({ code: 'invalid-append' });
+    await expect(
+      store.appendToStream(`${p}-nul`, 'any', [{ type: 'Bad', data: { text: 'a\u0000b' } }]),
+    ).rejects.toMatchObject({ code: 'invalid-append' });
     expect(await store.readStream(`${p}-nul`)).toEqual([]);
   });
 });
 
-async function waitForEvents(store: PostgresEventStore, from: RecordedEvent['position'], prefix: string, count: number): Promise<string[]> {
+async function waitForEvents(
+  store: PostgresEventStore,
+  from: RecordedEvent['position'],
+  prefix: string,
+  count: number,
+): Promise<string[]> {
   const deadline = Date.now() + 10_000;
   while (true) {
-    const types = (await store.readAll({ from, maxCount: 10_000 })).filter((e) => e.streamId.startsWith(prefix)).map((e) => e.type);
+    const types = (await store.readAll({ from, maxCount: 10_000 }))
+      .filter((e) => e.streamId.startsWith(prefix))
+      .map((e) => e.type);
     if (types.length >= count || Date.now() > deadline) return types;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -36,7 +36,11 @@ export class PostgresEventStore implements EventStore {
     this.idleWaitMs = options.idleWaitMs ?? 100;
   }
 
-  async appendToStream(streamId: string, expected: ExpectedRevision, events: readonly EventToAppend[]): Promise<AppendResult> {
+  async appendToStream(
+    streamId: string,
+    expected: ExpectedRevision,
+    events: readonly EventToAppend[],
+  ): Promise<AppendResult> {
     const [result] = await this.appendToStreams([{ streamId, expected, events }]);
     return result!;
   }
@@ -88,7 +92,10 @@ async function guard<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (isUnavailable(err)) throw new EventStoreUnavailableError(`PostgreSQL event store unavailable: ${(err as Error).message}`, { cause: err });
+    if (isUnavailable(err))
+      throw new EventStoreUnavailableError(`PostgreSQL event store unavailable: ${(err as Error).message}`, {
+        cause: err,
+      });
     throw err;
   }
 }

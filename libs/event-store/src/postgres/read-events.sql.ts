@@ -15,13 +15,18 @@ interface EventRow {
 
 // transaction_id is read as text under another name: ordering by the output
 // name would sort by the text and leave the index.
-const COLUMNS = 'event_id, stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type, data, metadata, recorded_at';
+const COLUMNS =
+  'event_id, stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type, data, metadata, recorded_at';
 
 /** Largest bigint PostgreSQL accepts: "no limit" for LIMIT and revision bounds. */
 const MAX_BIGINT = '9223372036854775807';
 
 /** Range scan of events_stream_revision_key, either direction. */
-export async function readStreamEvents(db: Queryable, streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+export async function readStreamEvents(
+  db: Queryable,
+  streamId: string,
+  options: ReadStreamOptions = {},
+): Promise<RecordedEvent[]> {
   const backwards = options.direction === 'backwards';
   const from = options.fromRevision?.toString() ?? (backwards ? MAX_BIGINT : '0');
   const { rows } = await db.query<EventRow>(

@@ -18,8 +18,10 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
     let store: EventStore;
     let prefix: string;
     const stream = (name: string): string => `${prefix}-${name}`;
-    const mine = (events: readonly RecordedEvent[]): RecordedEvent[] => events.filter((e) => e.streamId.startsWith(prefix));
-    const readMine = (from: LogPosition, count: number): Promise<RecordedEvent[]> => readUntil(store, from, mine, count);
+    const mine = (events: readonly RecordedEvent[]): RecordedEvent[] =>
+      events.filter((e) => e.streamId.startsWith(prefix));
+    const readMine = (from: LogPosition, count: number): Promise<RecordedEvent[]> =>
+      readUntil(store, from, mine, count);
 
     beforeAll(async () => {
       fixture = await createFixture();
@@ -33,7 +35,12 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
     it('appends to a new stream and reads back what was written, with ids, revisions, positions and times', async () => {
       const id = randomUUID();
       const result = await store.appendToStream(stream('run'), 'no_stream', [
-        { id, type: 'RunScheduled', data: { dueAt: '2026-03-15T01:00:00Z' }, metadata: { actor: 'team:billing', schemaVersion: 1 } },
+        {
+          id,
+          type: 'RunScheduled',
+          data: { dueAt: '2026-03-15T01:00:00Z' },
+          metadata: { actor: 'team:billing', schemaVersion: 1 },
+        },
         { type: 'RunLeased', data: { attempt: 1 } },
       ]);
       expect(result.nextRevision).toBe(1n);
@@ -42,7 +49,12 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
         ['RunScheduled', 0n],
         ['RunLeased', 1n],
       ]);
-      expect(events[0]).toMatchObject({ id, streamId: stream('run'), data: { dueAt: '2026-03-15T01:00:00Z' }, metadata: { actor: 'team:billing', schemaVersion: 1 } });
+      expect(events[0]).toMatchObject({
+        id,
+        streamId: stream('run'),
+        data: { dueAt: '2026-03-15T01:00:00Z' },
+        metadata: { actor: 'team:billing', schemaVersion: 1 },
+      });
       expect(events[1]?.metadata).toEqual({});
       expect(events[0]?.recordedAt).toBeInstanceOf(Date);
       expect(comparePositions(events[0]!.position, events[1]!.position)).toBeLessThan(0);
@@ -51,7 +63,10 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
 
     it('honours every kind of expected revision and reports the actual one on a conflict', async () => {
       const s = stream('job');
-      await expect(store.appendToStream(s, 'stream_exists', [event('A')])).rejects.toMatchObject({ code: 'wrong-expected-revision', streamId: s });
+      await expect(store.appendToStream(s, 'stream_exists', [event('A')])).rejects.toMatchObject({
+        code: 'wrong-expected-revision',
+        streamId: s,
+      });
       await store.appendToStream(s, 'no_stream', [event('A')]);
       const conflict = await store.appendToStream(s, 'no_stream', [event('B')]).catch((e: unknown) => e);
       expect(conflict).toBeInstanceOf(WrongExpectedRevisionError);
@@ -131,8 +146,20 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
         ]);
       }
       const all = await readMine(START, 10);
-      expect(all.map((e) => `${e.type}${(e.data as { i: number }).i}`)).toEqual(['X0', 'Y0', 'X1', 'Y1', 'X2', 'Y2', 'X3', 'Y3', 'X4', 'Y4']);
-      for (let i = 1; i < all.length; i++) expect(comparePositions(all[i - 1]!.position, all[i]!.position)).toBeLessThan(0);
+      expect(all.map((e) => `${e.type}${(e.data as { i: number }).i}`)).toEqual([
+        'X0',
+        'Y0',
+        'X1',
+        'Y1',
+        'X2',
+        'Y2',
+        'X3',
+        'Y3',
+        'X4',
+        'Y4',
+      ]);
+      for (let i = 1; i < all.length; i++)
+        expect(comparePositions(all[i - 1]!.position, all[i]!.position)).toBeLessThan(0);
       const rest = await readMine(all[3]!.position, 6);
       expect(rest.map((e) => e.id)).toEqual(all.slice(4).map((e) => e.id));
       const page = await store.readAll({ from: all[0]!.position, maxCount: 2 });
@@ -162,10 +189,11 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
           for (let i = 0; i < appendsPerWriter; i++) {
             // Half the appends share streams, half touch two streams at once.
             if (i % 2 === 0) await store.appendToStream(stream(`shared-${i % 3}`), 'any', [event('S', { w, i })]);
-            else await store.appendToStreams([
-              { streamId: stream(`own-${w}`), expected: 'any', events: [event('O', { w, i })] },
-              { streamId: stream(`pair-${w % 2}`), expected: 'any', events: [event('P', { w, i })] },
-            ]);
+            else
+              await store.appendToStreams([
+                { streamId: stream(`own-${w}`), expected: 'any', events: [event('O', { w, i })] },
+                { streamId: stream(`pair-${w % 2}`), expected: 'any', events: [event('P', { w, i })] },
+              ]);
           }
         }),
       ).finally(() => {
@@ -192,9 +220,16 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
     it('keeps unicode in stream ids, types, data and metadata', async () => {
       const text = 'Zürich 東京 مرحبا 🚀👩🏽‍💻 é (e\u0301) \u2028 "quotes" \\ back';
       const s = stream(`unicode-日本-🚀`);
-      await store.appendToStream(s, 'no_stream', [{ type: 'Ünïcödé', data: { text, nested: [text] }, metadata: { actor: text } }]);
+      await store.appendToStream(s, 'no_stream', [
+        { type: 'Ünïcödé', data: { text, nested: [text] }, metadata: { actor: text } },
+      ]);
       const [read] = await store.readStream(s);
-      expect(read).toMatchObject({ streamId: s, type: 'Ünïcödé', data: { text, nested: [text] }, metadata: { actor: text } });
+      expect(read).toMatchObject({
+        streamId: s,
+        type: 'Ünïcödé',
+        data: { text, nested: [text] },
+        metadata: { actor: text },
+      });
     });
 
     it('delivers history then live events to a catch-up subscription, and resumes from a checkpoint', async () => {
@@ -229,7 +264,11 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
   });
 }
 
-function event(type: string, data: Record<string, unknown> = {}, id?: string): { id?: string; type: string; data: Record<string, unknown> } {
+function event(
+  type: string,
+  data: Record<string, unknown> = {},
+  id?: string,
+): { id?: string; type: string; data: Record<string, unknown> } {
   return id === undefined ? { type, data } : { id, type, data };
 }
 
@@ -270,4 +309,3 @@ async function lastPosition(store: EventStore): Promise<LogPosition> {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-

@@ -32,7 +32,16 @@ describe('configuration', () => {
       },
       '/srv/app',
     );
-    expect(config).toMatchObject({ port: 8080, databaseUrl: 'postgres://u:p@db:5432/scheduler', dataDir: '/var/lib/scheduler', embeddedPgPort: 5499, pgPoolSize: 25, eventStore: 'kurrentdb', logLevel: 'debug', priorityWeights: { critical: 90, default: 9, bulk: 1 } });
+    expect(config).toMatchObject({
+      port: 8080,
+      databaseUrl: 'postgres://u:p@db:5432/scheduler',
+      dataDir: '/var/lib/scheduler',
+      embeddedPgPort: 5499,
+      pgPoolSize: 25,
+      eventStore: 'kurrentdb',
+      logLevel: 'debug',
+      priorityWeights: { critical: 90, default: 9, bulk: 1 },
+    });
   });
 
   it.each([

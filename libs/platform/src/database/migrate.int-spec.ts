@@ -27,7 +27,11 @@ describe('migrations', () => {
     const all = (await loadMigrations()).map((m) => m.version);
     // Exactly one process applied them; the others found nothing to do.
     expect(results.filter((r) => r.length > 0)).toEqual([all]);
-    expect((await query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version)).toEqual(all);
+    expect(
+      (await query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map(
+        (r) => r.version,
+      ),
+    ).toEqual(all);
     expect(await migrate(db.url)).toEqual([]);
   });
 
@@ -37,7 +41,9 @@ describe('migrations', () => {
     await writeFile(path.join(dir, '0002_bad.sql'), 'CREATE TABLE half (id int); SELECT no_such_function();');
     await writeFile(path.join(dir, '0003_later.sql'), 'CREATE TABLE later (id int);');
     await expect(migrate(db.url, dir)).rejects.toThrow(/migration 2_bad failed/);
-    const tables = (await query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")).map((r) => r.tablename);
+    const tables = (
+      await query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")
+    ).map((r) => r.tablename);
     expect(tables).toEqual(['good', 'schema_migrations']);
   });
 });

@@ -21,7 +21,11 @@ export async function loadMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
   for (const file of files) {
     const match = /^(\d+)_([\w-]+)\.sql$/.exec(file);
     if (match === null) throw new Error(`migration file ${file} is not named NNNN_name.sql`);
-    migrations.push({ version: Number(match[1]), name: match[2] ?? file, sql: await fs.readFile(path.join(dir, file), 'utf8') });
+    migrations.push({
+      version: Number(match[1]),
+      name: match[2] ?? file,
+      sql: await fs.readFile(path.join(dir, file), 'utf8'),
+    });
   }
   migrations.forEach((m, i) => {
     if (i > 0 && m.version === migrations[i - 1]?.version) throw new Error(`two migrations share version ${m.version}`);
@@ -51,11 +55,16 @@ export async function migrate(connectionString: string, dir?: string): Promise<n
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
-        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK');
-        throw new Error(`migration ${migration.version}_${migration.name} failed: ${(err as Error).message}`, { cause: err });
+        throw new Error(`migration ${migration.version}_${migration.name} failed: ${(err as Error).message}`, {
+          cause: err,
+        });
       }
       done.push(migration.version);
     }

@@ -3,8 +3,15 @@ import { isUnavailable } from './sqlstate';
 
 /** Anything a query can run on: the pool, or a client inside a transaction. */
 export interface Queryable {
-  query<Row extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: Row[]; rowCount: number | null }>;
-  query<Row extends QueryResultRow = QueryResultRow>(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: Row[]; rowCount: number | null }>;
+  query<Row extends QueryResultRow = QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: Row[]; rowCount: number | null }>;
+  query<Row extends QueryResultRow = QueryResultRow>(config: {
+    name?: string;
+    text: string;
+    values?: unknown[];
+  }): Promise<{ rows: Row[]; rowCount: number | null }>;
 }
 
 export interface PoolOptions {

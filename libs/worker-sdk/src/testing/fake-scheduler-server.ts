@@ -61,9 +61,21 @@ export class FakeSchedulerServer {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  enqueue(run: { payload?: unknown; job?: string; queue?: string; idempotencyKey?: string; attempt?: number } = {}): FakeRun {
+  enqueue(
+    run: { payload?: unknown; job?: string; queue?: string; idempotencyKey?: string; attempt?: number } = {},
+  ): FakeRun {
     const runId = `run-${this.runs.size + 1}`;
-    const queued: FakeRun = { runId, job: run.job ?? 'billing.export', queue: run.queue ?? 'billing', idempotencyKey: run.idempotencyKey ?? `key-${runId}`, payload: run.payload ?? null, attempt: run.attempt ?? 1, state: 'ready', fencingToken: 0, leaseExpiresAtMs: 0 };
+    const queued: FakeRun = {
+      runId,
+      job: run.job ?? 'billing.export',
+      queue: run.queue ?? 'billing',
+      idempotencyKey: run.idempotencyKey ?? `key-${runId}`,
+      payload: run.payload ?? null,
+      attempt: run.attempt ?? 1,
+      state: 'ready',
+      fencingToken: 0,
+      leaseExpiresAtMs: 0,
+    };
     this.runs.set(runId, queued);
     this.notify();
     return queued;
@@ -116,7 +128,12 @@ export class FakeSchedulerServer {
       call.status = fault.status;
       return problem(res, fault.status, 'internal-error', 'injected fault');
     }
-    const [status, answer] = kind === 'lease' ? await this.lease(body, call) : match[4] !== undefined ? this.settleMany(body, call) : this.settle(kind, runId!, body);
+    const [status, answer] =
+      kind === 'lease'
+        ? await this.lease(body, call)
+        : match[4] !== undefined
+          ? this.settleMany(body, call)
+          : this.settle(kind, runId!, body);
     call.status = status;
     if (call.clientAborted) return;
     if (status !== 200) return problem(res, status, answer as string, `${kind} refused`);
@@ -124,18 +141,47 @@ export class FakeSchedulerServer {
   }
 
   private async lease(body: Record<string, unknown>, call: RecordedCall): Promise<[number, unknown]> {
-    const { queues, max, waitSeconds = 0, leaseSeconds = 30 } = body as { queues: string[]; max: number; waitSeconds?: number; leaseSeconds?: number };
-    if (!Array.isArray(queues) || queues.length === 0 || !Number.isInteger(max) || max < 1 || max > 100 || waitSeconds < 0 || waitSeconds > 30 || !(leaseSeconds > 0)) return [400, 'validation-error'];
+    const {
+      queues,
+      max,
+      waitSeconds = 0,
+      leaseSeconds = 30,
+    } = body as { queues: string[]; max: number; waitSeconds?: number; leaseSeconds?: number };
+    if (
+      !Array.isArray(queues) ||
+      queues.length === 0 ||
+      !Number.isInteger(max) ||
+      max < 1 ||
+      max > 100 ||
+      waitSeconds < 0 ||
+      waitSeconds > 30 ||
+      !(leaseSeconds > 0)
+    )
+      return [400, 'validation-error'];
     const deadline = Date.now() + waitSeconds * 1000;
     for (;;) {
       this.reapExpiredLeases();
-      const ready = [...this.runs.values()].filter((run) => run.state === 'ready' && queues.includes(run.queue)).slice(0, max);
+      const ready = [...this.runs.values()]
+        .filter((run) => run.state === 'ready' && queues.includes(run.queue))
+        .slice(0, max);
       if (call.clientAborted) return [499, 'client-closed'];
       if (ready.length > 0 || Date.now() >= deadline) {
         const leases = ready.map((run) => {
-          Object.assign(run, { state: 'leased', fencingToken: ++this.lastToken, leaseExpiresAtMs: Date.now() + leaseSeconds * 1000 });
+          Object.assign(run, {
+            state: 'leased',
+            fencingToken: ++this.lastToken,
+            leaseExpiresAtMs: Date.now() + leaseSeconds * 1000,
+          });
           const { runId, job, attempt, idempotencyKey, fencingToken, payload } = run;
-          return { runId, job, attempt, idempotencyKey, fencingToken, leaseExpiresAt: new Date(run.leaseExpiresAtMs).toISOString(), payload };
+          return {
+            runId,
+            job,
+            attempt,
+            idempotencyKey,
+            fencingToken,
+            leaseExpiresAt: new Date(run.leaseExpiresAtMs).toISOString(),
+            payload,
+          };
         });
         return [200, { leases }];
       }
@@ -151,8 +197,18 @@ export class FakeSchedulerServer {
     const results = completions.map((completion) => {
       const runId = String(completion['runId']);
       const [status, answer] = this.settle('complete', runId, completion);
-      this.calls.push({ ...call, runId, body: Object.fromEntries(Object.entries(completion).filter(([key]) => key !== 'runId')), status });
-      return status === 200 ? answer : { runId, problem: { type: `/problems/${String(answer)}`, title: String(answer), status, detail: 'complete refused' } };
+      this.calls.push({
+        ...call,
+        runId,
+        body: Object.fromEntries(Object.entries(completion).filter(([key]) => key !== 'runId')),
+        status,
+      });
+      return status === 200
+        ? answer
+        : {
+            runId,
+            problem: { type: `/problems/${String(answer)}`, title: String(answer), status, detail: 'complete refused' },
+          };
     });
     return [200, { results }];
   }
@@ -199,5 +255,7 @@ export class FakeSchedulerServer {
 }
 
 function problem(res: ServerResponse, status: number, slug: string, detail: string): void {
-  res.writeHead(status, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: `/problems/${slug}`, title: slug.replace(/-/g, ' '), status, detail }));
+  res
+    .writeHead(status, { 'content-type': 'application/problem+json' })
+    .end(JSON.stringify({ type: `/problems/${slug}`, title: slug.replace(/-/g, ' '), status, detail }));
 }

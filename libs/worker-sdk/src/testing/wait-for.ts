@@ -15,8 +15,15 @@ export interface WaitOptions {
  * the SDK depends on nothing of the server's, and the server's tests get it
  * through @chronicle/testing. A number is the timeout.
  */
-export async function waitFor(condition: () => boolean | Promise<boolean>, options: WaitOptions | number = {}): Promise<void> {
-  const { timeoutMs = 10_000, pollMs = 10, description = 'the condition' } = typeof options === 'number' ? { timeoutMs: options } : options;
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  options: WaitOptions | number = {},
+): Promise<void> {
+  const {
+    timeoutMs = 10_000,
+    pollMs = 10,
+    description = 'the condition',
+  } = typeof options === 'number' ? { timeoutMs: options } : options;
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
