@@ -1,4 +1,12 @@
-import { decideJob, evolveJob, NO_JOB, type JobDefinition, type JobSnapshot, jobStreamId } from '@chronicle/domain';
+import {
+  decideJob,
+  evolveJob,
+  JOB_EVENT_SCHEMA_VERSION,
+  NO_JOB,
+  type JobDefinition,
+  type JobSnapshot,
+  jobStreamId,
+} from '@chronicle/domain';
 import type { PostgresEventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { upsertJobs } from '@chronicle/projections';
@@ -23,7 +31,7 @@ export async function defineNewJobs(
       after: events.reduce<JobSnapshot>(evolveJob, NO_JOB) as Extract<JobSnapshot, { status: 'defined' }>,
     };
   });
-  const metadata = { actor, schemaVersion: 1 };
+  const metadata = { actor, schemaVersion: JOB_EVENT_SCHEMA_VERSION };
   await store.appendWith(
     tx,
     decided.map(({ definition, events }) => ({

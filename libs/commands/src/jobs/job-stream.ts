@@ -4,6 +4,7 @@ import {
   decideJob,
   DomainError,
   foldJob,
+  JOB_EVENT_SCHEMA_VERSION,
   jobStreamId,
   type DefinedJob,
   type JobCommand,
@@ -14,9 +15,6 @@ import {
 import type { EventStore } from '@chronicle/event-store';
 import { upsertJob } from '@chronicle/projections';
 import { executeStreamCommand, toDomainEvent, type StreamCommandResult } from '../unit-of-work/stream-command';
-
-/** Job events carry the first schema version. */
-export const JOB_EVENT_SCHEMA_VERSION = 1;
 
 /**
  * The job as its stream says, if it is the caller's team's: another team's job reads as absent, so

@@ -14,6 +14,9 @@ export interface JobDefinition {
   readonly schedule: unknown;
 }
 
+/** The schema version job events are written with (a breaking change adds one and an upcaster). */
+export const JOB_EVENT_SCHEMA_VERSION = 1;
+
 export type JobEvent =
   | { readonly type: 'JobDefined'; readonly data: { readonly definition: JobDefinition; readonly version: number } }
   | { readonly type: 'JobPaused'; readonly data: { readonly pausedAt: string } }
