@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
-import { CLAIM_SQL, perGroupLimit, claimReadyRuns } from '@chronicle/commands';
-import type { Priority } from '@chronicle/domain';
+import { CLAIM_SQL, claimReadyRuns } from '@chronicle/commands';
+import { type Priority, perGroupLimit, DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { DEFAULT_PRIORITY_WEIGHTS, createPool, withTransaction, migrate } from '@chronicle/platform';
+import { createPool, withTransaction, migrate } from '@chronicle/platform';
 import { seedRuns, testJob } from '@chronicle/testing';
 import type { BenchServer } from './bench-database';
 import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';

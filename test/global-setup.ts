@@ -3,8 +3,10 @@ import { chmod, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-// By path: jest loads its global setup outside its module map, where our package names do not resolve.
-import { migrate, startEmbeddedPostgres, type EmbeddedPostgres } from '../libs/platform/src';
+// By path, and only modules that import nothing by package name: jest loads its global setup outside its
+// module map, where @chronicle/... do not resolve.
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../libs/platform/src/database/embedded-postgres';
+import { migrate } from '../libs/platform/src/database/migrate';
 import { TEST_ENV, databaseUrl } from './test-environment';
 
 declare global {

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '..');
 const PROBES: ReadonlyArray<readonly [file: string, imports: string, rule: string | null]> = [
   ['libs/domain/src/layer-probe.ts', '@chronicle/platform', 'domain-imports-only-nothing-of-ours'],
-  ['libs/platform/src/layer-probe.ts', '@chronicle/event-store', 'platform-imports-only-nothing-of-ours'],
+  ['libs/platform/src/layer-probe.ts', '@chronicle/event-store', 'platform-imports-only-lower-layers'],
   ['libs/event-store/src/layer-probe.ts', '@chronicle/projections', 'event-store-imports-only-lower-layers'],
   ['projections/layer-probe.ts', '@chronicle/commands', 'projections-imports-only-lower-layers'],
   ['libs/commands/src/layer-probe.ts', '@chronicle/api', 'commands-imports-only-lower-layers'],

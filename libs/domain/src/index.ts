@@ -1,4 +1,5 @@
 export * from './access/caller';
+export * from './dispatch/dispatch-shares';
 export * from './domain-error';
 export * from './job/job-decider';
 export * from './job/job-defaults';

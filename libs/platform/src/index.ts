@@ -1,4 +1,5 @@
 export * from './clock/clock';
+export * from './config/config-error';
 export * from './config/config';
 export * from './database/embedded-postgres';
 export * from './database/migrate';

@@ -1,6 +1,8 @@
+import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { claimReadyRuns, ReadySignal, TransitionRun, TransitionRunHandler } from '@chronicle/commands';
+
 import { PostgresEventStore } from '@chronicle/event-store';
-import { DEFAULT_PRIORITY_WEIGHTS, withTransaction } from '@chronicle/platform';
+import { withTransaction } from '@chronicle/platform';
 import { seedRuns, testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { OverlapResolver } from './overlap-resolver';
 

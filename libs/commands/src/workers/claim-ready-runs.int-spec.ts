@@ -1,5 +1,6 @@
+import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { DEFAULT_PRIORITY_WEIGHTS, withTransaction } from '@chronicle/platform';
+import { withTransaction } from '@chronicle/platform';
 import { seedRuns, testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { claimReadyRuns } from './claim-ready-runs';
 

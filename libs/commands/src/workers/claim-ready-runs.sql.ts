@@ -1,5 +1,11 @@
-import { PRIORITIES, WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
-import { sqlList, type PriorityWeights, type Queryable } from '@chronicle/platform';
+import {
+  perGroupLimit,
+  PRIORITIES,
+  WAITING_RUN_STATES,
+  type PresentRun,
+  type PriorityWeights,
+} from '@chronicle/domain';
+import { sqlList, type Queryable } from '@chronicle/platform';
 import { findJobRunLimits } from '@chronicle/projections';
 
 /**
@@ -136,15 +142,6 @@ export async function lockReadyRuns(
     ],
   });
   return { runIds: rows.map((r) => r.run_id), capped: rows.some((r) => r.capped) };
-}
-
-/**
- * Runs read per (queue, team, priority): a team's fair share of the batch,
- * doubled for the teams that have more than their share, 4 at least; a
- * batch left short by it is filled by another claim (capped).
- */
-export function perGroupLimit(limit: number, teamsServed: number): number {
-  return Math.min(limit, Math.max(4, Math.ceil((2 * limit) / Math.max(1, teamsServed))));
 }
 
 /** How many teams a platform worker's queues serve (1 for a team's own worker). */

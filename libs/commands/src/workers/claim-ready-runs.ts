@@ -1,6 +1,6 @@
-import { decide, RUN_EVENT_SCHEMA_VERSION, type WorkerCaller } from '@chronicle/domain';
+import { decide, RUN_EVENT_SCHEMA_VERSION, type WorkerCaller, type PriorityWeights } from '@chronicle/domain';
 import type { PostgresEventStore } from '@chronicle/event-store';
-import type { PriorityWeights, Queryable } from '@chronicle/platform';
+import type { Queryable } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
 import { loadLockedRuns, lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';

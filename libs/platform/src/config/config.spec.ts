@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from './config';
+import { loadConfig } from './config';
+import { ConfigError } from './config-error';
 
 describe('configuration', () => {
   it('defaults to embedded PostgreSQL under ./.data on port 3000 with the PostgreSQL event store', () => {

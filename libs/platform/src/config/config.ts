@@ -1,12 +1,6 @@
 import * as path from 'node:path';
-
-/** A bad setting: the process prints `message` alone and exits non-zero. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+import { DEFAULT_PRIORITY_WEIGHTS, type PriorityWeights } from '@chronicle/domain';
+import { ConfigError } from './config-error';
 
 export type EventStoreKind = 'postgres' | 'kurrentdb';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -28,14 +22,6 @@ export interface Config {
   /** The claims' shares of the priorities that have ready runs. */
   readonly priorityWeights: PriorityWeights;
 }
-
-export interface PriorityWeights {
-  readonly critical: number;
-  readonly default: number;
-  readonly bulk: number;
-}
-
-export const DEFAULT_PRIORITY_WEIGHTS: PriorityWeights = { critical: 70, default: 25, bulk: 5 };
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
 export const CONFIG_VARIABLES = {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { ConfigError } from '../config/config';
+import { ConfigError } from '../config/config-error';
 import { findFreePort } from '../free-port';
 
 export interface EmbeddedPostgresOptions {
