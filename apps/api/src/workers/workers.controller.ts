@@ -1,5 +1,6 @@
-import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import type { Response } from 'express';
 import { CompleteRuns, LeaseRuns, TransitionRun, type Completion } from '@chronicle/commands';
 import { DEFAULT_LEASE_SECONDS, DEFAULT_WORKER_ID, requireQueue, requireWorker, type Caller } from '@chronicle/domain';
 import type { LeasedRun } from '@chronicle/worker-sdk';
@@ -16,18 +17,31 @@ export class WorkersController {
 
   @Post('lease')
   @HttpCode(200)
-  async lease(@CurrentCaller() caller: Caller, @Body() body: LeaseBody): Promise<{ leases: LeasedRun[] }> {
+  async lease(
+    @CurrentCaller() caller: Caller,
+    @Body() body: LeaseBody,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<{ leases: LeasedRun[] }> {
     const worker = requireWorker(caller);
     const queues = [...new Set(body.queues)];
     for (const queue of queues) requireQueue(worker, queue);
+    // A worker that hangs up (shutdown, timeout) ends its long poll: nothing more is claimed for nobody.
+    const gone = new AbortController();
+    response.on('close', () => {
+      if (!response.writableFinished) gone.abort();
+    });
     const leases = await this.commands.execute(
-      new LeaseRuns(worker, {
-        queues,
-        max: body.max,
-        waitSeconds: body.waitSeconds ?? 0,
-        leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
-        workerId: body.workerId ?? DEFAULT_WORKER_ID,
-      }),
+      new LeaseRuns(
+        worker,
+        {
+          queues,
+          max: body.max,
+          waitSeconds: body.waitSeconds ?? 0,
+          leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+          workerId: body.workerId ?? DEFAULT_WORKER_ID,
+        },
+        gone.signal,
+      ),
     );
     return { leases };
   }

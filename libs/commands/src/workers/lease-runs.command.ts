@@ -1,4 +1,4 @@
-import { Inject } from '@nestjs/common';
+import { Inject, type OnModuleDestroy } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import type { WorkerCaller } from '@chronicle/domain';
@@ -14,6 +14,8 @@ export class LeaseRuns extends Command<LeasedRun[]> {
   constructor(
     readonly caller: WorkerCaller,
     readonly request: ClaimRequest & { readonly waitSeconds: number },
+    /** Aborted when the worker has gone (its connection closed): the wait ends and nothing more is claimed for it. */
+    readonly gone?: AbortSignal,
   ) {
     super();
   }
@@ -25,8 +27,11 @@ const FALLBACK_POLL_MS = 250;
 const MAX_CLAIM_ROUNDS = 3;
 
 @CommandHandler(LeaseRuns)
-export class LeaseRunsHandler implements ICommandHandler<LeaseRuns> {
+export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDestroy {
   private readonly servedTeams = new Map<string, { teams: number; until: number }>();
+  /** Aborted when the process stops: waiting polls answer at once, so the HTTP server can close. */
+  private readonly stopping = new AbortController();
+  private polls = 0;
 
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
@@ -36,16 +41,41 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns> {
   ) {}
 
   /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
-  async execute({ caller, request }: LeaseRuns): Promise<LeasedRun[]> {
+  async execute({ caller, request, gone }: LeaseRuns): Promise<LeasedRun[]> {
     const deadline = Date.now() + request.waitSeconds * 1000;
-    while (true) {
+    const stop = gone === undefined ? this.stopping.signal : AbortSignal.any([gone, this.stopping.signal]);
+    this.polls++;
+    try {
+      return await this.poll(caller, request, deadline, stop);
+    } finally {
+      this.polls--;
+    }
+  }
+
+  /** Lease calls of this process still claiming or waiting (a gauge for operators, and for tests). */
+  get openPolls(): number {
+    return this.polls;
+  }
+
+  private async poll(
+    caller: WorkerCaller,
+    request: LeaseRuns['request'],
+    deadline: number,
+    stop: AbortSignal,
+  ): Promise<LeasedRun[]> {
+    while (!stop.aborted) {
       const leases = await this.claim(caller, request);
       const left = deadline - Date.now();
       if (leases.length > 0 || left <= 0) return leases;
       const next = await nextAvailableAt(this.pool, request.queues, caller.team);
       const untilNext = next === null ? Infinity : next.getTime() - Date.now();
-      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)), undefined);
+      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)), stop);
     }
+    return [];
+  }
+
+  onModuleDestroy(): void {
+    this.stopping.abort();
   }
 
   /**
