@@ -68,8 +68,8 @@ async function measure(server: BenchServer, readyRuns: number, options: SuiteOpt
     const latencies: number[] = [];
     for (let i = 0; i < CLAIMS; i++) {
       const started = process.hrtime.bigint();
-      const { leases } = await withTransaction(pool, (tx) =>
-        claimReadyRuns(tx, store, worker, request, DEFAULT_PRIORITY_WEIGHTS, TEAMS),
+      const { leases } = await store.unitOfWork(pool, (uow) =>
+        claimReadyRuns(uow, worker, request, DEFAULT_PRIORITY_WEIGHTS, TEAMS),
       );
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       if (leases.length !== CLAIM_SIZE) throw new Error(`claim ${i} leased ${leases.length} runs, not ${CLAIM_SIZE}`);

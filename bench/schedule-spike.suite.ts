@@ -2,7 +2,7 @@ import { Materialiser } from '@chronicle/scheduler';
 import { defineNewJobs } from '@chronicle/commands';
 import type { JobDefinition } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { type Clock, createPool, withTransaction, migrate } from '@chronicle/platform';
+import { type Clock, createPool, migrate } from '@chronicle/platform';
 import { testJob } from '@chronicle/testing';
 import type { BenchServer } from './bench-database';
 import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
@@ -108,7 +108,7 @@ async function measure(server: BenchServer, options: SuiteOptions): Promise<Repo
     const defineStarted = Date.now();
     for (let i = 0; i < jobs; i += DEFINE_BATCH) {
       const batch = Array.from({ length: Math.min(DEFINE_BATCH, jobs - i) }, (_, k) => definition(i + k));
-      await withTransaction(pool, (tx) => defineNewJobs(tx, store, batch, 'bench'));
+      await store.unitOfWork(pool, (uow) => defineNewJobs(uow, batch, 'bench'));
     }
     const defineSeconds = (Date.now() - defineStarted) / 1000;
     // Steady state: the scheduler first saw the jobs half an hour before the first spike's hour.

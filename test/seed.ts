@@ -1,8 +1,7 @@
 import type { Pool } from 'pg';
 import { defineNewJobs, newRunScheduled } from '@chronicle/commands';
 import { type JobDefinition, type PresentRun, type RunSource, ABSENT, evolve, runStreamId } from '@chronicle/domain';
-import type { PostgresEventStore } from '@chronicle/event-store';
-import { withTransaction } from '@chronicle/platform';
+import type { EventStore } from '@chronicle/event-store';
 import { upsertRuns } from '@chronicle/projections';
 
 /** A job definition for tests, with overrides. */
@@ -22,21 +21,20 @@ export function testJob(overrides: Partial<JobDefinition> & Pick<JobDefinition, 
 
 /**
  * Jobs and their runs, as the API and the materialiser write them: events appended, rows written
- * through, in one transaction.
+ * through, in one unit of work.
  */
 export async function seedRuns(
   pool: Pool,
-  store: PostgresEventStore,
+  store: EventStore,
   jobs: readonly JobDefinition[],
   runs: ReadonlyArray<{ job: JobDefinition; runId: string; dueAt: Date; source?: RunSource }>,
 ): Promise<void> {
-  await withTransaction(pool, async (tx) => {
-    if (jobs.length > 0) await defineNewJobs(tx, store, jobs, 'test');
+  await store.unitOfWork(pool, async (uow) => {
+    if (jobs.length > 0) await defineNewJobs(uow, jobs, 'test');
     const scheduled = runs.map((r) =>
       newRunScheduled(r.job, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
     );
-    await store.appendWith(
-      tx,
+    await uow.append(
       scheduled.map((data) => ({
         streamId: runStreamId(data.runId),
         expected: 'no_stream' as const,
@@ -44,7 +42,7 @@ export async function seedRuns(
       })),
     );
     await upsertRuns(
-      tx,
+      uow.tx,
       scheduled.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun),
     );
   });

@@ -1,3 +1,6 @@
+import type { Pool } from 'pg';
+import type { Queryable } from '@chronicle/platform';
+
 /**
  * The event store port: what every adapter (PostgreSQL, KurrentDB, in-memory)
  * offers, and what the contract suite in `testing/` checks each one against.
@@ -79,8 +82,36 @@ export interface SubscribeOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * One decision's writes: the read models' transaction, and the appends to
+ * the log that go with it. What the hot path needs, on every store.
+ */
+export interface UnitOfWork {
+  /** The read models' transaction: lock, read and write rows through here. */
+  readonly tx: Queryable;
+  /**
+   * Appends to many streams, each with its expected revision, all or
+   * nothing. When `atomic`, the append is part of `tx` and commits with it
+   * (take row locks and read first, but write nothing before it: the log's
+   * lock-first rule). Otherwise the append commits on its own, at once:
+   * a failure after it leaves the rows behind the log until the projector
+   * applies the events, and rows stay guarded by their revisions.
+   */
+  append(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]>;
+  /** True when the log shares the read models' transaction. */
+  readonly atomic: boolean;
+}
+
 export interface EventStore {
   readonly kind: 'postgres' | 'kurrentdb' | 'in-memory';
+
+  /**
+   * Runs `work` in a transaction of the read models' pool with the log's
+   * appends beside it (one transaction when the log lives in that database),
+   * committing when `work` resolves and rolling the transaction back when it
+   * throws.
+   */
+  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
 
   appendToStream(streamId: string, expected: ExpectedRevision, events: readonly EventToAppend[]): Promise<AppendResult>;
 

@@ -7,4 +7,5 @@ export * from './kurrentdb/kurrentdb.event-store';
 export * from './postgres/append-events.sql';
 export * from './postgres/postgres.event-store';
 export * from './postgres/read-events.sql';
+export * from './separate-unit-of-work';
 export * from './subscription-loop';

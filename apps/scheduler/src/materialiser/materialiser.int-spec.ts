@@ -10,7 +10,7 @@ import {
 } from '@chronicle/domain';
 import { upsertJob } from '@chronicle/projections';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { type Clock, withTransaction } from '@chronicle/platform';
+import type { Clock } from '@chronicle/platform';
 import { testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { MATERIALISE_BATCH_JOBS, Materialiser } from './materialiser';
 
@@ -31,7 +31,7 @@ describe('the materialiser over many schedules', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     store = new PostgresEventStore(db.pool);
-    await withTransaction(db.pool, (tx) => defineNewJobs(tx, store, jobs, 'test'));
+    await store.unitOfWork(db.pool, (uow) => defineNewJobs(uow, jobs, 'test'));
   });
   afterAll(() => db?.drop());
 

@@ -11,8 +11,8 @@ import {
   parseScheduleSpec,
   runStreamId,
 } from '@chronicle/domain';
-import { WrongExpectedRevisionError, type EventStore, PostgresEventStore } from '@chronicle/event-store';
-import { type Clock, withTransaction } from '@chronicle/platform';
+import { WrongExpectedRevisionError, type EventStore } from '@chronicle/event-store';
+import type { Clock } from '@chronicle/platform';
 import { findRunSnapshots, upsertRuns } from '@chronicle/projections';
 import { advanceCursors, lockDueSchedules } from './scheduled-jobs.sql';
 
@@ -63,71 +63,73 @@ export class Materialiser {
     return appended;
   }
 
-  /** One transaction over up to MATERIALISE_BATCH_JOBS due jobs. */
+  /** One unit of work over up to MATERIALISE_BATCH_JOBS due jobs. */
   async materialiseBatch(): Promise<MaterialisedBatch> {
-    const store = this.eventStore;
-    if (!(store instanceof PostgresEventStore)) throw new Error('the materialiser needs the PostgreSQL event store');
     const now = this.clock.now();
-    return withTransaction(this.pool, async (tx) => {
-      const due = await lockDueSchedules(
-        tx,
-        new Date(now.getTime() + this.lookaheadSeconds * 1000),
-        MATERIALISE_BATCH_JOBS,
-      );
-      const planned = due.map(({ definition, materialised_through }) => {
-        const plan = planScheduledRuns({
-          jobName: definition.name,
-          spec: parseScheduleSpec(definition.schedule, VALIDATED_ZONE),
-          cursor: materialised_through,
-          now,
-          lookaheadSeconds: this.lookaheadSeconds,
-          runAllCap: RUN_ALL_CAP,
+    return this.eventStore
+      .unitOfWork(this.pool, async ({ tx, append }) => {
+        const due = await lockDueSchedules(
+          tx,
+          new Date(now.getTime() + this.lookaheadSeconds * 1000),
+          MATERIALISE_BATCH_JOBS,
+        );
+        const planned = due.map(({ definition, materialised_through }) => {
+          const plan = planScheduledRuns({
+            jobName: definition.name,
+            spec: parseScheduleSpec(definition.schedule, VALIDATED_ZONE),
+            cursor: materialised_through,
+            now,
+            lookaheadSeconds: this.lookaheadSeconds,
+            runAllCap: RUN_ALL_CAP,
+          });
+          const runs = plan.runs.map((run) =>
+            newRunScheduled(definition, {
+              runId: scheduledRunId(definition.name, run.nominalAt),
+              dueAt: run.dueAt,
+              idempotencyKey: run.idempotencyKey,
+              source: run.source,
+            }),
+          );
+          return {
+            move: { job: definition.name, materialisedThrough: plan.cursor, nextFireAt: plan.nextFireAt },
+            runs,
+          };
         });
-        const runs = plan.runs.map((run) =>
-          newRunScheduled(definition, {
-            runId: scheduledRunId(definition.name, run.nominalAt),
-            dueAt: run.dueAt,
-            idempotencyKey: run.idempotencyKey,
-            source: run.source,
-          }),
+        const scheduled = planned.flatMap((p) => p.runs);
+        // Backfills and a second scheduler create the same run ids: what exists stays as it is.
+        const existing = new Set(
+          (
+            await findRunSnapshots(
+              tx,
+              scheduled.map((s) => s.runId),
+            )
+          ).map((r) => r.definition.runId),
         );
-        return { move: { job: definition.name, materialisedThrough: plan.cursor, nextFireAt: plan.nextFireAt }, runs };
-      });
-      const scheduled = planned.flatMap((p) => p.runs);
-      // Backfills and a second scheduler create the same run ids: what exists stays as it is.
-      const existing = new Set(
-        (
-          await findRunSnapshots(
+        const fresh = scheduled.filter((s) => !existing.has(s.runId));
+        if (fresh.length > 0) {
+          const metadata = { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION };
+          await append(
+            fresh.map((data) => ({
+              streamId: runStreamId(data.runId),
+              expected: 'no_stream' as const,
+              events: [{ type: 'RunScheduled', data, metadata }],
+            })),
+          );
+          await upsertRuns(
             tx,
-            scheduled.map((s) => s.runId),
-          )
-        ).map((r) => r.definition.runId),
-      );
-      const fresh = scheduled.filter((s) => !existing.has(s.runId));
-      if (fresh.length > 0) {
-        const metadata = { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-        await store.appendWith(
+            fresh.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun),
+          );
+        }
+        await advanceCursors(
           tx,
-          fresh.map((data) => ({
-            streamId: runStreamId(data.runId),
-            expected: 'no_stream' as const,
-            events: [{ type: 'RunScheduled', data, metadata }],
-          })),
+          planned.map((p) => p.move),
         );
-        await upsertRuns(
-          tx,
-          fresh.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun),
-        );
-      }
-      await advanceCursors(
-        tx,
-        planned.map((p) => p.move),
-      );
-      return { jobs: due.length, runs: fresh };
-    }).catch((err: unknown) => {
-      // A backfill created one of these runs after the existence check: the next pass sees it and goes on.
-      if (err instanceof WrongExpectedRevisionError) return { jobs: 0, runs: [] };
-      throw err;
-    });
+        return { jobs: due.length, runs: fresh };
+      })
+      .catch((err: unknown) => {
+        // A backfill created one of these runs after the existence check: the next pass sees it and goes on.
+        if (err instanceof WrongExpectedRevisionError) return { jobs: 0, runs: [] };
+        throw err;
+      });
   }
 }

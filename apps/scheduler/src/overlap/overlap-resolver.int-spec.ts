@@ -2,7 +2,6 @@ import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { claimReadyRuns, ReadySignal, TransitionRun, TransitionRunHandler } from '@chronicle/commands';
 
 import { PostgresEventStore } from '@chronicle/event-store';
-import { withTransaction } from '@chronicle/platform';
 import { seedRuns, testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { OverlapResolver } from './overlap-resolver';
 
@@ -44,15 +43,16 @@ describe('overlap policies of scheduled jobs', () => {
   afterAll(() => db?.drop());
 
   const claim = (queue: string, max = 10): Promise<string[]> =>
-    withTransaction(db.pool, (tx) =>
-      claimReadyRuns(
-        tx,
-        store,
-        { kind: 'worker', team: 'ops', queues: [queue] },
-        { queues: [queue], max, leaseSeconds: 60, workerId: 'w' },
-        DEFAULT_PRIORITY_WEIGHTS,
-      ),
-    ).then(({ leases }) => leases.map((l) => l.runId.replace(/^ops\.[a-z_]+-/, '')));
+    store
+      .unitOfWork(db.pool, (uow) =>
+        claimReadyRuns(
+          uow,
+          { kind: 'worker', team: 'ops', queues: [queue] },
+          { queues: [queue], max, leaseSeconds: 60, workerId: 'w' },
+          DEFAULT_PRIORITY_WEIGHTS,
+        ),
+      )
+      .then(({ leases }) => leases.map((l) => l.runId.replace(/^ops\.[a-z_]+-/, '')));
   const cancelled = async (policy: string): Promise<Array<[string, string, string]>> =>
     (
       await db.pool.query<{ fire: string; reason: string; detail: string }>(

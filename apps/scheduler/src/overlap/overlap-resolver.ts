@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { decideLockedRunsInBatches } from '@chronicle/commands';
 import { DomainError, decide, type RunCommand, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
-import { type EventStore, PostgresEventStore } from '@chronicle/event-store';
+import type { EventStore } from '@chronicle/event-store';
 import { findRunSnapshotsAt } from '@chronicle/projections';
 import { lockOverlapTargets, type OverlapTarget } from './overlapping-runs.sql';
 
@@ -21,12 +21,9 @@ export class OverlapResolver {
 
   /** One pass; resolves with the number of runs decided. */
   async resolveOnce(): Promise<number> {
-    const store = this.eventStore;
-    if (!(store instanceof PostgresEventStore))
-      throw new Error('the overlap resolver needs the PostgreSQL event store');
     return decideLockedRunsInBatches(
       this.pool,
-      store,
+      this.eventStore,
       BATCH,
       async (tx, limit) => {
         const targets = new Map((await lockOverlapTargets(tx, limit)).map((t) => [t.run_id, t]));

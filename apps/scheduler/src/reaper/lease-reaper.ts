@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Pool } from 'pg';
 import { decideLockedRunsInBatches } from '@chronicle/commands';
 import { decide, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
-import { PostgresEventStore, type EventStore } from '@chronicle/event-store';
+import type { EventStore } from '@chronicle/event-store';
 import { lockExpiredLeases, loadExpiredLeases } from './reap-expired-leases.sql';
 
 const BATCH = 500;
@@ -20,11 +20,9 @@ export class LeaseReaper {
 
   /** One pass; resolves with the number of runs reaped. */
   async reapOnce(): Promise<number> {
-    const store = this.eventStore;
-    if (!(store instanceof PostgresEventStore)) throw new Error('the lease reaper needs the PostgreSQL event store');
     return decideLockedRunsInBatches(
       this.pool,
-      store,
+      this.eventStore,
       BATCH,
       async (tx, limit) => {
         const ids = await lockExpiredLeases(tx, limit);

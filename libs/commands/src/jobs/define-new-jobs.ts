@@ -7,19 +7,17 @@ import {
   type JobSnapshot,
   jobStreamId,
 } from '@chronicle/domain';
-import type { PostgresEventStore } from '@chronicle/event-store';
-import type { Queryable } from '@chronicle/platform';
+import type { UnitOfWork } from '@chronicle/event-store';
 import { upsertJobs } from '@chronicle/projections';
 
 /**
- * Define many new jobs in one transaction: the decider's JobDefined for each,
+ * Define many new jobs in one unit of work: the decider's JobDefined for each,
  * one multi-stream append expecting no stream, the rows written through.
  * For imports of whole fleets (and the schedule benchmark); a job that
  * already exists fails the batch with WrongExpectedRevisionError.
  */
 export async function defineNewJobs(
-  tx: Queryable,
-  store: PostgresEventStore,
+  uow: UnitOfWork,
   definitions: readonly JobDefinition[],
   actor: string,
 ): Promise<void> {
@@ -32,8 +30,7 @@ export async function defineNewJobs(
     };
   });
   const metadata = { actor, schemaVersion: JOB_EVENT_SCHEMA_VERSION };
-  await store.appendWith(
-    tx,
+  await uow.append(
     decided.map(({ definition, events }) => ({
       streamId: jobStreamId(definition.name),
       expected: 'no_stream' as const,
@@ -41,7 +38,7 @@ export async function defineNewJobs(
     })),
   );
   await upsertJobs(
-    tx,
+    uow.tx,
     decided.map((d) => d.after),
   );
 }

@@ -13,8 +13,8 @@ import {
   type RunScheduledData,
   type TeamCaller,
 } from '@chronicle/domain';
-import { PostgresEventStore, uuidV7, type EventStore } from '@chronicle/event-store';
-import { withTransaction, EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { uuidV7, type EventStore } from '@chronicle/event-store';
+import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { findJobRunLimits, findRunSnapshots, upsertRuns } from '@chronicle/projections';
 import { admitEnqueue } from '../quotas/admit-enqueue';
 import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
@@ -110,12 +110,10 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       expected: 'no_stream' as const,
       events: [{ type: 'RunScheduled', data: run.definition, metadata }],
     }));
-    const store = this.eventStore;
-    await withTransaction(this.pool, async (tx) => {
+    await this.eventStore.unitOfWork(this.pool, async ({ tx, append }) => {
       // The quota check locks and reads only: es_append must come before the transaction's first write.
       const takeTokens = await admitEnqueue(tx, caller.team, runs.length);
-      if (store instanceof PostgresEventStore) await store.appendWith(tx, appends);
-      else await store.appendToStreams(appends);
+      await append(appends);
       await upsertRuns(tx, runs);
       await takeTokens();
     });

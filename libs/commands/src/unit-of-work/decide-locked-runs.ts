@@ -1,11 +1,11 @@
 import type { Pool } from 'pg';
 import type { RunEvent, PresentRun } from '@chronicle/domain';
-import type { PostgresEventStore } from '@chronicle/event-store';
-import { withTransaction, type Queryable } from '@chronicle/platform';
+import type { EventStore } from '@chronicle/event-store';
+import type { Queryable } from '@chronicle/platform';
 import { decideAndAppendRuns } from './decide-runs';
 
 export interface LockedRuns<Context> {
-  /** The runs whose stream locks the transaction took, as they are now, with the database's clock. */
+  /** The runs whose locks the transaction took, as they are now, with the database's clock. */
   readonly runs: readonly PresentRun[];
   readonly now: Date;
   /** What the decision needs to know of each run beyond its state (why it was picked). */
@@ -14,13 +14,13 @@ export interface LockedRuns<Context> {
 
 /**
  * The scheduler's passes over runs (the lease reaper, the overlap policy):
- * in batches of up to `batch`, each one transaction that locks and reads its
- * runs, decides each, and appends and writes them through together; a full
- * batch is followed at once by the next. Resolves with the runs decided.
+ * in batches of up to `batch`, each one unit of work that locks and reads
+ * its runs, decides each, and appends and writes them through together; a
+ * full batch is followed at once by the next. Resolves with the runs decided.
  */
 export async function decideLockedRunsInBatches<Context>(
   pool: Pool,
-  store: PostgresEventStore,
+  store: EventStore,
   batch: number,
   lockAndLoad: (tx: Queryable, limit: number) => Promise<LockedRuns<Context> | null>,
   decideOne: (run: PresentRun, now: Date, context: Context) => RunEvent[] | null,
@@ -29,13 +29,12 @@ export async function decideLockedRunsInBatches<Context>(
 ): Promise<number> {
   let decided = 0;
   while (true) {
-    const count = await withTransaction(pool, async (tx) => {
-      const locked = await lockAndLoad(tx, batch);
+    const count = await store.unitOfWork(pool, async (uow) => {
+      const locked = await lockAndLoad(uow.tx, batch);
       if (locked === null) return 0;
       const { runs, now, context } = locked;
-      return (
-        await decideAndAppendRuns(tx, store, runs, (run) => decideOne(run, now, context), { actor, schemaVersion })
-      ).length;
+      return (await decideAndAppendRuns(uow, runs, (run) => decideOne(run, now, context), { actor, schemaVersion }))
+        .length;
     });
     decided += count;
     if (count < batch) return decided;

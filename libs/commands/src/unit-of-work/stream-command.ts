@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
-import { PostgresEventStore, type EventStore, type RecordedEvent } from '@chronicle/event-store';
-import { withTransaction, type Queryable } from '@chronicle/platform';
+import type { EventStore, RecordedEvent } from '@chronicle/event-store';
+import type { Queryable } from '@chronicle/platform';
 import { retryOnConflict } from './retry-on-conflict';
 
 export interface DomainEvent {
@@ -25,9 +25,9 @@ export interface StreamCommandResult<State, Event> {
 
 /**
  * Load, decide, append with the expected revision, write the read model
- * through; again from a fresh read on a revision conflict. With the
- * PostgreSQL store the append and the row update are one transaction; with
- * another store the projector repairs a lagging row.
+ * through; again from a fresh read on a revision conflict. One unit of work:
+ * with the log in the read models' database the append and the row update
+ * are one transaction; otherwise the projector repairs a lagging row.
  */
 export function executeStreamCommand<State, Event extends DomainEvent>(
   eventStore: EventStore,
@@ -46,15 +46,10 @@ export function executeStreamCommand<State, Event extends DomainEvent>(
       expected: revision < 0 ? ('no_stream' as const) : BigInt(revision),
       events: events.map((e) => ({ type: e.type, data: e.data, metadata: command.metadata })),
     };
-    if (eventStore instanceof PostgresEventStore) {
-      await withTransaction(pool, async (tx) => {
-        await eventStore.appendWith(tx, [append]);
-        await command.project(tx, after);
-      });
-    } else {
-      await eventStore.appendToStreams([append]);
-      await command.project(pool, after);
-    }
+    await eventStore.unitOfWork(pool, async ({ tx, append: appendEvents }) => {
+      await appendEvents([append]);
+      await command.project(tx, after);
+    });
     return { state: after, events };
   });
 }

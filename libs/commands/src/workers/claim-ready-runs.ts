@@ -1,6 +1,5 @@
 import { decide, RUN_EVENT_SCHEMA_VERSION, type WorkerCaller, type PriorityWeights } from '@chronicle/domain';
-import type { PostgresEventStore } from '@chronicle/event-store';
-import type { Queryable } from '@chronicle/platform';
+import type { UnitOfWork } from '@chronicle/event-store';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
 import { loadLockedRuns, lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
@@ -14,7 +13,7 @@ export interface ClaimRequest {
 }
 
 /**
- * One claim in the caller's transaction, five round trips for the whole
+ * One claim in the caller's unit of work, five round trips for the whole
  * batch: lock candidates (the dispatch policy), read them, append every
  * RunLeased (expecting the revision read, under the lock no other writer can
  * move it), write the rows through; two more when a concurrency-limited
@@ -22,21 +21,19 @@ export interface ClaimRequest {
  * a limited job were left out for its headroom, so the batch may be short.
  */
 export async function claimReadyRuns(
-  tx: Queryable,
-  store: PostgresEventStore,
+  uow: UnitOfWork,
   caller: WorkerCaller,
   request: ClaimRequest,
   weights: PriorityWeights,
   teamsServed = 1,
 ): Promise<{ leases: LeasedRun[]; capped: boolean }> {
   const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
-  const { runIds, capped } = await lockReadyRuns(tx, scope, request.max, weights);
+  const { runIds, capped } = await lockReadyRuns(uow.tx, scope, request.max, weights);
   if (runIds.length === 0) return { leases: [], capped };
-  const locked = await loadLockedRuns(tx, runIds);
-  const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs), locked.now];
+  const locked = await loadLockedRuns(uow.tx, runIds);
+  const [runs, now] = [await withinConcurrencyLimits(uow.tx, locked.runs, locked.limitedJobs), locked.now];
   const decisions = await decideAndAppendRuns(
-    tx,
-    store,
+    uow,
     runs,
     (run) => decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run),
     { actor: `worker:${caller.team ?? 'platform'}:${request.workerId}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION },

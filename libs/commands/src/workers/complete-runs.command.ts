@@ -10,8 +10,8 @@ import {
   type RunEvent,
   type WorkerCaller,
 } from '@chronicle/domain';
-import { PostgresEventStore, type EventStore } from '@chronicle/event-store';
-import { withTransaction, EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import type { EventStore } from '@chronicle/event-store';
+import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
 import { lockAndLoadRuns } from './complete-runs.sql';
 import { ReadySignal } from './ready-signal';
@@ -53,12 +53,10 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
   ) {}
 
   async execute({ caller, completions }: CompleteRuns): Promise<CompletionResult[]> {
-    const store = this.eventStore;
-    if (!(store instanceof PostgresEventStore)) throw new Error('batch completions need the PostgreSQL event store');
     const wanted = new Map(completions.map((c) => [c.runId, c]));
     const refused = new Map<string, DomainError>();
-    const decided = await withTransaction(this.pool, async (tx) => {
-      const { runs, now } = await lockAndLoadRuns(tx, [...wanted.keys()]);
+    const decided = await this.eventStore.unitOfWork(this.pool, async (uow) => {
+      const { runs, now } = await lockAndLoadRuns(uow.tx, [...wanted.keys()]);
       const visible = runs.filter((run) => mayComplete(caller, run));
       const decideOne = (run: PresentRun): RunEvent[] | null => {
         const completion = wanted.get(run.definition.runId)!;
@@ -71,7 +69,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
           return null;
         }
       };
-      return decideAndAppendRuns(tx, store, visible, decideOne, {
+      return decideAndAppendRuns(uow, visible, decideOne, {
         actor: `worker:${caller.team ?? 'platform'}`,
         schemaVersion: RUN_EVENT_SCHEMA_VERSION,
       });

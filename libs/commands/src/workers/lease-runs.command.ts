@@ -2,8 +2,8 @@ import { Inject, type OnModuleDestroy } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import type { WorkerCaller } from '@chronicle/domain';
-import { PostgresEventStore, type EventStore } from '@chronicle/event-store';
-import { withTransaction, type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import type { EventStore } from '@chronicle/event-store';
+import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { claimReadyRuns, type ClaimRequest } from './claim-ready-runs';
 import { countTeamsServed, nextAvailableAt } from './claim-ready-runs.sql';
@@ -85,14 +85,12 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
    * that job at its limit, fills the batch with other jobs' runs.
    */
   private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
-    const store = this.eventStore;
-    if (!(store instanceof PostgresEventStore)) throw new Error('batch claims need the PostgreSQL event store');
     const teamsServed = await this.teamsServed(caller, request.queues);
     const leases: LeasedRun[] = [];
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const wanted = { ...request, max: request.max - leases.length };
-      const claimed = await withTransaction(this.pool, (tx) =>
-        claimReadyRuns(tx, store, caller, wanted, this.config.priorityWeights, teamsServed),
+      const claimed = await this.eventStore.unitOfWork(this.pool, (uow) =>
+        claimReadyRuns(uow, caller, wanted, this.config.priorityWeights, teamsServed),
       );
       leases.push(...claimed.leases);
       if (!claimed.capped || claimed.leases.length === 0) break;

@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import { prepareAppends } from '../append-validation';
 import { WrongExpectedRevisionError } from '../event-store.errors';
 import {
@@ -12,7 +13,9 @@ import {
   type RecordedEvent,
   type StreamAppend,
   type SubscribeOptions,
+  type UnitOfWork,
 } from '../event-store.port';
+import { separateUnitOfWork } from '../separate-unit-of-work';
 import { WakeSignal } from '@chronicle/platform';
 import { pollAll } from '../subscription-loop';
 
@@ -33,6 +36,10 @@ export class InMemoryEventStore implements EventStore {
   ): Promise<AppendResult> {
     const [result] = await this.appendToStreams([{ streamId, expected, events }]);
     return result!;
+  }
+
+  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    return separateUnitOfWork(this, readModels, work);
   }
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]> {

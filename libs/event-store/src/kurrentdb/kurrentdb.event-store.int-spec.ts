@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createTestDatabase } from '@chronicle/testing';
 import { describeEventStoreContract } from '../testing/event-store.contract';
 import { createKurrentDbEventStore } from './kurrentdb.event-store';
 
@@ -20,18 +21,31 @@ if (connectionString === undefined && dockerProblem !== undefined) {
   describeEventStoreContract(
     connectionString !== undefined ? 'kurrentdb (KURRENTDB_CONNECTION_STRING)' : 'kurrentdb (testcontainers)',
     async () => {
+      // The read models the units of work run beside: PostgreSQL, as in production.
+      const readModels = await createTestDatabase();
       if (connectionString !== undefined) {
         const store = await createKurrentDbEventStore(connectionString);
-        return { store, teardown: () => store.close() };
+        return {
+          store,
+          readModels: readModels.pool,
+          atomic: false,
+          teardown: async () => {
+            await store.close();
+            await readModels.drop();
+          },
+        };
       }
       const { KurrentDbContainer } = await import('@testcontainers/kurrentdb');
       const container = await new KurrentDbContainer(KURRENTDB_IMAGE).start();
       const store = await createKurrentDbEventStore(container.getConnectionString());
       return {
         store,
+        readModels: readModels.pool,
+        atomic: false,
         teardown: async () => {
           await store.close();
           await container.stop();
+          await readModels.drop();
         },
       };
     },

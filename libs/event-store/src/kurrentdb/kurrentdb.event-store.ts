@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import type {
   AllStreamResolvedEvent,
   AppendStreamState,
@@ -28,7 +29,9 @@ import {
   type RecordedEvent,
   type StreamAppend,
   type SubscribeOptions,
+  type UnitOfWork,
 } from '../event-store.port';
+import { separateUnitOfWork } from '../separate-unit-of-work';
 
 type KurrentModule = typeof KurrentClient;
 
@@ -81,6 +84,10 @@ export class KurrentDbEventStore implements EventStore {
     const position =
       result.position ?? (await this.readStream(streamId, { fromRevision: nextRevision, maxCount: 1 }))[0]?.position;
     return { streamId, nextRevision, position: copyPosition(position) };
+  }
+
+  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    return separateUnitOfWork(this, readModels, work);
   }
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]> {

@@ -8,7 +8,25 @@ import { READ_ALL_SQL } from './read-events.sql';
 
 describeEventStoreContract('postgres', async () => {
   const db = await createTestDatabase();
-  return { store: new PostgresEventStore(db.pool, { idleWaitMs: 20 }), teardown: () => db.drop() };
+  return {
+    store: new PostgresEventStore(db.pool, { idleWaitMs: 20 }),
+    readModels: db.pool,
+    atomic: true,
+    teardown: () => db.drop(),
+  };
+});
+
+// The log in a database of its own (EVENT_STORE_URL): no transaction shared with the read models.
+describeEventStoreContract('postgres, split from the read models', async () => {
+  const [log, readModels] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+  return {
+    store: new PostgresEventStore(log.pool, { idleWaitMs: 20 }),
+    readModels: readModels.pool,
+    atomic: false,
+    teardown: async () => {
+      await Promise.all([log.drop(), readModels.drop()]);
+    },
+  };
 });
 
 describe('PostgreSQL event store: commit order', () => {

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { type Queryable, isUnavailable, WakeSignal } from '@chronicle/platform';
+import { type Queryable, isUnavailable, WakeSignal, withTransaction } from '@chronicle/platform';
 import { prepareAppends } from '../append-validation';
 import { EventStoreUnavailableError } from '../event-store.errors';
 import {
@@ -13,7 +13,9 @@ import {
   type RecordedEvent,
   type StreamAppend,
   type SubscribeOptions,
+  type UnitOfWork,
 } from '../event-store.port';
+import { separateUnitOfWork } from '../separate-unit-of-work';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
 import { readAllEvents, readStreamEvents } from './read-events.sql';
@@ -49,6 +51,29 @@ export class PostgresEventStore implements EventStore {
     const results = await guard(() => appendEvents(this.pool, prepareAppends(appends)));
     this.appended.notify();
     return results;
+  }
+
+  /**
+   * In the read models' own database (the pool this store was made with),
+   * appends join the transaction: one commit for log and rows. A log in
+   * another database commits on its own, first.
+   */
+  async unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    if (readModels !== this.pool) return separateUnitOfWork(this, readModels, work);
+    let appended = false;
+    const result = await withTransaction(readModels, (tx) =>
+      work({
+        tx,
+        atomic: true,
+        append: (appends) => {
+          appended = true;
+          return this.appendWith(tx, appends);
+        },
+      }),
+    );
+    // Committed: wake this process's subscribers.
+    if (appended) this.appended.notify();
+    return result;
   }
 
   /**

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
 import { waitFor } from '@chronicle/worker-sdk/testing';
 import { WrongExpectedRevisionError } from '../event-store.errors';
 import { START, comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '../event-store.port';
 
 export interface ContractFixture {
   readonly store: EventStore;
+  /** The read models' database the store's units of work run beside. */
+  readonly readModels: Pool;
+  /** Whether the store shares the read models' transaction (the log in their database). */
+  readonly atomic: boolean;
   teardown(): Promise<void>;
 }
 
@@ -260,6 +265,68 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
 
     it('answers a ping', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    describe('units of work (appends beside the read models)', () => {
+      const rowsOf = async (ids: readonly string[]): Promise<string[]> =>
+        (
+          await fixture.readModels.query<{ id: string }>('SELECT id FROM uow_probe WHERE id = ANY($1) ORDER BY id', [
+            ids,
+          ])
+        ).rows.map((r) => r.id);
+      beforeAll(() => fixture.readModels.query('CREATE TABLE IF NOT EXISTS uow_probe (id text PRIMARY KEY)'));
+
+      it('appends to many streams and writes the rows, both there once it resolves', async () => {
+        const [a, b] = [stream('a'), stream('b')];
+        const atomic = await store.unitOfWork(fixture.readModels, async (uow) => {
+          const results = await uow.append([
+            { streamId: a, expected: 'no_stream', events: [event('A1'), event('A2')] },
+            { streamId: b, expected: 'no_stream', events: [event('B1')] },
+          ]);
+          expect(results.map((r) => [r.streamId, r.nextRevision])).toEqual([
+            [a, 1n],
+            [b, 0n],
+          ]);
+          await uow.tx.query('INSERT INTO uow_probe (id) VALUES ($1), ($2)', [a, b]);
+          return uow.atomic;
+        });
+        expect(atomic).toBe(fixture.atomic);
+        expect((await store.readStream(a)).map((e) => e.type)).toEqual(['A1', 'A2']);
+        expect((await store.readStream(b)).map((e) => e.type)).toEqual(['B1']);
+        expect(await rowsOf([a, b])).toEqual([a, b].sort());
+      });
+
+      it('writes no row when it throws after its append; the append stays only when it committed on its own', async () => {
+        const s = stream('failing');
+        await expect(
+          store.unitOfWork(fixture.readModels, async (uow) => {
+            await uow.append([{ streamId: s, expected: 'no_stream', events: [event('Appended')] }]);
+            await uow.tx.query('INSERT INTO uow_probe (id) VALUES ($1)', [s]);
+            throw new Error('the decision failed after its append');
+          }),
+        ).rejects.toThrow('the decision failed after its append');
+        expect(await rowsOf([s])).toEqual([]);
+        expect((await store.readStream(s)).map((e) => e.type)).toEqual(fixture.atomic ? [] : ['Appended']);
+      });
+
+      it('refuses a stale expected revision with the stream named, and writes nothing', async () => {
+        const [fresh, moved] = [stream('fresh'), stream('moved')];
+        await store.appendToStream(moved, 'no_stream', [event('First'), event('Second')]);
+        const refusal = await store
+          .unitOfWork(fixture.readModels, async (uow) => {
+            await uow.append([
+              { streamId: fresh, expected: 'no_stream', events: [event('Never')] },
+              { streamId: moved, expected: 0n, events: [event('Stale')] },
+            ]);
+            await uow.tx.query('INSERT INTO uow_probe (id) VALUES ($1)', [fresh]);
+          })
+          .catch((err: unknown) => err);
+        expect(refusal).toBeInstanceOf(WrongExpectedRevisionError);
+        expect((refusal as WrongExpectedRevisionError).streamId).toBe(moved);
+        expect(await store.readStream(fresh)).toEqual([]);
+        expect((await store.readStream(moved)).map((e) => e.type)).toEqual(['First', 'Second']);
+        expect(await rowsOf([fresh])).toEqual([]);
+      });
     });
   });
 }

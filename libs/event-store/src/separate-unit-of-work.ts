@@ -1,0 +1,18 @@
+import type { Pool } from 'pg';
+import { withTransaction } from '@chronicle/platform';
+import type { EventStore, UnitOfWork } from './event-store.port';
+
+/**
+ * The unit of work of a log that shares no transaction with the read models
+ * (KurrentDB, in-memory, a PostgreSQL log in another database): appends
+ * commit on their own, the rows in the read models' transaction after them.
+ */
+export function separateUnitOfWork<T>(
+  store: Pick<EventStore, 'appendToStreams'>,
+  readModels: Pool,
+  work: (uow: UnitOfWork) => Promise<T>,
+): Promise<T> {
+  return withTransaction(readModels, (tx) =>
+    work({ tx, atomic: false, append: (appends) => store.appendToStreams(appends) }),
+  );
+}
