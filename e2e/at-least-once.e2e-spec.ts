@@ -28,7 +28,7 @@ describe('at-least-once execution (reference 7.4)', () => {
     let app: RunningApp;
     beforeAll(async () => {
       db = await createTestDatabase();
-      app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule, SchedulerModule], ADMIN_TOKEN);
+      app = await startApp(db.pool, db.eventStore, [ApiModule, SchedulerModule], ADMIN_TOKEN);
     });
     afterAll(async () => {
       await app?.close();

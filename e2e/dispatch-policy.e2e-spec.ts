@@ -1,5 +1,5 @@
+import { runStreamId } from '@chronicle/domain';
 import { ApiModule } from '@chronicle/api';
-import { PostgresEventStore } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
@@ -54,7 +54,7 @@ describe('dispatch policy', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN);
+    app = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN);
     admin = apiClient(app.url, ADMIN_TOKEN);
     ({ team: teamA, worker: workerA } = await createTeam(app.url, ADMIN_TOKEN, 'team-a', ['shared', 'a-only']));
     ({ team: teamB } = await createTeam(app.url, ADMIN_TOKEN, 'team-b', ['shared']));
@@ -229,7 +229,7 @@ describe('dispatch policy', () => {
         409,
       );
       expect((await team.post('/v1/jobs/r.single/runs', { ifRunning: 'sometimes' })).status).toBe(400);
-      const { rows } = await db.pool.query(
+      const { rows } = await db.log.query(
         "SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'job' = 'r.single'",
       );
       expect(rows[0].n).toBe(1);
@@ -253,10 +253,15 @@ describe('dispatch policy', () => {
         }
       });
       await Promise.all(loops);
-      const { rows } = await db.pool.query<{ stream_id: string; event_type: string }>(
+      // The runs from the read models, their events from the log (which may live in another database).
+      const { rows: runs } = await db.pool.query<{ run_id: string }>(
+        "SELECT run_id FROM runs WHERE job = 'l.two-at-a-time'",
+      );
+      const { rows } = await db.log.query<{ stream_id: string; event_type: string }>(
         `SELECT stream_id, event_type FROM events
-          WHERE event_type IN ('RunLeased', 'RunSucceeded') AND stream_id IN (SELECT 'run-' || run_id FROM runs WHERE job = 'l.two-at-a-time')
+          WHERE event_type IN ('RunLeased', 'RunSucceeded') AND stream_id = ANY($1::text[])
           ORDER BY transaction_id, global_position`,
+        [runs.map((r) => runStreamId(r.run_id))],
       );
       let leased = 0;
       let most = 0;

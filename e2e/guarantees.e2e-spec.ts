@@ -2,7 +2,7 @@ import { ApiModule } from '@chronicle/api';
 import { waitFor, catchUpUntil, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { ProjectionRunner } from '@chronicle/projector';
 import { SchedulerModule } from '@chronicle/scheduler';
-import { PostgresEventStore } from '@chronicle/event-store';
+import type { EventStore } from '@chronicle/event-store';
 import { JsonLogger } from '@chronicle/platform';
 import { jobsProjection, runsProjection } from '@chronicle/projections';
 import type { ApiClient } from './support/api-client';
@@ -21,14 +21,14 @@ interface Lease {
 /** Reference 7.4, each guarantee proven over HTTP against the running app. */
 describe('delivery guarantees', () => {
   let db: TestDatabase;
-  let store: PostgresEventStore;
+  let store: EventStore;
   let app: RunningApp;
   let team: ApiClient;
   let worker: ApiClient;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    store = new PostgresEventStore(db.pool);
+    store = db.eventStore;
     app = await startApp(db.pool, store, [ApiModule, SchedulerModule], ADMIN_TOKEN);
     ({ team, worker } = await createTeam(app.url, ADMIN_TOKEN, 'load', ['load', 'reap']));
     await team.put('/v1/jobs/load.noop', { queue: 'load', retry: { maxAttempts: 3, baseSeconds: 0, maxSeconds: 0 } });
@@ -66,7 +66,7 @@ describe('delivery guarantees', () => {
     expect(new Set(leases.map((l) => l.runId)).size).toBe(5000);
     expect(new Set(leases.map((l) => `${l.runId}#${l.fencingToken}`)).size).toBe(5000);
     // The log agrees: one RunLeased per run.
-    const { rows } = await db.pool.query<{ leased: number; runs: number }>(
+    const { rows } = await db.log.query<{ leased: number; runs: number }>(
       "SELECT count(*)::int AS leased, count(DISTINCT stream_id)::int AS runs FROM events WHERE event_type = 'RunLeased' AND data->>'workerId' LIKE 'loop-%'",
     );
     expect(rows[0]).toEqual({ leased: 5000, runs: 5000 });
@@ -140,7 +140,7 @@ describe('delivery guarantees', () => {
     await db.pool.query('TRUNCATE runs, jobs');
     await db.pool.query("DELETE FROM projection_checkpoints WHERE projection IN ('runs', 'jobs')");
     const logger = new JsonLogger('error');
-    const { rows } = await db.pool.query<{ jobs: number; runs: number }>(
+    const { rows } = await db.log.query<{ jobs: number; runs: number }>(
       "SELECT count(*) FILTER (WHERE stream_id LIKE 'job-%')::int AS jobs, count(*) FILTER (WHERE stream_id LIKE 'run-%')::int AS runs FROM events",
     );
     const everything = rows[0]!.jobs + rows[0]!.runs;

@@ -24,7 +24,7 @@ describe('GET /healthz', () => {
   };
 
   it('is 200 with both checks up when the event store and the read-model database answer', async () => {
-    const app = await start(db.pool, new PostgresEventStore(db.pool), [ApiModule]);
+    const app = await start(db.pool, db.eventStore, [ApiModule]);
     const response = await fetch(`${app.url}/healthz`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -63,7 +63,7 @@ describe('GET /healthz', () => {
   });
 
   it('answers unknown routes with an RFC 9457 problem, not an HTML page', async () => {
-    const app = await start(db.pool, new PostgresEventStore(db.pool), [ApiModule]);
+    const app = await start(db.pool, db.eventStore, [ApiModule]);
     const response = await fetch(`${app.url}/v1/nothing-here`);
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);

@@ -1,6 +1,5 @@
 import { ApiModule } from '@chronicle/api';
 import { LeaseRunsHandler } from '@chronicle/commands';
-import { PostgresEventStore } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import type { ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
@@ -23,7 +22,7 @@ describe('long-polling leases', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN);
+    app = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN);
     ({ team, worker, workerToken } = await createTeam(app.url, ADMIN_TOKEN, 'ops', ['ops']));
     expect((await team.put('/v1/jobs/ops.nightly', { queue: 'ops' })).status).toBe(201);
   });

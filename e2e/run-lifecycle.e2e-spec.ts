@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { ApiModule } from '@chronicle/api';
-import { PostgresEventStore } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
@@ -27,7 +26,7 @@ describe('run lifecycle over HTTP', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN);
+    app = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN);
     admin = apiClient(app.url, ADMIN_TOKEN);
     expect((await admin.post('/v1/teams', { id: 'billing' })).status).toBe(201);
     expect((await admin.post('/v1/teams', { id: 'growth' })).status).toBe(201);
@@ -632,7 +631,7 @@ describe('run lifecycle over HTTP', () => {
     });
 
     it('wrote no job for any of them', async () => {
-      const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM events WHERE stream_id LIKE 'job-bad.%'");
+      const { rows } = await db.log.query("SELECT count(*)::int AS n FROM events WHERE stream_id LIKE 'job-bad.%'");
       expect(rows[0]).toEqual({ n: 0 });
     });
   });

@@ -2,7 +2,6 @@ import { ApiModule } from '@chronicle/api';
 import { waitFor, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { SchedulerModule } from '@chronicle/scheduler';
 import type { Clock } from '@chronicle/platform';
-import { PostgresEventStore } from '@chronicle/event-store';
 import type { ApiClient } from './support/api-client';
 import { createTeam } from './support/team-tokens';
 import { startApp, type RunningApp } from './support/start-app';
@@ -25,7 +24,7 @@ describe('the materialiser (reference 7.2)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN);
+    app = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN);
     scheduler = await startScheduler();
     ({ team, worker } = await createTeam(app.url, ADMIN_TOKEN, 'cron', ['cron']));
   });
@@ -36,10 +35,10 @@ describe('the materialiser (reference 7.2)', () => {
   });
 
   const startScheduler = (clock?: Clock): Promise<RunningApp> =>
-    startApp(db.pool, new PostgresEventStore(db.pool), [SchedulerModule], undefined, clock);
+    startApp(db.pool, db.eventStore, [SchedulerModule], undefined, clock);
   const scheduledRuns = async (job: string): Promise<Scheduled[]> =>
     (
-      await db.pool.query<Scheduled>(
+      await db.log.query<Scheduled>(
         `SELECT data->>'runId' AS "runId", data->>'source' AS source, data->>'dueAt' AS "dueAt", data->>'idempotencyKey' AS "idempotencyKey"
            FROM events WHERE event_type = 'RunScheduled' AND data->>'job' = $1 ORDER BY data->>'dueAt'`,
         [job],

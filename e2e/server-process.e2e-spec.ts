@@ -5,6 +5,9 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createPool, findFreePort } from '@chronicle/platform';
+import { runStreamId } from '@chronicle/domain';
+import { createEmptyDatabase } from '@chronicle/testing';
+import { createTeam } from './support/team-tokens';
 import { waitUntilHealthy } from './support/wait-healthy';
 
 /**
@@ -74,8 +77,55 @@ describe('the server process (npm start)', () => {
     expect(postgresProcessesFor(dataDir)).toEqual([]);
   }, 120_000);
 
+  it('runs with the event log in a database of its own (EVENT_STORE_URL): events there, rows in DATABASE_URL', async () => {
+    const [readModels, log] = await Promise.all([createEmptyDatabase(), createEmptyDatabase()]);
+    try {
+      const port = await findFreePort();
+      const adminToken = 'e2e-admin-token-split-log-0123456789';
+      const server = startServer({
+        PORT: String(port),
+        DATABASE_URL: readModels.url,
+        EVENT_STORE_URL: log.url,
+        SCHEDULER_ADMIN_TOKEN: adminToken,
+      });
+      await waitForHealthy(port, server);
+      const url = `http://127.0.0.1:${port}`;
+      const { team, worker } = await createTeam(url, adminToken, 'split', ['split']);
+      expect((await team.put('/v1/jobs/split.nightly', { queue: 'split' })).status).toBe(201);
+      const run = await team.post<{ runId: string }>('/v1/jobs/split.nightly/runs', {});
+      const [lease] = (
+        await worker.post<{ leases: Array<{ fencingToken: number }> }>('/v1/lease', { queues: ['split'], max: 1 })
+      ).body.leases;
+      const done = await worker.post(`/v1/runs/${run.body.runId}/complete`, {
+        fencingToken: lease!.fencingToken,
+        outcome: 'success',
+      });
+      expect(done.body).toMatchObject({ state: 'succeeded' });
+
+      const eventsIn = async (databaseUrl: string): Promise<string[]> =>
+        (
+          await withClient(databaseUrl, (c) =>
+            c.query<{ event_type: string }>(
+              'SELECT event_type FROM events WHERE stream_id = $1 ORDER BY stream_revision',
+              [runStreamId(run.body.runId)],
+            ),
+          )
+        ).rows.map((r) => r.event_type);
+      expect(await eventsIn(log.url)).toEqual(['RunScheduled', 'RunLeased', 'RunSucceeded']);
+      expect(await eventsIn(readModels.url)).toEqual([]);
+      const row = await withClient(readModels.url, (c) =>
+        c.query('SELECT state FROM runs WHERE run_id = $1', [run.body.runId]),
+      );
+      expect(row.rows).toEqual([{ state: 'succeeded' }]);
+      expect(await stop(server, 'SIGTERM')).toBe(0);
+    } finally {
+      await Promise.all([readModels.drop(), log.drop()]);
+    }
+  }, 60_000);
+
   it.each([
     [{ EVENT_STORE: 'mongo' }, /EVENT_STORE must be one of postgres, kurrentdb/],
+    [{ EVENT_STORE_URL: 'postgres://postgres@127.0.0.1:1/log' }, /check EVENT_STORE_URL/],
     [{ DATABASE_URL: 'localhost:5432/db' }, /DATABASE_URL must start with postgres:\/\//],
     [
       { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' },

@@ -1,5 +1,4 @@
 import { ApiModule } from '@chronicle/api';
-import { PostgresEventStore } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { apiClient, type ApiClient, type ApiResponse } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
@@ -16,8 +15,8 @@ describe('team quotas over HTTP', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     apps = [
-      await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN),
-      await startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN),
+      await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN),
+      await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN),
     ];
     admin = apiClient(apps[0]!.url, ADMIN_TOKEN);
   });
@@ -40,7 +39,7 @@ describe('team quotas over HTTP', () => {
   };
   const scheduledEvents = async (team: string): Promise<number> =>
     (
-      await db.pool.query<{ n: number }>(
+      await db.log.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'team' = $1",
         [team],
       )

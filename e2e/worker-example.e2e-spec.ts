@@ -2,7 +2,6 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { ApiModule } from '@chronicle/api';
-import { PostgresEventStore } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import type { ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
@@ -102,7 +101,7 @@ describe('examples/worker: a worker of its own, on the SDK installed by path', (
       npm(EXAMPLE_DIR, ['install', '--offline', '--no-package-lock']),
       (async () => {
         db = await createTestDatabase();
-        return startApp(db.pool, new PostgresEventStore(db.pool), [ApiModule], ADMIN_TOKEN);
+        return startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN);
       })(),
     ]);
     app = started;

@@ -1,30 +1,56 @@
 import { randomBytes } from 'node:crypto';
 import { Client, type Pool } from 'pg';
+import { PostgresEventStore, type EventStore } from '@chronicle/event-store';
 import { createPool } from '@chronicle/platform';
 import { TEST_ENV, databaseUrl } from './test-environment';
 
 export interface TestDatabase {
   readonly url: string;
   readonly name: string;
+  /** The read models' database. */
   readonly pool: Pool;
+  /** The event log's database: the read models' own, or with TEST_EVENT_LOG=split one of its own. */
+  readonly log: Pool;
+  /** The PostgreSQL event store on `log`, as the runtime would make it for this mode. */
+  readonly eventStore: EventStore;
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database of its own, cloned from the run's template. */
+/** `split`: every test file's event log lives in a database of its own (EVENT_STORE_URL's mode). */
+export const TEST_EVENT_LOG = process.env['TEST_EVENT_LOG'] === 'split' ? 'split' : 'inline';
+
+/**
+ * A fresh, migrated database of its own, cloned from the run's template, and
+ * (TEST_EVENT_LOG=split) a second one for the event log.
+ */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = requiredEnv(TEST_ENV.adminUrl);
   const template = requiredEnv(TEST_ENV.templateDatabase);
   const name = `sched_t_${requiredEnv(TEST_ENV.runId)}_${randomBytes(4).toString('hex')}`;
+  const logName = TEST_EVENT_LOG === 'split' ? `${name}_log` : name;
   await adminQuery(serverUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+  if (logName !== name) await adminQuery(serverUrl, `CREATE DATABASE ${logName} TEMPLATE ${template}`);
   const url = databaseUrl(serverUrl, name);
   const pool = createPool({ connectionString: url, max: 20, applicationName: 'scheduler-test' });
+  const log =
+    logName === name
+      ? pool
+      : createPool({
+          connectionString: databaseUrl(serverUrl, logName),
+          max: 20,
+          applicationName: 'scheduler-test-log',
+        });
   return {
     url,
     name,
     pool,
+    log,
+    eventStore: new PostgresEventStore(log),
     drop: async () => {
       await pool.end();
-      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      if (log !== pool) await log.end();
+      for (const database of new Set([name, logName]))
+        await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     },
   };
 }
@@ -47,7 +73,7 @@ function requiredEnv(name: string): string {
 }
 
 /** An empty database (no migrations), for tests of the migrator itself. */
-export async function createEmptyDatabase(): Promise<Omit<TestDatabase, 'pool'>> {
+export async function createEmptyDatabase(): Promise<Pick<TestDatabase, 'url' | 'name' | 'drop'>> {
   const serverUrl = requiredEnv(TEST_ENV.adminUrl);
   const name = `sched_e_${requiredEnv(TEST_ENV.runId)}_${randomBytes(4).toString('hex')}`;
   await adminQuery(serverUrl, `CREATE DATABASE ${name}`);

@@ -45,7 +45,11 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
     });
     if (applied.length > 0) logger.info('migrations applied', { versions: applied });
     const pool = createPool({ connectionString: databaseUrl, max: config.pgPoolSize, applicationName });
-    const eventStore = await createEventStore(config, pool);
+    const eventStore = await createEventStore(config, pool).catch((err: unknown) => {
+      throw new StartupError(
+        describeConnectionError(err, config.eventStoreUrl ?? databaseUrl ?? '', 'EVENT_STORE_URL'),
+      );
+    });
     await eventStore.ping().catch((err: unknown) => {
       throw new StartupError(`event store ${config.eventStore} is not reachable: ${(err as Error).message}`);
     });

@@ -23,6 +23,8 @@ import { readAllEvents, readStreamEvents } from './read-events.sql';
 export interface PostgresEventStoreOptions {
   /** Idle wait of a caught-up subscription before it reads again (appends in this process wake it at once). */
   readonly idleWaitMs?: number;
+  /** The pool is the store's own (a log in a database of its own): close() ends it. */
+  readonly ownsPool?: boolean;
 }
 
 /** The default store: the `events` table and es_append of migrations/0001. */
@@ -30,12 +32,14 @@ export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres';
   private readonly appended = new WakeSignal();
   private readonly idleWaitMs: number;
+  private readonly ownsPool: boolean;
 
   constructor(
     private readonly pool: Pool,
     options: PostgresEventStoreOptions = {},
   ) {
     this.idleWaitMs = options.idleWaitMs ?? 100;
+    this.ownsPool = options.ownsPool ?? false;
   }
 
   async appendToStream(
@@ -110,6 +114,7 @@ export class PostgresEventStore implements EventStore {
 
   async close(): Promise<void> {
     this.appended.notify();
+    if (this.ownsPool) await this.pool.end();
   }
 }
 

@@ -18,6 +18,13 @@ describe('configuration', () => {
     });
   });
 
+  it("reads the log's own database for a split PostgreSQL store", () => {
+    expect(loadConfig({ EVENT_STORE_URL: 'postgres://log@logdb:5432/events' }, '/srv/app')).toMatchObject({
+      eventStore: 'postgres',
+      eventStoreUrl: 'postgres://log@logdb:5432/events',
+    });
+  });
+
   it('reads every variable', () => {
     const config = loadConfig(
       {
@@ -49,6 +56,15 @@ describe('configuration', () => {
     [{ DATABASE_URL: 'localhost:5432' }, /DATABASE_URL must start with postgres:\/\//],
     [{ DATABASE_URL: 'not a url' }, /DATABASE_URL is not a URL/],
     [{ DATABASE_URL: 'mysql://db/x' }, /postgres:\/\/ or postgresql:\/\//],
+    [{ EVENT_STORE_URL: 'mysql://log/x' }, /EVENT_STORE_URL must start with postgres:\/\//],
+    [
+      {
+        EVENT_STORE: 'kurrentdb',
+        KURRENTDB_CONNECTION_STRING: 'kurrentdb://k:2113',
+        EVENT_STORE_URL: 'postgres://log/x',
+      },
+      /with EVENT_STORE=kurrentdb leave it unset/,
+    ],
     [{ EVENT_STORE: 'mongo' }, /EVENT_STORE must be one of postgres, kurrentdb, not "mongo"/],
     [{ EVENT_STORE: 'kurrentdb' }, /needs KURRENTDB_CONNECTION_STRING/],
     [{ PORT: '-1' }, /PORT must be a whole number from 0 to 65535/],

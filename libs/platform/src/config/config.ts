@@ -13,6 +13,12 @@ export interface Config {
   readonly embeddedPgPort: number;
   readonly pgPoolSize: number;
   readonly eventStore: EventStoreKind;
+  /**
+   * With EVENT_STORE=postgres: the log's own database, apart from the read models' (no shared
+   * transaction: the product runs the protocol it runs on KurrentDB). Unset: the log is in the read
+   * models' database.
+   */
+  readonly eventStoreUrl: string | undefined;
   readonly kurrentDbConnectionString: string | undefined;
   readonly logLevel: LogLevel;
   /** Unset: generated in embedded mode (kept in DATA_DIR), none otherwise. */
@@ -48,6 +54,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       'EVENT_STORE=kurrentdb needs KURRENTDB_CONNECTION_STRING (for example kurrentdb://localhost:2113?tls=false)',
     );
   }
+  const eventStoreUrl = parseDatabaseUrl(nonEmpty(env['EVENT_STORE_URL']), 'EVENT_STORE_URL');
+  if (eventStoreUrl !== undefined && eventStore !== 'postgres') {
+    throw new ConfigError(
+      "EVENT_STORE_URL is the PostgreSQL log's database; with EVENT_STORE=kurrentdb leave it unset",
+    );
+  }
   return {
     port: parseInteger(env, 'PORT', 3000, 0, 65535),
     databaseUrl: parseDatabaseUrl(nonEmpty(env['DATABASE_URL'])),
@@ -55,6 +67,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     embeddedPgPort: parseInteger(env, 'EMBEDDED_PG_PORT', 0, 0, 65535),
     pgPoolSize: parseInteger(env, 'PG_POOL_SIZE', 10, 1, 500),
     eventStore,
+    eventStoreUrl,
     kurrentDbConnectionString,
     logLevel: parseChoice(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     adminToken: parseAdminToken(nonEmpty(env['SCHEDULER_ADMIN_TOKEN'])),
@@ -82,19 +95,19 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
-function parseDatabaseUrl(value: string | undefined): string | undefined {
+function parseDatabaseUrl(value: string | undefined, name = 'DATABASE_URL'): string | undefined {
   if (value === undefined) return undefined;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError('DATABASE_URL is not a URL; expected postgres://user:password@host:5432/database');
+    throw new ConfigError(`${name} is not a URL; expected postgres://user:password@host:5432/database`);
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, not ${url.protocol}//`);
+    throw new ConfigError(`${name} must start with postgres:// or postgresql://, not ${url.protocol}//`);
   }
   if (url.hostname === '' && !url.searchParams.has('host')) {
-    throw new ConfigError('DATABASE_URL has no host; expected postgres://user:password@host:5432/database');
+    throw new ConfigError(`${name} has no host; expected postgres://user:password@host:5432/database`);
   }
   return value;
 }
