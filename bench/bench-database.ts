@@ -48,7 +48,7 @@ export async function openBenchServer(): Promise<BenchServer> {
       url.pathname = `/${name}`;
       return {
         url: url.toString(),
-        drop: async () => void (await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+        drop: () => dropWhenIdle(adminUrl, name),
       };
     },
     stop,
@@ -73,6 +73,21 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     await server.stop();
     throw err;
   }
+}
+
+/**
+ * Drops a scratch database once the connections of the system that used it
+ * are gone (pools close asynchronously); past a deadline, WITH (FORCE)
+ * closes what is left, which every pool here survives.
+ */
+async function dropWhenIdle(adminUrl: string, name: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const connected = async (): Promise<number> =>
+    Number(
+      (await adminQuery(adminUrl, `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = '${name}'`))[0]?.['n'],
+    );
+  while ((await connected()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<Array<Record<string, unknown>>> {

@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import { survivingConnectionLoss } from '@chronicle/platform';
 import type { Measurement, Metric } from './scenario';
 
 /** Writers in parallel, so commits can share WAL flushes as a busy queue's would. */
@@ -16,7 +17,9 @@ export const CEILING_METRICS: readonly Metric[] = [
  * as a fraction of these.
  */
 export async function measureCeiling(databaseUrl: string, seconds: number): Promise<Measurement> {
-  const pool = new Pool({ connectionString: databaseUrl, max: WRITERS, application_name: 'bench-ceiling' });
+  const pool = survivingConnectionLoss(
+    new Pool({ connectionString: databaseUrl, max: WRITERS, application_name: 'bench-ceiling' }),
+  );
   try {
     await pool.query(
       'CREATE TABLE ceiling (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',

@@ -1,5 +1,6 @@
 import type * as GraphileWorker from 'graphile-worker' with { 'resolution-mode': 'import' };
 import { Pool } from 'pg';
+import { survivingConnectionLoss } from '@chronicle/platform';
 import type { BenchPayload, BenchRun, OnHandlerStart, QueueSystem, QueueSystemFactory } from './queue-system';
 
 type GraphileWorkerModule = typeof GraphileWorker;
@@ -66,7 +67,9 @@ class GraphileWorkerSystem implements QueueSystem {
     const { makeWorkerUtils } = await loadGraphileWorker();
     this.utils = await makeWorkerUtils({ connectionString: databaseUrl, logger: await silentLogger() });
     await this.utils.migrate();
-    this.pool = new Pool({ connectionString: databaseUrl, max: 1, application_name: 'bench-observer' });
+    this.pool = survivingConnectionLoss(
+      new Pool({ connectionString: databaseUrl, max: 1, application_name: 'bench-observer' }),
+    );
   }
 
   async enqueue(runs: readonly BenchRun[]): Promise<void> {

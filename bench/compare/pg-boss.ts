@@ -1,4 +1,5 @@
 import { Pool } from 'pg';
+import { survivingConnectionLoss } from '@chronicle/platform';
 import type * as PgBossPackage from 'pg-boss' with { 'resolution-mode': 'import' };
 import type { BenchPayload, BenchRun, OnHandlerStart, QueueSystem, QueueSystemFactory } from './queue-system';
 
@@ -73,7 +74,9 @@ class PgBossSystem implements QueueSystem {
     );
     await boss.start();
     await boss.createQueue(QUEUE, { retryLimit: 0, notify: this.tuning.notify });
-    this.pool = new Pool({ connectionString: databaseUrl, max: 1, application_name: 'bench-observer' });
+    this.pool = survivingConnectionLoss(
+      new Pool({ connectionString: databaseUrl, max: 1, application_name: 'bench-observer' }),
+    );
   }
 
   async enqueue(runs: readonly BenchRun[]): Promise<void> {

@@ -35,10 +35,17 @@ export function createPool(options: PoolOptions): Pool {
     options: '-c idle_in_transaction_session_timeout=60000 -c jit=off',
     connectionTimeoutMillis: 10_000,
   });
-  // A client losing its connection (a server restart) must not crash the
-  // process: idle ones are dropped by the pool, and a checked-out one would
-  // emit 'error' with nobody listening between two queries. The query in
-  // flight still fails, and withTransaction destroys the client.
+  return survivingConnectionLoss(pool);
+}
+
+/**
+ * A client losing its connection (a server restart, a database dropped WITH
+ * (FORCE)) must not crash the process: idle ones are dropped by the pool, and
+ * a checked-out one would emit 'error' with nobody listening between two
+ * queries. The query in flight still fails, and withTransaction destroys the
+ * client. Every pool the product and the bench make goes through this.
+ */
+export function survivingConnectionLoss<P extends Pool>(pool: P): P {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
