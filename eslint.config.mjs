@@ -8,6 +8,13 @@ const OTHER_PACKAGES_BY_NAME = {
   message: 'import another package by its name (@chronicle/...), not by a relative path out of it (STYLE.md rule 15)',
 };
 
+const NO_ENUMS = { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' };
+// tsc's CommonJS keeps statement order: a constant between two imports runs before the second one is loaded.
+const IMPORTS_FIRST = {
+  selector: 'Program > :not(ImportDeclaration) ~ ImportDeclaration',
+  message: 'imports come first: in the built CommonJS a statement above an import runs before that import is loaded',
+};
+
 const DOMAIN_PURITY =
   'libs/domain is pure (STYLE.md rule 1): no framework, I/O, clock or randomness; take time, ids and random draws as arguments';
 
@@ -24,10 +31,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'no-duplicate-imports': 'error',
-      'no-restricted-syntax': [
-        'error',
-        { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' },
-      ],
+      'no-restricted-syntax': ['error', NO_ENUMS, IMPORTS_FIRST],
       'no-restricted-imports': ['error', { patterns: [OTHER_PACKAGES_BY_NAME] }],
     },
   },
@@ -89,7 +93,8 @@ export default tseslint.config(
       ],
       'no-restricted-syntax': [
         'error',
-        { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' },
+        NO_ENUMS,
+        IMPORTS_FIRST,
         { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: DOMAIN_PURITY },
         { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: DOMAIN_PURITY },
         {

@@ -1,10 +1,20 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { waitFor, createTestDatabase, type TestDatabase, TEST_ENV } from '@chronicle/testing';
+import {
+  waitFor,
+  createTestDatabase,
+  type TestDatabase,
+  TEST_ENV,
+  TEST_EVENT_LOG,
+  databaseUrl,
+  adminQuery,
+} from '@chronicle/testing';
 import { statSync } from 'node:fs';
 import { ApiModule } from '@chronicle/api';
+import { ProjectorModule } from '@chronicle/projector';
 import { SchedulerModule } from '@chronicle/scheduler';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { createPool } from '@chronicle/platform';
+import { createPool, migrate } from '@chronicle/platform';
+import { randomBytes } from 'node:crypto';
 import { SchedulerClient, Worker, type WorkerLogger } from '@chronicle/worker-sdk';
 import type { ApiClient } from './support/api-client';
 import { createTeam } from './support/team-tokens';
@@ -78,17 +88,43 @@ describe('at-least-once execution (reference 7.4)', () => {
     }, 30_000);
   });
 
-  describe('PostgreSQL restarting under load', () => {
+  /*
+   * Which database restarts: with the log in the read models' database, that
+   * one; with TEST_EVENT_LOG=split, the log's alone and the read models' alone.
+   * The restarting one is on a server of its own (test/global-setup.ts):
+   * restarting the shared one would hit other test files.
+   */
+  const layouts: ReadonlyArray<{ name: string; restarts: 'both' | 'log' | 'read models' }> =
+    TEST_EVENT_LOG === 'split'
+      ? [
+          { name: 'the event log restarting alone (split)', restarts: 'log' },
+          { name: 'the read models restarting alone (split)', restarts: 'read models' },
+        ]
+      : [{ name: 'PostgreSQL (log and read models) restarting', restarts: 'both' }];
+
+  describe.each(layouts)('$name under load', ({ restarts }) => {
     let app: RunningApp;
-    let pool: ReturnType<typeof createPool>;
+    let restarting: ReturnType<typeof createPool>;
+    let other: TestDatabase | undefined;
+    /** Where the events are, for the reconciliation. */
+    let log: ReturnType<typeof createPool>;
     beforeAll(async () => {
-      // A server of its own (test/global-setup.ts): restarting the shared one would hit other test files.
-      pool = createPool({ connectionString: requiredEnv(TEST_ENV.restartableUrl), max: 10 });
-      app = await startApp(pool, new PostgresEventStore(pool), [ApiModule, SchedulerModule], ADMIN_TOKEN);
+      restarting = createPool({ connectionString: await freshRestartableDatabase(), max: 10 });
+      other = restarts === 'both' ? undefined : await createTestDatabase();
+      const readModels = restarts === 'log' ? other!.pool : restarting;
+      log = restarts === 'read models' ? other!.pool : restarting;
+      // All three roles, as npm start runs them: with a log of its own, the projector repairs rows a restart left behind.
+      app = await startApp(
+        readModels,
+        new PostgresEventStore(log),
+        [ApiModule, SchedulerModule, ProjectorModule],
+        ADMIN_TOKEN,
+      );
     });
     afterAll(async () => {
       await app?.close();
-      await pool?.end();
+      await restarting?.end();
+      await other?.drop();
     });
 
     it('loses no run: afterwards every enqueued run is succeeded, dead or cancelled, once', async () => {
@@ -108,30 +144,34 @@ describe('at-least-once execution (reference 7.4)', () => {
       );
       const running = workers.map((w) => w.run());
       const total = 300;
-      const producer = (async () => {
-        for (let i = 0; i < total; i++) {
-          // The producer retries with its Idempotency-Key until the scheduler answers: no duplicates.
-          for (;;) {
-            const response = await team
-              .post(`/v1/jobs/ops.task/runs`, { payload: { i } }, { 'idempotency-key': `load-${i}` })
-              .catch(() => ({ status: 0 }));
-            if (response.status === 201 || response.status === 200) break;
-            await new Promise((resolve) => setTimeout(resolve, 100));
+      try {
+        const producer = (async () => {
+          for (let i = 0; i < total; i++) {
+            // The producer retries with its Idempotency-Key until the scheduler answers: no duplicates.
+            for (;;) {
+              const response = await team
+                .post(`/v1/jobs/ops.task/runs`, { payload: { i } }, { 'idempotency-key': `load-${i}` })
+                .catch(() => ({ status: 0 }));
+              if (response.status === 201 || response.status === 200) break;
+              await new Promise((resolve) => setTimeout(resolve, 100));
+            }
           }
-        }
-      })();
-      await waitFor(async () => (await countScheduled(pool).catch(() => 0)) >= 100, 20_000);
-      const startedBefore = await postmasterStart(pool);
-      restartPostgres();
-      expect(await postmasterStart(pool)).not.toEqual(startedBefore);
-      await producer;
-      await waitFor(async () => {
-        const counts = await reconcile(pool).catch(() => undefined);
-        return counts !== undefined && counts.terminal === total;
-      }, 60_000);
-      await Promise.all(workers.map((w) => w.shutdown({ graceMs: 1000 })));
-      await Promise.all(running);
-      const counts = await reconcile(pool);
+        })();
+        await waitFor(async () => (await countScheduled(log).catch(() => 0)) >= 100, 20_000);
+        const startedBefore = await postmasterStart(restarting);
+        restartPostgres();
+        expect(await postmasterStart(restarting)).not.toEqual(startedBefore);
+        await producer;
+        await waitFor(async () => {
+          const counts = await reconcile(log).catch(() => undefined);
+          return counts !== undefined && counts.terminal === total;
+        }, 60_000);
+      } finally {
+        // Stopped whatever happened: running workers would keep jest from ever finishing.
+        await Promise.all(workers.map((w) => w.shutdown({ graceMs: 1000 })));
+        await Promise.all(running);
+      }
+      const counts = await reconcile(log);
       expect(counts).toEqual({
         scheduled: total,
         terminal: total,
@@ -144,6 +184,16 @@ describe('at-least-once execution (reference 7.4)', () => {
     }, 120_000);
   });
 });
+
+/** A new migrated database on the restartable server, so each layout starts empty. */
+async function freshRestartableDatabase(): Promise<string> {
+  const serverUrl = requiredEnv(TEST_ENV.restartableUrl);
+  const name = `restart_${randomBytes(4).toString('hex')}`;
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
+  const url = databaseUrl(serverUrl, name);
+  await migrate(url);
+  return url;
+}
 
 /** pg_ctl restart -m fast: every connection is cut, the server comes back on the same port and data. */
 function restartPostgres(): void {

@@ -238,6 +238,24 @@ describe('dispatch policy', () => {
       for (const run of leases) await complete(platform, run);
     });
 
+    it('lets exactly one of two concurrent ifRunning: reject enqueues through: the other would have to wait', async () => {
+      const team = (await createTeam(app.url, ADMIN_TOKEN, 'team-rr', ['limited'])).team;
+      await defineJob(team, 'rr.once', 'limited', 'critical', { concurrency: 1 });
+      const answers = await Promise.all(
+        Array.from({ length: 2 }, () => team.post('/v1/jobs/rr.once/runs', { ifRunning: 'reject' })),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+      expect(answers.find((a) => a.status === 409)?.body).toMatchObject({
+        type: '/problems/concurrency-limit',
+        detail: expect.stringContaining('0 of its 1 runs leased and 1 ready'),
+      });
+      const { rows } = await db.log.query(
+        "SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'job' = 'rr.once'",
+      );
+      expect(rows[0].n).toBe(1);
+      for (const run of await lease(platform, 'limited', 10)) await complete(platform, run);
+    });
+
     it('never has more than 2 leased at once with 20 concurrent lease loops, by the event log', async () => {
       const loops = Array.from({ length: 20 }, async () => {
         for (let idle = 0; idle < 20;) {

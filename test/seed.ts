@@ -1,8 +1,7 @@
 import type { Pool } from 'pg';
-import { defineNewJobs, newRunScheduled } from '@chronicle/commands';
-import { type JobDefinition, type PresentRun, type RunSource, ABSENT, evolve, runStreamId } from '@chronicle/domain';
+import { defineNewJobs, newRunScheduled, scheduleNewRuns } from '@chronicle/commands';
+import type { JobDefinition, RunSource } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
-import { upsertRuns } from '@chronicle/projections';
 
 /** A job definition for tests, with overrides. */
 export function testJob(overrides: Partial<JobDefinition> & Pick<JobDefinition, 'name'>): JobDefinition {
@@ -34,16 +33,6 @@ export async function seedRuns(
     const scheduled = runs.map((r) =>
       newRunScheduled(r.job, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
     );
-    await uow.append(
-      scheduled.map((data) => ({
-        streamId: runStreamId(data.runId),
-        expected: 'no_stream' as const,
-        events: [{ type: 'RunScheduled', data, metadata: {} }],
-      })),
-    );
-    await upsertRuns(
-      uow.tx,
-      scheduled.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun),
-    );
+    await scheduleNewRuns(uow, scheduled, {});
   });
 }

@@ -55,7 +55,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+/** One statement on the server as its admin (CREATE and DROP DATABASE). */
+export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
   const client = new Client({ connectionString: serverUrl });
   await client.connect();
   try {

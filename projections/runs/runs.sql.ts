@@ -1,5 +1,8 @@
-import type { Queryable } from '@chronicle/platform';
-import type { RunSnapshot, PresentRun } from '@chronicle/domain';
+import { sqlList, type Queryable } from '@chronicle/platform';
+import { WAITING_RUN_STATES, type RunSnapshot, type PresentRun } from '@chronicle/domain';
+
+/** A ready run: waiting, and due (runs_ready_job_idx is partial on these states). */
+const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
 /** Write the run's row from the decider's state; an older revision never overwrites a newer row. */
 export async function upsertRun(db: Queryable, state: RunSnapshot): Promise<void> {
@@ -82,17 +85,20 @@ export interface JobRunLimit {
   readonly job: string;
   readonly run_limit: number;
   readonly leased: number;
+  /** Waiting runs already due: they take the next free slots. */
+  readonly ready: number;
 }
 
 /**
  * Of these jobs, those with a run limit (jobs.run_limit: concurrency, or 1 for a non-overlapping
- * schedule), with their leased runs now.
+ * schedule), with their leased and ready runs now (runs_leased_job_idx, runs_ready_job_idx).
  */
 export async function findJobRunLimits(db: Queryable, jobs: readonly string[]): Promise<JobRunLimit[]> {
   if (jobs.length === 0) return [];
   const { rows } = await db.query<JobRunLimit>({
     name: 'jobs_run_limits',
-    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state = 'leased') AS leased
+    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state = 'leased') AS leased,
+                    (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()) AS ready
              FROM jobs j WHERE j.name = ANY($1::text[]) AND j.run_limit IS NOT NULL`,
     values: [jobs],
   });

@@ -39,7 +39,7 @@ export class EnqueueBody {
   @ApiPropertyOptional({
     enum: ['queue', 'reject'],
     description:
-      'reject: 409 concurrency-limit when the job has its limit of runs leased; queue (default): the run waits',
+      'reject: 409 concurrency-limit when the run would have to wait (the job has its limit of runs leased or due); queue (default): the run waits',
   })
   @IsOptional()
   @IsIn(['queue', 'reject'])

@@ -1,19 +1,15 @@
 import type { Pool } from 'pg';
-import { newRunScheduled, scheduledRunId } from '@chronicle/commands';
+import { newRunScheduled, scheduledRunId, scheduleNewRuns } from '@chronicle/commands';
 import {
   RUN_EVENT_SCHEMA_VERSION,
   type RunScheduledData,
-  type PresentRun,
-  ABSENT,
-  evolve,
   planScheduledRuns,
   RUN_ALL_CAP,
   parseScheduleSpec,
-  runStreamId,
 } from '@chronicle/domain';
 import { WrongExpectedRevisionError, type EventStore } from '@chronicle/event-store';
 import type { Clock } from '@chronicle/platform';
-import { findRunSnapshots, upsertRuns } from '@chronicle/projections';
+import { findRunSnapshots } from '@chronicle/projections';
 import { advanceCursors, lockDueSchedules } from './scheduled-jobs.sql';
 
 /** The schedule was validated when the job was defined; its zone is trusted here. */
@@ -67,7 +63,8 @@ export class Materialiser {
   async materialiseBatch(): Promise<MaterialisedBatch> {
     const now = this.clock.now();
     return this.eventStore
-      .unitOfWork(this.pool, async ({ tx, append }) => {
+      .unitOfWork(this.pool, async (uow) => {
+        const tx = uow.tx;
         const due = await lockDueSchedules(
           tx,
           new Date(now.getTime() + this.lookaheadSeconds * 1000),
@@ -106,20 +103,7 @@ export class Materialiser {
           ).map((r) => r.definition.runId),
         );
         const fresh = scheduled.filter((s) => !existing.has(s.runId));
-        if (fresh.length > 0) {
-          const metadata = { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-          await append(
-            fresh.map((data) => ({
-              streamId: runStreamId(data.runId),
-              expected: 'no_stream' as const,
-              events: [{ type: 'RunScheduled', data, metadata }],
-            })),
-          );
-          await upsertRuns(
-            tx,
-            fresh.map((data) => evolve(ABSENT, { type: 'RunScheduled', data }) as PresentRun),
-          );
-        }
+        await scheduleNewRuns(uow, fresh, { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION });
         await advanceCursors(
           tx,
           planned.map((p) => p.move),

@@ -3,23 +3,22 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import {
   actorOf,
-  ABSENT,
   DomainError,
-  evolve,
   RUN_EVENT_SCHEMA_VERSION,
-  runStreamId,
   type DefinedJob,
   type PresentRun,
   type RunScheduledData,
   type TeamCaller,
 } from '@chronicle/domain';
 import { uuidV7, type EventStore } from '@chronicle/event-store';
-import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
-import { findJobRunLimits, findRunSnapshots, upsertRuns } from '@chronicle/projections';
+import { EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
+import { findJobRunLimits, findRunSnapshots } from '@chronicle/projections';
 import { admitEnqueue } from '../quotas/admit-enqueue';
 import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
 import { ReadySignal } from '../workers/ready-signal';
+import { lockJobLimits } from './job-limits.sql';
 import { derivedRunId, newRunScheduled } from './new-run';
+import { scheduleNewRuns } from './schedule-runs';
 
 export interface EnqueueRequest {
   readonly payload?: unknown;
@@ -38,9 +37,9 @@ export interface EnqueuedRun {
 }
 
 /**
- * New runs of the caller's jobs, one or many, in one transaction: one
- * multi-stream append (each stream expected not to exist) and one row
- * upsert. A run id derived from (job, Idempotency-Key) makes a repeated
+ * New runs of the caller's jobs, one or many, in one unit of work: each
+ * decided by the run decider, one multi-stream append (each stream expected
+ * not to exist) and one row upsert. A run id derived from (job, Idempotency-Key) makes a repeated
  * request find its run there: it comes back as it is, created false, and
  * costs no quota. Over a quota of the team: 429 and nothing is enqueued.
  */
@@ -63,15 +62,10 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
   ) {}
 
   async execute({ caller, items, source }: EnqueueRuns): Promise<EnqueuedRun[]> {
-    const rejectIfRunning = [
+    const rejectIfBusy = [
       ...new Set(items.filter((i) => i.request.ifRunning === 'reject').map((i) => i.job.definition.name)),
     ];
-    const full = (await findJobRunLimits(this.pool, rejectIfRunning)).find((limit) => limit.leased >= limit.run_limit);
-    if (full !== undefined)
-      throw new DomainError(
-        'concurrency-limit',
-        `job ${full.job} has ${full.leased} of its ${full.run_limit} runs leased; enqueued with ifRunning: reject`,
-      );
+    const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
     const enqueued = await retryOnConflict(async () => {
       const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
       const existing = new Map(
@@ -82,42 +76,50 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
           )
         ).map((r) => [r.definition.runId, r]),
       );
-      const fresh = new Map<string, PresentRun>();
-      for (const run of scheduled) {
-        if (existing.has(run.runId) || fresh.has(run.runId)) continue;
-        fresh.set(run.runId, evolve(ABSENT, { type: 'RunScheduled', data: run }) as PresentRun);
-      }
-      await this.appendNewRuns(caller, [...fresh.values()]);
-      const created = new Set<string>();
+      const fresh = new Map<string, RunScheduledData>();
+      for (const run of scheduled) if (!existing.has(run.runId)) fresh.set(run.runId, run);
+      const created =
+        fresh.size === 0 && rejectIfBusy.length === 0
+          ? []
+          : await this.eventStore.unitOfWork(this.pool, async (uow) => {
+              // Locks and reads only before the append: es_append must come before the transaction's first write.
+              await refuseBusyJobs(uow.tx, rejectIfBusy);
+              const takeTokens = await admitEnqueue(uow.tx, caller.team, fresh.size);
+              const runs = await scheduleNewRuns(uow, [...fresh.values()], metadata);
+              await takeTokens();
+              return runs;
+            });
+      const createdById = new Map(created.map((run) => [run.definition.runId, run]));
+      const answered = new Set<string>();
       return scheduled.map(({ runId }) => {
-        const run = fresh.get(runId) ?? existing.get(runId);
+        const run = createdById.get(runId) ?? existing.get(runId);
         if (run === undefined || run.definition.team !== caller.team)
           throw new DomainError('not-found', `run ${runId} not found`);
-        const first = fresh.has(runId) && !created.has(runId);
-        created.add(runId);
+        const first = createdById.has(runId) && !answered.has(runId);
+        answered.add(runId);
         return { run, created: first };
       });
     });
     if (enqueued.some((r) => r.created)) this.ready.notify();
     return enqueued;
   }
+}
 
-  private async appendNewRuns(caller: TeamCaller, runs: readonly PresentRun[]): Promise<void> {
-    if (runs.length === 0) return;
-    const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-    const appends = runs.map((run) => ({
-      streamId: runStreamId(run.definition.runId),
-      expected: 'no_stream' as const,
-      events: [{ type: 'RunScheduled', data: run.definition, metadata }],
-    }));
-    await this.eventStore.unitOfWork(this.pool, async ({ tx, append }) => {
-      // The quota check locks and reads only: es_append must come before the transaction's first write.
-      const takeTokens = await admitEnqueue(tx, caller.team, runs.length);
-      await append(appends);
-      await upsertRuns(tx, runs);
-      await takeTokens();
-    });
-  }
+/**
+ * ifRunning: reject refuses a run that would have to wait: its job has as
+ * many runs leased or ready as its limit allows. Decided under the job's
+ * limit lock, which claims take too, so two enqueues (or an enqueue and a
+ * claim) cannot both pass it.
+ */
+async function refuseBusyJobs(tx: Queryable, jobs: readonly string[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await lockJobLimits(tx, jobs);
+  const full = (await findJobRunLimits(tx, jobs)).find((limit) => limit.leased + limit.ready >= limit.run_limit);
+  if (full !== undefined)
+    throw new DomainError(
+      'concurrency-limit',
+      `job ${full.job} has ${full.leased} of its ${full.run_limit} runs leased and ${full.ready} ready; enqueued with ifRunning: reject`,
+    );
 }
 
 /** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */

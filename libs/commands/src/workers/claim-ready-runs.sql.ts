@@ -7,6 +7,7 @@ import {
 } from '@chronicle/domain';
 import { sqlList, type Queryable } from '@chronicle/platform';
 import { findJobRunLimits } from '@chronicle/projections';
+import { lockJobLimits } from '../runs/job-limits.sql';
 
 /**
  * Whose runs a claim may take: a team's worker token its team's; a platform worker token (team null)
@@ -167,12 +168,8 @@ export async function withinConcurrencyLimits(
   limitedJobs: ReadonlySet<string>,
 ): Promise<PresentRun[]> {
   if (limitedJobs.size === 0) return [...runs];
-  const jobs = [...limitedJobs].sort();
-  await db.query({
-    name: 'claim_lock_job_concurrency',
-    text: `SELECT pg_advisory_xact_lock(hashtextextended('job-concurrency-' || job, 0)) FROM unnest($1::text[]) AS job ORDER BY job COLLATE "C"`,
-    values: [jobs],
-  });
+  const jobs = [...limitedJobs];
+  await lockJobLimits(db, jobs);
   const left = new Map((await findJobRunLimits(db, jobs)).map((limit) => [limit.job, limit.run_limit - limit.leased]));
   return runs.filter((run) => {
     const room = left.get(run.definition.job);

@@ -23,33 +23,29 @@ if (connectionString === undefined && dockerProblem !== undefined) {
     async () => {
       // The read models the units of work run beside: PostgreSQL, as in production.
       const readModels = await createTestDatabase();
-      if (connectionString !== undefined) {
-        const store = await createKurrentDbEventStore(connectionString);
-        return {
-          store,
-          readModels: readModels.pool,
-          atomic: false,
-          teardown: async () => {
-            await store.close();
-            await readModels.drop();
-          },
-        };
-      }
-      const { KurrentDbContainer } = await import('@testcontainers/kurrentdb');
-      const container = await new KurrentDbContainer(KURRENTDB_IMAGE).start();
-      const store = await createKurrentDbEventStore(container.getConnectionString());
+      const server =
+        connectionString !== undefined
+          ? { url: connectionString, stop: async () => undefined }
+          : await startContainer();
+      const store = await createKurrentDbEventStore(server.url);
       return {
         store,
         readModels: readModels.pool,
         atomic: false,
         teardown: async () => {
           await store.close();
-          await container.stop();
+          await server.stop();
           await readModels.drop();
         },
       };
     },
   );
+}
+
+async function startContainer(): Promise<{ url: string; stop: () => Promise<unknown> }> {
+  const { KurrentDbContainer } = await import('@testcontainers/kurrentdb');
+  const container = await new KurrentDbContainer(KURRENTDB_IMAGE).start();
+  return { url: container.getConnectionString(), stop: () => container.stop() };
 }
 
 function whyNoDocker(): string | undefined {

@@ -1,0 +1,39 @@
+import {
+  ABSENT,
+  decide,
+  evolve,
+  runStreamId,
+  type PresentRun,
+  type RunScheduledData,
+  type RunSnapshot,
+} from '@chronicle/domain';
+import type { UnitOfWork } from '@chronicle/event-store';
+import { upsertRuns } from '@chronicle/projections';
+
+/**
+ * New runs, every one decided by the run decider (ScheduleRun) like any
+ * other transition: one append expecting no stream for each, one row
+ * upsert. The enqueue endpoints, backfills, the materialiser and the test
+ * seeds all create runs here. Resolves with the runs as they now are.
+ */
+export async function scheduleNewRuns(
+  uow: UnitOfWork,
+  runs: readonly RunScheduledData[],
+  metadata: Readonly<Record<string, unknown>>,
+): Promise<PresentRun[]> {
+  if (runs.length === 0) return [];
+  const decided = runs.map((run) => {
+    const events = decide({ type: 'ScheduleRun', run }, ABSENT);
+    return { run, events, after: events.reduce<RunSnapshot>(evolve, ABSENT) as PresentRun };
+  });
+  await uow.append(
+    decided.map(({ run, events }) => ({
+      streamId: runStreamId(run.runId),
+      expected: 'no_stream' as const,
+      events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
+    })),
+  );
+  const created = decided.map((d) => d.after);
+  await upsertRuns(uow.tx, created);
+  return created;
+}
