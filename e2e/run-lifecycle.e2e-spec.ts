@@ -291,6 +291,34 @@ describe('run lifecycle over HTTP', () => {
       await worker.post(`/v1/runs/${b!.runId}/complete`, { fencingToken: b!.fencingToken, outcome: 'success' });
     });
 
+    it('heartbeats many runs in one call, each answered on its own: a stale token or an unknown run refuses that run alone', async () => {
+      await job('billing.beats');
+      await team.post('/v1/runs:batch', { runs: [{ job: 'billing.beats' }, { job: 'billing.beats' }] });
+      // Runs left ready by the tests before come along; they are completed at the end.
+      const leased = await leaseAll();
+      const [a, b] = leased.filter((lease) => lease.job === 'billing.beats');
+      const response = await worker.post<{ results: Array<Record<string, unknown>> }>('/v1/runs:heartbeat', {
+        heartbeats: [
+          { runId: a!.runId, fencingToken: a!.fencingToken, leaseSeconds: 600 },
+          { runId: b!.runId, fencingToken: b!.fencingToken + 1 },
+          { runId: 'run_nope', fencingToken: 1 },
+        ],
+      });
+      expect(response.status).toBe(200);
+      expect(response.body.results).toEqual([
+        { runId: a!.runId, leaseExpiresAt: expect.any(String) },
+        { runId: b!.runId, problem: expect.objectContaining({ type: '/problems/stale-lease', status: 409 }) },
+        { runId: 'run_nope', problem: expect.objectContaining({ type: '/problems/not-found', status: 404 }) },
+      ]);
+      // The lease now ends about 600 s from now, not 30.
+      expect(Date.parse(response.body.results[0]!['leaseExpiresAt'] as string) - Date.now()).toBeGreaterThan(500_000);
+      expect(await eventTypes(a!.runId)).toEqual(['RunScheduled', 'RunLeased', 'LeaseExtended']);
+      expect(await eventTypes(b!.runId)).toEqual(['RunScheduled', 'RunLeased']);
+      expect((await worker.post('/v1/runs:heartbeat', { heartbeats: [] })).status).toBe(400);
+      for (const run of leased)
+        await worker.post(`/v1/runs/${run.runId}/complete`, { fencingToken: run.fencingToken, outcome: 'success' });
+    });
+
     it('sends a non-retryable failure straight to dead', async () => {
       await job('billing.poison');
       await team.post('/v1/jobs/billing.poison/runs', {});

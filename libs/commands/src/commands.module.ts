@@ -13,6 +13,7 @@ import { CreateTeamHandler } from './teams/create-team.command';
 import { GrantQueueHandler, ListGrantsHandler } from './teams/grant-queue.command';
 import { IssueTokenHandler } from './teams/issue-token.command';
 import { CompleteRunsHandler } from './workers/complete-runs.command';
+import { HeartbeatRunsHandler } from './workers/heartbeat-runs.command';
 import { LeaseRunsHandler } from './workers/lease-runs.command';
 import { ReadySignal } from './workers/ready-signal';
 
@@ -34,6 +35,7 @@ import { ReadySignal } from './workers/ready-signal';
     GetRunEventsHandler,
     LeaseRunsHandler,
     CompleteRunsHandler,
+    HeartbeatRunsHandler,
     ListDeadLettersHandler,
     GetDeadLetterHandler,
     CreateTeamHandler,

@@ -33,5 +33,7 @@ export * from './workers/claim-ready-runs.sql';
 export * from './workers/claim-ready-runs';
 export * from './workers/complete-runs.command';
 export * from './workers/complete-runs.sql';
+export * from './workers/decide-for-worker';
+export * from './workers/heartbeat-runs.command';
 export * from './workers/lease-runs.command';
 export * from './workers/ready-signal';

@@ -4,7 +4,7 @@
  */
 export { SchedulerClient, type CallOptions, type SchedulerClientOptions } from './scheduler-client';
 export { Worker } from './worker';
-export { CompletionBatcher } from './completion-batcher';
+export { BatchedCalls, CompletionBatcher, HeartbeatBatcher } from './batched-calls';
 export type {
   RunContext,
   RunHandler,
@@ -21,6 +21,8 @@ export type {
   CompleteRequest,
   CompleteResponse,
   Problem,
+  HeartbeatManyRequest,
+  HeartbeatManyResponse,
   HeartbeatResponse,
   LeaseRequest,
   LeaseResponse,

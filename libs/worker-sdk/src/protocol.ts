@@ -58,6 +58,24 @@ export interface CompleteManyRequest {
   readonly completions: ReadonlyArray<CompleteRequest & { readonly runId: string }>;
 }
 
+/** `POST /v1/runs:heartbeat` body: up to 100 heartbeats, in one transaction on the server. */
+export interface HeartbeatManyRequest {
+  readonly heartbeats: ReadonlyArray<{
+    readonly runId: string;
+    readonly fencingToken: number;
+    readonly leaseSeconds?: number;
+  }>;
+}
+
+/** One result per heartbeat, in order: the lease's new expiry, or the problem that refused it (stale-lease, not-found). */
+export interface HeartbeatManyResponse {
+  readonly results: ReadonlyArray<{
+    readonly runId: string;
+    readonly leaseExpiresAt?: string;
+    readonly problem?: Problem;
+  }>;
+}
+
 /** RFC 9457 problem details, as the server answers them. */
 export interface Problem {
   readonly type: string;

@@ -4,6 +4,8 @@ import type {
   CompleteManyResponse,
   CompleteRequest,
   CompleteResponse,
+  HeartbeatManyRequest,
+  HeartbeatManyResponse,
   HeartbeatResponse,
   LeaseRequest,
   LeaseResponse,
@@ -66,6 +68,11 @@ export class SchedulerClient {
   /** Reports the outcome; StaleLeaseError when the run is no longer ours (the result is then dropped). */
   complete(runId: string, request: CompleteRequest, options: CallOptions = {}): Promise<CompleteResponse> {
     return this.post(`/v1/runs/${encodeURIComponent(runId)}/complete`, request, this.fetchTimeoutMs, options.signal);
+  }
+
+  /** Many heartbeats in one call; each run's answer, its new expiry or a problem, is in the response. */
+  heartbeatMany(request: HeartbeatManyRequest, options: CallOptions = {}): Promise<HeartbeatManyResponse> {
+    return this.post('/v1/runs:heartbeat', request, this.fetchTimeoutMs, options.signal);
   }
 
   /** Many outcomes in one call; each run's answer, a state or a problem, is in the response. */

@@ -32,10 +32,11 @@ export interface WorkerLogger {
 
 /**
  * The calls the worker makes; a SchedulerClient, or anything shaped like
- * one. With `completeMany` too, completions go in batches (CompletionBatcher).
+ * one. With `completeMany` and `heartbeatMany` too, completions and heartbeats go in batches
+ * (CompletionBatcher, HeartbeatBatcher).
  */
 export type WorkerClient = Pick<SchedulerClient, 'lease' | 'heartbeat' | 'complete'> &
-  Partial<Pick<SchedulerClient, 'completeMany'>>;
+  Partial<Pick<SchedulerClient, 'completeMany' | 'heartbeatMany'>>;
 
 export interface WorkerOptions {
   readonly client: WorkerClient;

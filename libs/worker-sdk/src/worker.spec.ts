@@ -172,6 +172,24 @@ describe('Worker against a scheduler over HTTP', () => {
     expect(server.callsOf('heartbeat', run.runId).map((beat) => beat.body['leaseSeconds'])).toEqual([30, 30, 30]);
   });
 
+  it('sends the heartbeats of runs in flight together in one call', async () => {
+    const runs = Array.from({ length: 10 }, () => server.enqueue());
+    const beatsOf = (runId: string): number => server.callsOf('heartbeat', runId).length;
+    startWorker({
+      concurrency: 10,
+      leaseSeconds: 30,
+      heartbeatIntervalMs: 100,
+      handler: () =>
+        waitFor(() => runs.every((r) => beatsOf(r.runId) >= 2), { description: '2 heartbeats of each run' }),
+    });
+    await waitFor(() => completed() === 10, { description: '10 completions' });
+    const beats = runs.reduce((sum, run) => sum + beatsOf(run.runId), 0);
+    // Every heartbeat went in a batch call, and far fewer calls than heartbeats carried them.
+    expect(server.calls.filter((call) => call.kind === 'heartbeat' && call.runId === undefined)).toEqual([]);
+    expect(server.heartbeatManyCalls).toBeGreaterThan(0);
+    expect(server.heartbeatManyCalls).toBeLessThan(beats);
+  });
+
   it('aborts the handler when a heartbeat finds the lease stale, and sends no completion for that run', async () => {
     const run = server.enqueue();
     let abortReason: unknown;

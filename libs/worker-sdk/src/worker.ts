@@ -1,5 +1,5 @@
 import { backoffDelayMs, sleep } from './backoff';
-import { CompletionBatcher } from './completion-batcher';
+import { CompletionBatcher, HeartbeatBatcher } from './batched-calls';
 import type { LeasedRun } from './protocol';
 import { RunExecution, type RunExecutionSettings } from './run-execution';
 import {
@@ -39,7 +39,7 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     const { client, handler, leaseSeconds, heartbeatIntervalMs, logger } = this.options;
-    this.execution = { client: withBatchedCompletions(client), handler, leaseSeconds, heartbeatIntervalMs, logger };
+    this.execution = { client: withBatchedCalls(client), handler, leaseSeconds, heartbeatIntervalMs, logger };
   }
 
   /** Leases and handles runs until shutdown() has stopped leasing and drained the runs in flight. */
@@ -159,13 +159,25 @@ export class Worker {
   }
 }
 
-/** Completions of runs that finish together share one call when the client can send many. */
-function withBatchedCompletions(client: WorkerClient): WorkerClient {
-  if (client.completeMany === undefined) return client;
-  const batcher = new CompletionBatcher({ completeMany: client.completeMany.bind(client) });
+/** Completions of runs that finish together, and heartbeats that fall due together, share one call when the client can send many. */
+function withBatchedCalls(client: WorkerClient): WorkerClient {
+  const completions =
+    client.completeMany === undefined
+      ? undefined
+      : new CompletionBatcher({ completeMany: client.completeMany.bind(client) });
+  const heartbeats =
+    client.heartbeatMany === undefined
+      ? undefined
+      : new HeartbeatBatcher({ heartbeatMany: client.heartbeatMany.bind(client) });
   return {
     lease: client.lease.bind(client),
-    heartbeat: client.heartbeat.bind(client),
-    complete: (runId, request) => batcher.complete(runId, request),
+    heartbeat:
+      heartbeats === undefined
+        ? client.heartbeat.bind(client)
+        : (runId, fencingToken, leaseSeconds) => heartbeats.heartbeat(runId, fencingToken, leaseSeconds),
+    complete:
+      completions === undefined
+        ? client.complete.bind(client)
+        : (runId, request) => completions.complete(runId, request),
   };
 }

@@ -67,6 +67,24 @@ export class HeartbeatBody {
   leaseSeconds?: number;
 }
 
+export class HeartbeatItemBody extends HeartbeatBody {
+  @ApiProperty()
+  @IsString()
+  @Matches(RUN_ID_PATTERN, { message: 'runId must be a run id' })
+  runId!: string;
+}
+
+/** POST /v1/runs:heartbeat: up to 100 heartbeats in one transaction. */
+export class HeartbeatManyBody {
+  @ApiProperty({ type: () => [HeartbeatItemBody] })
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => HeartbeatItemBody)
+  heartbeats!: HeartbeatItemBody[];
+}
+
 export class CompleteBody {
   @ApiProperty()
   @IsInt()

@@ -1,13 +1,13 @@
 import { Body, Controller, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { CompleteRuns, LeaseRuns, TransitionRun, type Completion } from '@chronicle/commands';
+import { CompleteRuns, HeartbeatRuns, LeaseRuns, type Completion, type Heartbeat } from '@chronicle/commands';
 import { DEFAULT_LEASE_SECONDS, DEFAULT_WORKER_ID, requireQueue, requireWorker, type Caller } from '@chronicle/domain';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { domainProblem } from '../http/problem-details.filter';
-import { CompleteBody, CompleteManyBody, HeartbeatBody, LeaseBody } from './worker-dto';
+import { CompleteBody, CompleteManyBody, HeartbeatBody, HeartbeatManyBody, LeaseBody } from './worker-dto';
 
 /** The worker protocol: lease, heartbeat, complete; every call after the lease carries the fencing token. */
 @Controller('v1')
@@ -46,6 +46,7 @@ export class WorkersController {
     return { leases };
   }
 
+  /** One heartbeat: a batch of one, its refusal (409 stale-lease, 404) the answer's status. */
   @Post('runs/:id/heartbeat')
   @HttpCode(200)
   async heartbeat(
@@ -53,15 +54,27 @@ export class WorkersController {
     @Param('id') id: string,
     @Body() body: HeartbeatBody,
   ): Promise<{ runId: string; leaseExpiresAt: string | null }> {
-    const run = await this.commands.execute(
-      new TransitionRun(requireWorker(caller), id, (now) => ({
-        type: 'ExtendLease',
-        fencingToken: body.fencingToken,
-        leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
-        now,
-      })),
+    const [result] = await this.commands.execute(new HeartbeatRuns(requireWorker(caller), [heartbeat(id, body)]));
+    if ('refused' in result!) throw result.refused;
+    return result!;
+  }
+
+  /** POST /v1/runs:heartbeat (the colon is literal): up to 100 heartbeats in one transaction; 200 with each run's new expiry or problem. */
+  @Post('runs\\:heartbeat')
+  @HttpCode(200)
+  async heartbeatMany(
+    @CurrentCaller() caller: Caller,
+    @Body() body: HeartbeatManyBody,
+  ): Promise<{ results: Array<{ runId: string; leaseExpiresAt?: string | null; problem?: Record<string, unknown> }> }> {
+    const results = await this.commands.execute(
+      new HeartbeatRuns(
+        requireWorker(caller),
+        body.heartbeats.map((h) => heartbeat(h.runId, h)),
+      ),
     );
-    return { runId: id, leaseExpiresAt: run.lease?.expiresAt ?? null };
+    return {
+      results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)),
+    };
   }
 
   /** One completion: a batch of one, its refusal (409 stale-lease, 404) the answer's status. */
@@ -99,6 +112,10 @@ export class WorkersController {
       results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)),
     };
   }
+}
+
+function heartbeat(runId: string, body: HeartbeatBody): Heartbeat {
+  return { runId, fencingToken: body.fencingToken, leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS };
 }
 
 function completion(runId: string, body: CompleteBody): Completion {

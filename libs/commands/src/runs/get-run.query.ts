@@ -1,11 +1,13 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
-import type { Caller, PresentRun } from '@chronicle/domain';
+import type { Pool } from 'pg';
+import { ABSENT, type Caller, type PresentRun } from '@chronicle/domain';
 import type { EventStore, RecordedEvent } from '@chronicle/event-store';
-import { EVENT_STORE } from '@chronicle/platform';
+import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { findRunSnapshot } from '@chronicle/projections';
 import { readRun, visibleRun } from './run-stream';
 
-/** A run's state, folded from its stream. */
+/** A run's state, from the `runs` read model (written through by every decision). */
 export class GetRun extends Query<PresentRun> {
   constructor(
     readonly caller: Caller,
@@ -27,10 +29,10 @@ export class GetRunEvents extends Query<readonly RecordedEvent[]> {
 
 @QueryHandler(GetRun)
 export class GetRunHandler implements IQueryHandler<GetRun> {
-  constructor(@Inject(EVENT_STORE) private readonly eventStore: EventStore) {}
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async execute({ caller, runId }: GetRun): Promise<PresentRun> {
-    return visibleRun(caller, (await readRun(this.eventStore, runId)).state, runId);
+    return visibleRun(caller, (await findRunSnapshot(this.pool, runId)) ?? ABSENT, runId);
   }
 }
 

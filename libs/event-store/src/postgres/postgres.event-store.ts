@@ -64,20 +64,12 @@ export class PostgresEventStore implements EventStore {
    */
   async unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
     if (readModels !== this.pool) return separateUnitOfWork(this, readModels, work);
-    let appended = false;
-    const result = await withTransaction(readModels, (tx) =>
-      work({
-        tx,
-        atomic: true,
-        append: (appends) => {
-          appended = true;
-          return this.appendWith(tx, appends);
-        },
-      }),
+    // Subscribers are not woken per commit: the rows are written through, and a
+    // wake-up per decision would have every projection read the log after every
+    // claim and completion. They find the events at their next poll.
+    return withTransaction(readModels, (tx) =>
+      work({ tx, atomic: true, append: (appends) => this.appendWith(tx, appends) }),
     );
-    // Committed: wake this process's subscribers.
-    if (appended) this.appended.notify();
-    return result;
   }
 
   /**

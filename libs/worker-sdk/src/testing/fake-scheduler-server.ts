@@ -28,7 +28,7 @@ export interface RecordedCall {
   clientAborted: boolean;
 }
 
-const ROUTE = /^\/v1\/(?:(lease)|runs\/([^/]+)\/(heartbeat|complete)|runs:(complete))$/;
+const ROUTE = /^\/v1\/(?:(lease)|runs\/([^/]+)\/(heartbeat|complete)|runs:(complete|heartbeat))$/;
 
 /**
  * The worker protocol of issue 3 over real HTTP, in memory, for SDK tests:
@@ -41,6 +41,8 @@ export class FakeSchedulerServer {
   readonly runs = new Map<string, FakeRun>();
   /** `POST /v1/runs:complete` calls (their completions are recorded one by one in calls). */
   completeManyCalls = 0;
+  /** `POST /v1/runs:heartbeat` calls (their heartbeats are recorded one by one in calls). */
+  heartbeatManyCalls = 0;
   /** Leases that lapsed without a heartbeat; a healthy worker keeps this at 0. */
   expiredLeases = 0;
   private lastToken = 0;
@@ -132,7 +134,7 @@ export class FakeSchedulerServer {
       kind === 'lease'
         ? await this.lease(body, call)
         : match[4] !== undefined
-          ? this.settleMany(body, call)
+          ? this.settleMany(kind as 'heartbeat' | 'complete', body, call)
           : this.settle(kind, runId!, body);
     call.status = status;
     if (call.clientAborted) return;
@@ -189,14 +191,19 @@ export class FakeSchedulerServer {
     }
   }
 
-  /** `POST /v1/runs:complete`: each completion settled alone, recorded as a complete call of its run. */
-  private settleMany(body: Record<string, unknown>, call: RecordedCall): [number, unknown] {
-    const completions = body['completions'] as Array<Record<string, unknown>>;
-    this.completeManyCalls += 1;
+  /** `POST /v1/runs:complete` and `:heartbeat`: each item settled alone, recorded as a call of its run. */
+  private settleMany(
+    kind: 'heartbeat' | 'complete',
+    body: Record<string, unknown>,
+    call: RecordedCall,
+  ): [number, unknown] {
+    const completions = body[kind === 'complete' ? 'completions' : 'heartbeats'] as Array<Record<string, unknown>>;
+    if (kind === 'complete') this.completeManyCalls += 1;
+    else this.heartbeatManyCalls += 1;
     this.calls.splice(this.calls.indexOf(call), 1);
     const results = completions.map((completion) => {
       const runId = String(completion['runId']);
-      const [status, answer] = this.settle('complete', runId, completion);
+      const [status, answer] = this.settle(kind, runId, completion);
       this.calls.push({
         ...call,
         runId,
@@ -204,10 +211,10 @@ export class FakeSchedulerServer {
         status,
       });
       return status === 200
-        ? answer
+        ? { runId, ...(answer as Record<string, unknown>) }
         : {
             runId,
-            problem: { type: `/problems/${String(answer)}`, title: String(answer), status, detail: 'complete refused' },
+            problem: { type: `/problems/${String(answer)}`, title: String(answer), status, detail: `${kind} refused` },
           };
     });
     return [200, { results }];

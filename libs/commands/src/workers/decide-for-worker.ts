@@ -1,0 +1,67 @@
+import type { Pool } from 'pg';
+import {
+  decide,
+  DomainError,
+  RUN_EVENT_SCHEMA_VERSION,
+  type PresentRun,
+  type RunCommand,
+  type RunEvent,
+  type WorkerCaller,
+} from '@chronicle/domain';
+import type { EventStore } from '@chronicle/event-store';
+import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
+import { lockAndLoadRuns } from './complete-runs.sql';
+
+/** Per run of a worker's batch: the run after the decision, or why that run alone was refused. */
+export type WorkerDecision =
+  { readonly runId: string; readonly run: PresentRun } | { readonly runId: string; readonly refused: DomainError };
+
+/**
+ * A worker's decisions on many runs at once (completions, heartbeats), in
+ * one unit of work: lock the runs' streams, read their rows, decide each (a
+ * refusal, such as a stale fencing token, refuses that run alone), append
+ * every outcome in one multi-stream append expecting the revisions read,
+ * write the rows through. Five round trips for up to 100 runs. A run the
+ * worker may not see (another team's, another queue's) reads as absent.
+ */
+export async function decideForWorker(
+  store: EventStore,
+  pool: Pool,
+  caller: WorkerCaller,
+  runIds: readonly string[],
+  command: (run: PresentRun, now: Date) => RunCommand,
+): Promise<WorkerDecision[]> {
+  const refused = new Map<string, DomainError>();
+  const decided = await store.unitOfWork(pool, async (uow) => {
+    const { runs, now } = await lockAndLoadRuns(uow.tx, [...new Set(runIds)]);
+    const decideOne = (run: PresentRun): RunEvent[] | null => {
+      try {
+        return decide(command(run, now), run);
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        refused.set(run.definition.runId, err);
+        return null;
+      }
+    };
+    return decideAndAppendRuns(
+      uow,
+      runs.filter((run) => mayActOn(caller, run)),
+      decideOne,
+      {
+        actor: `worker:${caller.team ?? 'platform'}`,
+        schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+      },
+    );
+  });
+  const after = new Map(decided.map((d) => [d.after.definition.runId, d.after]));
+  return runIds.map((runId) => {
+    const run = after.get(runId);
+    if (run !== undefined) return { runId, run };
+    return { runId, refused: refused.get(runId) ?? new DomainError('not-found', `run ${runId} not found`) };
+  });
+}
+
+/** A worker acts on runs of its queues, of its team unless it is a platform worker. */
+function mayActOn(caller: WorkerCaller, run: PresentRun): boolean {
+  return caller.queues.includes(run.definition.queue) && (caller.team === null || caller.team === run.definition.team);
+}

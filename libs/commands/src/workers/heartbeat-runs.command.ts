@@ -1,0 +1,55 @@
+import { Inject } from '@nestjs/common';
+import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
+import type { DomainError, WorkerCaller } from '@chronicle/domain';
+import type { EventStore } from '@chronicle/event-store';
+import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { decideForWorker } from './decide-for-worker';
+
+export interface Heartbeat {
+  readonly runId: string;
+  readonly fencingToken: number;
+  readonly leaseSeconds: number;
+}
+
+/** Per run: its lease's new expiry, or why it was refused (stale-lease, not-found). */
+export type HeartbeatResult =
+  | { readonly runId: string; readonly leaseExpiresAt: string | null }
+  | { readonly runId: string; readonly refused: DomainError };
+
+/**
+ * Heartbeats, one or many in one unit of work (decideForWorker), like
+ * completions: each extends its run's lease (LeaseExtended) when its fencing
+ * token is the current one; a stale token refuses that run alone.
+ */
+export class HeartbeatRuns extends Command<HeartbeatResult[]> {
+  constructor(
+    readonly caller: WorkerCaller,
+    readonly heartbeats: readonly Heartbeat[],
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(HeartbeatRuns)
+export class HeartbeatRunsHandler implements ICommandHandler<HeartbeatRuns> {
+  constructor(
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+    @Inject(PG_POOL) private readonly pool: Pool,
+  ) {}
+
+  async execute({ caller, heartbeats }: HeartbeatRuns): Promise<HeartbeatResult[]> {
+    const wanted = new Map(heartbeats.map((h) => [h.runId, h]));
+    const decisions = await decideForWorker(this.eventStore, this.pool, caller, [...wanted.keys()], (run, now) => ({
+      type: 'ExtendLease',
+      fencingToken: wanted.get(run.definition.runId)!.fencingToken,
+      leaseSeconds: wanted.get(run.definition.runId)!.leaseSeconds,
+      now,
+    }));
+    const byRun = new Map(decisions.map((d) => [d.runId, d]));
+    return heartbeats.map(({ runId }) => {
+      const decision = byRun.get(runId)!;
+      return 'refused' in decision ? decision : { runId, leaseExpiresAt: decision.run.lease?.expiresAt ?? null };
+    });
+  }
+}
