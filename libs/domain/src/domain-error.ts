@@ -12,6 +12,8 @@ export const DOMAIN_ERROR_CODES = [
   'invalid-transition',
   'not-ready',
   'concurrency-limit',
+  /** The run moved on while it was being decided (its row lagged the log): ask again. */
+  'conflict',
   'payload-too-large',
   'quota-exceeded',
 ] as const;

@@ -32,11 +32,14 @@ export async function decideForWorker(
   command: (run: PresentRun, now: Date) => RunCommand,
 ): Promise<WorkerDecision[]> {
   const refused = new Map<string, DomainError>();
+  const proposed = new Set<string>();
   const decided = await store.unitOfWork(pool, async (uow) => {
     const { runs, now } = await lockAndLoadRuns(uow.tx, [...new Set(runIds)]);
     const decideOne = (run: PresentRun): RunEvent[] | null => {
       try {
-        return decide(command(run, now), run);
+        const events = decide(command(run, now), run);
+        if (events.length > 0) proposed.add(run.definition.runId);
+        return events;
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         refused.set(run.definition.runId, err);
@@ -57,6 +60,9 @@ export async function decideForWorker(
   return runIds.map((runId) => {
     const run = after.get(runId);
     if (run !== undefined) return { runId, run };
+    // Decided, but its append met a newer revision (a log of its own, the row behind it): not lost, not done.
+    if (proposed.has(runId))
+      return { runId, refused: new DomainError('conflict', `run ${runId} changed while it was decided; ask again`) };
     return { runId, refused: refused.get(runId) ?? new DomainError('not-found', `run ${runId} not found`) };
   });
 }
