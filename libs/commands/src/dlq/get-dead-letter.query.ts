@@ -1,12 +1,14 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
-import { DomainError, type PresentRun, type TeamCaller } from '@chronicle/domain';
+import type { Pool } from 'pg';
+import { ABSENT, DomainError, runStreamId, type PresentRun, type TeamCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
-import { EVENT_STORE } from '@chronicle/platform';
-import { readRun, visibleRun } from '../runs/run-stream';
+import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { findRunSnapshot } from '@chronicle/projections';
+import { visibleRun } from '../runs/run-stream';
 import { attemptHistory, type AttemptView } from './attempt-history';
 
-/** GET /v1/dlq/{id}: a dead run with every attempt it had, from its events. */
+/** GET /v1/dlq/{id}: a dead run (the read model) with every attempt it had (its events). */
 export class GetDeadLetter extends Query<{ run: PresentRun; attempts: AttemptView[] }> {
   constructor(
     readonly caller: TeamCaller,
@@ -18,13 +20,16 @@ export class GetDeadLetter extends Query<{ run: PresentRun; attempts: AttemptVie
 
 @QueryHandler(GetDeadLetter)
 export class GetDeadLetterHandler implements IQueryHandler<GetDeadLetter> {
-  constructor(@Inject(EVENT_STORE) private readonly eventStore: EventStore) {}
+  constructor(
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+    @Inject(PG_POOL) private readonly pool: Pool,
+  ) {}
 
   async execute({ caller, runId }: GetDeadLetter): Promise<{ run: PresentRun; attempts: AttemptView[] }> {
-    const { recorded, state } = await readRun(this.eventStore, runId);
-    const run = visibleRun(caller, state, runId);
+    // The entry from the read model; its attempts from the log, which alone keeps each one.
+    const run = visibleRun(caller, (await findRunSnapshot(this.pool, runId)) ?? ABSENT, runId);
     if (run.status !== 'dead' || run.discarded)
       throw new DomainError('not-found', `run ${runId} is not in the dead-letter queue`);
-    return { run, attempts: attemptHistory(recorded) };
+    return { run, attempts: attemptHistory(await this.eventStore.readStream(runStreamId(runId))) };
   }
 }
