@@ -1,8 +1,11 @@
 import { sqlList, type Queryable } from '@chronicle/platform';
 import { WAITING_RUN_STATES, type RunSnapshot, type PresentRun } from '@chronicle/domain';
 
-/** A ready run: waiting, and due (runs_ready_job_idx is partial on these states). */
-const WAITING_SQL = sqlList(WAITING_RUN_STATES);
+/**
+ * The waiting states as the SQL literal list the partial indexes on `runs` are written with
+ * (runs_claim_idx, runs_ready_job_idx): a query that selects ready runs uses this, never its own list.
+ */
+export const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
 /** Write the run's row from the decider's state; an older revision never overwrites a newer row. */
 export async function upsertRun(db: Queryable, state: RunSnapshot): Promise<void> {

@@ -1,12 +1,6 @@
-import {
-  perGroupLimit,
-  PRIORITIES,
-  WAITING_RUN_STATES,
-  type PresentRun,
-  type PriorityWeights,
-} from '@chronicle/domain';
-import { sqlList, type Queryable } from '@chronicle/platform';
-import { findJobRunLimits } from '@chronicle/projections';
+import { perGroupLimit, PRIORITIES, type PresentRun, type PriorityWeights } from '@chronicle/domain';
+import type { Queryable } from '@chronicle/platform';
+import { findJobRunLimits, WAITING_SQL } from '@chronicle/projections';
 import { lockJobLimits } from '../runs/job-limits.sql';
 
 /**
@@ -19,9 +13,6 @@ export interface ClaimScope {
   /** Teams the queues serve: the claim reads a share of the batch per team. */
   readonly teamsServed: number;
 }
-
-/** A ready run: waiting, and due (runs_claim_idx and runs_ready_job_idx are partial on these states). */
-const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
 /**
  * The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights, $6 runs
