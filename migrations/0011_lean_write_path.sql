@@ -1,0 +1,69 @@
+-- The write path, leaner (issue 11).
+--
+-- es_append, set-based: the head of every stream is found in one statement
+-- (one probe of events_stream_revision_key per stream, not one PL/pgSQL
+-- query each), and the first stream that is not where the append expects it
+-- is reported as before. Same arguments, results, locks and errors as 0001
+-- (with 0010's stream_lock_key).
+CREATE OR REPLACE FUNCTION es_append(p_streams text[], p_expected bigint[], p_last_ids uuid[], p_events json)
+RETURNS TABLE (r_stream text, r_revision bigint, r_commit xid8, r_position bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_base bigint[];
+  v_bad bigint;
+  v_bad_current bigint;
+  v_bad_unexpected boolean;
+  v_own_xid xid8 := pg_current_xact_id_if_assigned();
+BEGIN
+  -- Lock first, write later (see 0001): sorted, and none for a stream expected not to exist.
+  PERFORM pg_advisory_xact_lock(stream_lock_key(u.s))
+     FROM unnest(p_streams, p_expected) AS u(s, e) WHERE u.e <> -1 ORDER BY u.s;
+
+  WITH heads AS (
+    SELECT u.i, u.e, u.l, h.stream_revision AS current, h.transaction_id AS writer, h.event_id AS last_id
+      FROM unnest(p_streams, p_expected, p_last_ids) WITH ORDINALITY AS u(s, e, l, i)
+      LEFT JOIN LATERAL (
+        SELECT e.stream_revision, e.transaction_id, e.event_id FROM events e
+         WHERE e.stream_id = u.s ORDER BY e.stream_revision DESC LIMIT 1
+      ) h ON true
+  ), judged AS (
+    SELECT heads.*,
+           (last_id = l OR (e = -1 AND current IS NOT NULL) OR (e = -3 AND current IS NULL)
+             OR (e >= 0 AND current IS DISTINCT FROM e)) AS unexpected,
+           -- Wrote before taking the lock, so older than the stream's last writer: a conflict (see 0001).
+           coalesce(v_own_xid IS NOT NULL AND writer > v_own_xid, false) AS late
+      FROM heads
+  )
+  SELECT array_agg(coalesce(current, -1) ORDER BY i),
+         (array_agg(i ORDER BY i) FILTER (WHERE unexpected OR late))[1],
+         (array_agg(unexpected ORDER BY i) FILTER (WHERE unexpected OR late))[1]
+    INTO v_base, v_bad, v_bad_unexpected FROM judged;
+
+  IF v_bad IS NOT NULL THEN
+    v_bad_current := nullif(v_base[v_bad], -1);
+    IF v_bad_unexpected THEN
+      RETURN QUERY SELECT * FROM es_already_appended(p_streams, p_events);
+      IF FOUND THEN RETURN; END IF;
+      RAISE EXCEPTION 'wrong expected revision for stream %', p_streams[v_bad] USING ERRCODE = 'ES409',
+        DETAIL = json_build_object('stream', p_streams[v_bad], 'expected', p_expected[v_bad], 'actual', v_bad_current)::text;
+    END IF;
+    RAISE EXCEPTION 'transaction % wrote before appending to stream %, which a later transaction has since written', v_own_xid, p_streams[v_bad]
+      USING ERRCODE = 'ES409',
+      DETAIL = json_build_object('stream', p_streams[v_bad], 'expected', p_expected[v_bad], 'actual', v_bad_current)::text;
+  END IF;
+
+  RETURN QUERY
+  WITH inserted AS (
+    INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata)
+    SELECT x.id, p_streams[x.s], v_base[x.s] + 1 + x.n, x.type, x.data, coalesce(x.metadata, '{}'::json)
+      FROM json_to_recordset(p_events) AS x(s int, n bigint, id uuid, type text, data json, metadata json)
+    RETURNING stream_id, stream_revision, global_position
+  )
+    SELECT i.stream_id, max(i.stream_revision), pg_current_xact_id(), max(i.global_position)
+      FROM inserted i GROUP BY i.stream_id;
+END
+$$;
+
+-- Run streams are no longer kept in stream_activity (the runs read model has
+-- their revision, state and time): the projection's version 2 rebuilds it.
+DELETE FROM stream_activity WHERE category = 'run';
