@@ -2,19 +2,25 @@ import type { Queryable } from '@chronicle/platform';
 import type { RecordedEvent } from '@chronicle/event-store';
 import type { Projection } from '../projection';
 
+const RUN_CATEGORY = 'run';
+
 /**
- * The latest event of every stream (`run-…`, `job-…`), by category. The
- * upsert applies only a newer revision, so replaying events is harmless.
+ * The latest event of every stream but the runs' (`job-…` and the like), by
+ * category. Runs are not here: the runs read model carries the same for
+ * them (revision, state, updated_at), and a row here per run transition
+ * would be one more write on the hot path for nobody. The upsert applies
+ * only a newer revision, so replaying events is harmless.
  */
 export const streamActivityProjection: Projection = {
   name: 'stream-activity',
-  version: 1,
+  version: 2,
   eventTypes: 'all',
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     // One statement per batch: the last event per stream wins inside the batch.
     const latest = new Map<string, RecordedEvent>();
     for (const event of events) {
+      if (categoryOf(event.streamId) === RUN_CATEGORY) continue;
       const seen = latest.get(event.streamId);
       if (seen === undefined || seen.revision < event.revision) latest.set(event.streamId, event);
     }

@@ -23,18 +23,18 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
     ).rows;
 
   async function writeHistory(): Promise<void> {
-    await store.appendToStream('run-1', 'no_stream', [
-      { type: 'RunScheduled', data: {} },
-      { type: 'RunLeased', data: {} },
+    await store.appendToStream('team-1', 'no_stream', [
+      { type: 'TeamCreated', data: {} },
+      { type: 'TokenIssued', data: {} },
     ]);
     await store.appendToStream('job-export', 'no_stream', [{ type: 'JobDefined', data: {} }]);
-    await store.appendToStream('run-1', 1n, [{ type: 'RunSucceeded', data: {} }]);
-    await store.appendToStream('run-2', 'no_stream', [{ type: 'RunScheduled', data: {} }]);
+    await store.appendToStream('team-1', 1n, [{ type: 'TokenRevoked', data: {} }]);
+    await store.appendToStream('team-2', 'no_stream', [{ type: 'TeamCreated', data: {} }]);
   }
   const expected = [
     { stream_id: 'job-export', category: 'job', revision: 0, last_event_type: 'JobDefined' },
-    { stream_id: 'run-1', category: 'run', revision: 2, last_event_type: 'RunSucceeded' },
-    { stream_id: 'run-2', category: 'run', revision: 0, last_event_type: 'RunScheduled' },
+    { stream_id: 'team-1', category: 'team', revision: 2, last_event_type: 'TokenRevoked' },
+    { stream_id: 'team-2', category: 'team', revision: 0, last_event_type: 'TeamCreated' },
   ];
 
   it('builds the read model from the log and stores the checkpoint at the last event', async () => {
@@ -70,7 +70,7 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
     await expect(catchUpUntil(crashingRunner, 5)).rejects.toThrow('process died here');
     // The first batch (2 events) committed with its checkpoint; the second rolled back whole.
     expect(await activity()).toEqual([
-      { stream_id: 'run-1', category: 'run', revision: 1, last_event_type: 'RunLeased' },
+      { stream_id: 'team-1', category: 'team', revision: 1, last_event_type: 'TokenIssued' },
     ]);
     expect(
       await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 }), 3),
@@ -82,10 +82,46 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
     await writeHistory();
     await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger), 5);
     await db.pool.query("UPDATE stream_activity SET last_event_type = 'Corrupted'");
-    const v2: Projection = { ...streamActivityProjection, version: 2 };
-    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, v2, logger), 5)).toBe(5);
+    const next: Projection = { ...streamActivityProjection, version: streamActivityProjection.version + 1 };
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, next, logger), 5)).toBe(5);
     expect(await activity()).toEqual(expected);
-    expect((await loadCheckpoint(db.pool, 'stream-activity'))?.version).toBe(2);
+    expect((await loadCheckpoint(db.pool, 'stream-activity'))?.version).toBe(next.version);
+  });
+
+  it('keeps no row for run streams: the runs read model is their activity', async () => {
+    await writeHistory();
+    await store.appendToStream('run-9', 'no_stream', [{ type: 'RunScheduled', data: {} }]);
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger), 6)).toBe(6);
+    expect(await activity()).toEqual(expected);
+  });
+
+  it('reads the log once for several projections, each applying only what is past its own checkpoint', async () => {
+    await writeHistory();
+    await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger), 5);
+    const seen: string[] = [];
+    const counting: Projection = {
+      name: 'counting',
+      version: 1,
+      eventTypes: 'all',
+      apply: async (_tx: Queryable, events: readonly RecordedEvent[]) => void seen.push(...events.map((e) => e.type)),
+      reset: async () => undefined,
+    };
+    let applied = 0;
+    const watched: Projection = {
+      ...streamActivityProjection,
+      apply: async (tx: Queryable, events: readonly RecordedEvent[]) => {
+        applied += events.length;
+        await streamActivityProjection.apply(tx, events);
+      },
+    };
+    await store.appendToStream('team-3', 'no_stream', [{ type: 'TeamCreated', data: {} }]);
+    // The new projection starts from the beginning; stream-activity only takes the one event it has not seen.
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, [watched, counting], logger), 6)).toBe(6);
+    expect(seen).toEqual(['TeamCreated', 'TokenIssued', 'JobDefined', 'TokenRevoked', 'TeamCreated', 'TeamCreated']);
+    expect(applied).toBe(1);
+    const last = (await store.readAll()).at(-1)!.position;
+    expect((await loadCheckpoint(db.pool, 'counting'))?.position).toEqual(last);
+    expect((await loadCheckpoint(db.pool, 'stream-activity'))?.position).toEqual(last);
   });
 
   it('follows the live log with one active runner when two are started', async () => {

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
-import type { EventStore, LogPosition, RecordedEvent } from '@chronicle/event-store';
-import { withTransaction, type JsonLogger } from '@chronicle/platform';
+import { comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '@chronicle/event-store';
+import { type Queryable, withTransaction, type JsonLogger } from '@chronicle/platform';
 import { type Projection, advanceCheckpoint, loadCheckpoint, resetCheckpoint } from '@chronicle/projections';
 
 export interface ProjectionRunnerOptions {
@@ -9,32 +9,38 @@ export interface ProjectionRunnerOptions {
   readonly retryDelayMs?: number;
 }
 
-/** Another runner moved the checkpoint under us: give the batch back and start over. */
+/** Another runner moved a checkpoint under us: give the batch back and start over. */
 class CheckpointMovedError extends Error {}
 
 /**
- * Runs one projection: reads the global log from its checkpoint in batches and
- * applies each batch and the new checkpoint in one transaction, so a crash
- * neither skips nor half-applies a batch. One runner is active per projection
- * (an advisory lock); the checkpoint's compare-and-set keeps it correct even
- * if two ever run.
+ * Runs projections from one reader of the global log: each batch is read
+ * once and applied to every projection not already past it, with each
+ * projection's new checkpoint, in one transaction, so a crash neither skips
+ * nor half-applies a batch. Each projection keeps its own checkpoint (a
+ * rebuilt one starts from the beginning while the others skip what they
+ * have). One runner is active per set of projections (an advisory lock);
+ * the checkpoints' compare-and-set keeps it correct even if two ever run.
  */
 export class ProjectionRunner {
+  private readonly projections: readonly Projection[];
   private readonly batchSize: number;
   private readonly retryDelayMs: number;
+  private readonly lockName: string;
 
   constructor(
     private readonly eventStore: EventStore,
     private readonly pool: Pool,
-    private readonly projection: Projection,
+    projections: Projection | readonly Projection[],
     private readonly logger: JsonLogger,
     options: ProjectionRunnerOptions = {},
   ) {
+    this.projections = Array.isArray(projections) ? projections : [projections as Projection];
     this.batchSize = options.batchSize ?? 500;
     this.retryDelayMs = options.retryDelayMs ?? 1000;
+    this.lockName = `projection:${this.projections.map((p) => p.name).join(',')}`;
   }
 
-  /** Until `signal` aborts: hold the projection's lock, then follow the log. */
+  /** Until `signal` aborts: hold the projections' lock, then follow the log. */
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       let lockHolder: PoolClient | undefined;
@@ -44,14 +50,15 @@ export class ProjectionRunner {
           await delay(this.retryDelayMs, signal);
           continue;
         }
-        let from = await this.prepare();
+        let positions = await this.prepare();
+        const from = earliest(positions);
         for await (const batch of this.eventStore.subscribeToAll({ from, batchSize: this.batchSize, signal })) {
-          from = await this.applyBatch(from, batch);
+          positions = await this.applyBatch(positions, batch);
         }
       } catch (err) {
         if (signal.aborted) break;
         this.logger.error('projection batch failed; retrying from the checkpoint', {
-          projection: this.projection.name,
+          projections: this.projections.map((p) => p.name),
           err: String(err),
         });
         await delay(this.retryDelayMs, signal);
@@ -63,48 +70,54 @@ export class ProjectionRunner {
 
   /** Apply everything readable now; resolves with the number of events read. */
   async catchUp(): Promise<number> {
-    let from = await this.prepare();
+    let positions = await this.prepare();
     let read = 0;
     while (true) {
-      const batch = await this.eventStore.readAll({ from, maxCount: this.batchSize });
+      const batch = await this.eventStore.readAll({ from: earliest(positions), maxCount: this.batchSize });
       if (batch.length === 0) return read;
-      from = await this.applyBatch(from, batch);
+      positions = await this.applyBatch(positions, batch);
       read += batch.length;
     }
   }
 
-  /** The position to resume from; a new or changed projection starts over, emptied. */
-  private async prepare(): Promise<LogPosition> {
-    const stored = await loadCheckpoint(this.pool, this.projection.name);
-    if (stored !== undefined && stored.version === this.projection.version) return stored.position;
-    this.logger.info('building projection from the start of the log', {
-      projection: this.projection.name,
-      version: this.projection.version,
-    });
-    await withTransaction(this.pool, async (tx) => {
-      await this.projection.reset(tx);
-      await resetCheckpoint(tx, this.projection.name, this.projection.version);
-    });
-    return (await loadCheckpoint(this.pool, this.projection.name))!.position;
+  /** Each projection's position to resume from; a new or changed projection starts over, emptied. */
+  private async prepare(): Promise<LogPosition[]> {
+    return Promise.all(
+      this.projections.map(async (projection) => {
+        const stored = await loadCheckpoint(this.pool, projection.name);
+        if (stored !== undefined && stored.version === projection.version) return stored.position;
+        this.logger.info('building projection from the start of the log', {
+          projection: projection.name,
+          version: projection.version,
+        });
+        await withTransaction(this.pool, async (tx) => {
+          await projection.reset(tx);
+          await resetCheckpoint(tx, projection.name, projection.version);
+        });
+        return (await loadCheckpoint(this.pool, projection.name))!.position;
+      }),
+    );
   }
 
-  private async applyBatch(from: LogPosition, batch: readonly RecordedEvent[]): Promise<LogPosition> {
+  private async applyBatch(positions: readonly LogPosition[], batch: readonly RecordedEvent[]): Promise<LogPosition[]> {
     const to = batch[batch.length - 1]!.position;
-    const types = this.projection.eventTypes;
-    const relevant = types === 'all' ? batch : batch.filter((e) => types.has(e.type));
     await withTransaction(this.pool, async (tx) => {
-      if (relevant.length > 0) await this.projection.apply(tx, relevant);
-      if (!(await advanceCheckpoint(tx, this.projection.name, from, to)))
-        throw new CheckpointMovedError('checkpoint moved by another runner');
+      for (const [i, projection] of this.projections.entries()) {
+        const from = positions[i]!;
+        if (comparePositions(from, to) >= 0) continue;
+        await applyTo(tx, projection, batch, from);
+        if (!(await advanceCheckpoint(tx, projection.name, from, to)))
+          throw new CheckpointMovedError(`checkpoint of ${projection.name} moved by another runner`);
+      }
     });
-    return to;
+    return positions.map((from) => (comparePositions(from, to) >= 0 ? from : to));
   }
 
   private async tryLock(): Promise<PoolClient | undefined> {
     const client = await this.pool.connect();
     const { rows } = await client.query<{ locked: boolean }>(
-      "SELECT pg_try_advisory_lock(hashtextextended('projection:' || $1, 0)) AS locked",
-      [this.projection.name],
+      'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked',
+      [this.lockName],
     );
     if (rows[0]?.locked === true) return client;
     client.release();
@@ -114,12 +127,30 @@ export class ProjectionRunner {
   private async unlock(client: PoolClient | undefined): Promise<void> {
     if (client === undefined) return;
     try {
-      await client.query("SELECT pg_advisory_unlock(hashtextextended('projection:' || $1, 0))", [this.projection.name]);
+      await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [this.lockName]);
       client.release();
     } catch (err) {
       client.release(err as Error);
     }
   }
+}
+
+/** The events of the batch after the projection's checkpoint, of the types it takes. */
+async function applyTo(
+  tx: Queryable,
+  projection: Projection,
+  batch: readonly RecordedEvent[],
+  from: LogPosition,
+): Promise<void> {
+  const types = projection.eventTypes;
+  const relevant = batch.filter(
+    (e) => (types === 'all' || types.has(e.type)) && comparePositions(e.position, from) > 0,
+  );
+  if (relevant.length > 0) await projection.apply(tx, relevant);
+}
+
+function earliest(positions: readonly LogPosition[]): LogPosition {
+  return positions.reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {

@@ -5,11 +5,14 @@ import { type JsonLogger, EVENT_STORE, LOGGER, PG_POOL } from '@chronicle/platfo
 import { ProjectionRunner } from './projection-runner';
 import { PROJECTIONS } from '@chronicle/projections';
 
-/** Starts a runner per projection with the app and stops them before the database goes. */
+/**
+ * Starts one runner for every projection (one reader of the log) with the app and stops it before the
+ * database goes.
+ */
 @Injectable()
 export class ProjectorService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly stop = new AbortController();
-  private running: Promise<void>[] = [];
+  private running: Promise<void> = Promise.resolve();
 
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
@@ -19,13 +22,11 @@ export class ProjectorService implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationBootstrap(): void {
     const logger = this.logger.child('projector');
-    this.running = PROJECTIONS.map((projection) =>
-      new ProjectionRunner(this.eventStore, this.pool, projection, logger).run(this.stop.signal),
-    );
+    this.running = new ProjectionRunner(this.eventStore, this.pool, PROJECTIONS, logger).run(this.stop.signal);
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stop.abort();
-    await Promise.allSettled(this.running);
+    await this.running.catch(() => undefined);
   }
 }
