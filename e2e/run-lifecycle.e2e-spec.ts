@@ -291,6 +291,56 @@ describe('run lifecycle over HTTP', () => {
       await worker.post(`/v1/runs/${b!.runId}/complete`, { fencingToken: b!.fencingToken, outcome: 'success' });
     });
 
+    it('leases the next runs in the completion call that asks for them, in the same transaction', async () => {
+      await job('billing.next');
+      await team.post('/v1/runs:batch', {
+        runs: [{ job: 'billing.next' }, { job: 'billing.next' }, { job: 'billing.next' }],
+      });
+      const leased = await leaseAll(1);
+      expect(leased).toHaveLength(1);
+      const [done] = leased;
+      const response = await worker.post<{ results: Array<Record<string, unknown>>; leases: Lease[] }>(
+        '/v1/runs:complete',
+        {
+          completions: [{ runId: done!.runId, fencingToken: done!.fencingToken, outcome: 'success' }],
+          lease: { queues: ['billing'], max: 5, leaseSeconds: 60, workerId: 'next-worker' },
+        },
+      );
+      expect(response.status).toBe(200);
+      expect(response.body.results).toEqual([{ runId: done!.runId, state: 'succeeded', retryAt: null }]);
+      // The rest (runs left ready by the tests before come along), leased as POST /v1/lease leases them.
+      const next = response.body.leases;
+      expect([done!, ...next].filter((l) => l.job === 'billing.next')).toHaveLength(3);
+      expect(next.map((l) => l.runId)).not.toContain(done!.runId);
+      for (const lease of next) {
+        expect(lease).toMatchObject({
+          attempt: 1,
+          fencingToken: expect.any(Number),
+          leaseExpiresAt: expect.any(String),
+        });
+        expect(await eventTypes(lease.runId)).toEqual(['RunScheduled', 'RunLeased']);
+        const events = (
+          await team.get<{ events: Array<{ actor?: string; metadata?: Record<string, unknown> }> }>(
+            `/v1/runs/${lease.runId}/events`,
+          )
+        ).body.events;
+        expect(JSON.stringify(events[1])).toContain('next-worker');
+      }
+      // Without `lease` the answer has no `leases`; a lease outside the token's queues is refused whole.
+      const plain = await worker.post('/v1/runs:complete', {
+        completions: next.map((l) => ({ runId: l.runId, fencingToken: l.fencingToken, outcome: 'success' })),
+      });
+      expect(plain.body).not.toHaveProperty('leases');
+      const foreign = await worker.post('/v1/runs:complete', {
+        completions: [{ runId: done!.runId, fencingToken: done!.fencingToken, outcome: 'success' }],
+        lease: { queues: ['not-ours'], max: 1 },
+      });
+      expect(foreign.status).toBe(403);
+      expect(
+        (await worker.post('/v1/runs:complete', { completions: [], lease: { queues: ['billing'], max: 0 } })).status,
+      ).toBe(400);
+    });
+
     it('heartbeats many runs in one call, each answered on its own: a stale token or an unknown run refuses that run alone', async () => {
       await job('billing.beats');
       await team.post('/v1/runs:batch', { runs: [{ job: 'billing.beats' }, { job: 'billing.beats' }] });

@@ -16,6 +16,7 @@ import { CompleteRunsHandler } from './workers/complete-runs.command';
 import { HeartbeatRunsHandler } from './workers/heartbeat-runs.command';
 import { LeaseRunsHandler } from './workers/lease-runs.command';
 import { ReadySignal } from './workers/ready-signal';
+import { TeamsServed } from './workers/teams-served';
 
 /**
  * Every command and query, routed by @nestjs/cqrs (wiring only: nothing
@@ -26,6 +27,7 @@ import { ReadySignal } from './workers/ready-signal';
   imports: [CqrsModule.forRoot()],
   providers: [
     ReadySignal,
+    TeamsServed,
     DefineJobHandler,
     SetJobPausedHandler,
     GetJobHandler,

@@ -37,3 +37,4 @@ export * from './workers/decide-for-worker';
 export * from './workers/heartbeat-runs.command';
 export * from './workers/lease-runs.command';
 export * from './workers/ready-signal';
+export * from './workers/teams-served';

@@ -17,7 +17,8 @@ import {
 } from 'class-validator';
 import { NAME_PATTERN, RUN_ID_PATTERN } from '@chronicle/domain';
 
-export class LeaseBody {
+/** What to lease: the body of POST /v1/lease, and the `lease` of POST /v1/runs:complete. */
+export class LeaseNextBody {
   @ApiProperty({ type: [String] })
   @IsArray()
   @ArrayNotEmpty()
@@ -35,13 +36,6 @@ export class LeaseBody {
   @ApiPropertyOptional()
   @IsOptional()
   @IsInt()
-  @Min(0)
-  @Max(30)
-  waitSeconds?: number;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsInt()
   @Min(1)
   @Max(3600)
   leaseSeconds?: number;
@@ -51,6 +45,15 @@ export class LeaseBody {
   @IsString()
   @MaxLength(200)
   workerId?: string;
+}
+
+export class LeaseBody extends LeaseNextBody {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(30)
+  waitSeconds?: number;
 }
 
 export class HeartbeatBody {
@@ -123,4 +126,11 @@ export class CompleteManyBody {
   @ValidateNested({ each: true })
   @Type(() => CompleteItemBody)
   completions!: CompleteItemBody[];
+
+  /** The worker's next runs, leased in the same transaction and sent in the answer (no waiting). */
+  @ApiPropertyOptional({ type: () => LeaseNextBody })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => LeaseNextBody)
+  lease?: LeaseNextBody;
 }

@@ -1,13 +1,34 @@
 import { Body, Controller, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { CompleteRuns, HeartbeatRuns, LeaseRuns, type Completion, type Heartbeat } from '@chronicle/commands';
-import { DEFAULT_LEASE_SECONDS, DEFAULT_WORKER_ID, requireQueue, requireWorker, type Caller } from '@chronicle/domain';
+import {
+  CompleteRuns,
+  HeartbeatRuns,
+  LeaseRuns,
+  type ClaimRequest,
+  type Completion,
+  type Heartbeat,
+} from '@chronicle/commands';
+import {
+  DEFAULT_LEASE_SECONDS,
+  DEFAULT_WORKER_ID,
+  requireQueue,
+  requireWorker,
+  type Caller,
+  type WorkerCaller,
+} from '@chronicle/domain';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { domainProblem } from '../http/problem-details.filter';
-import { CompleteBody, CompleteManyBody, HeartbeatBody, HeartbeatManyBody, LeaseBody } from './worker-dto';
+import {
+  CompleteBody,
+  CompleteManyBody,
+  HeartbeatBody,
+  HeartbeatManyBody,
+  LeaseBody,
+  type LeaseNextBody,
+} from './worker-dto';
 
 /** The worker protocol: lease, heartbeat, complete; every call after the lease carries the fencing token. */
 @Controller('v1')
@@ -23,25 +44,13 @@ export class WorkersController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ leases: LeasedRun[] }> {
     const worker = requireWorker(caller);
-    const queues = [...new Set(body.queues)];
-    for (const queue of queues) requireQueue(worker, queue);
     // A worker that hangs up (shutdown, timeout) ends its long poll: nothing more is claimed for nobody.
     const gone = new AbortController();
     response.on('close', () => {
       if (!response.writableFinished) gone.abort();
     });
     const leases = await this.commands.execute(
-      new LeaseRuns(
-        worker,
-        {
-          queues,
-          max: body.max,
-          waitSeconds: body.waitSeconds ?? 0,
-          leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
-          workerId: body.workerId ?? DEFAULT_WORKER_ID,
-        },
-        gone.signal,
-      ),
+      new LeaseRuns(worker, { ...claimRequest(worker, body), waitSeconds: body.waitSeconds ?? 0 }, gone.signal),
     );
     return { leases };
   }
@@ -85,14 +94,17 @@ export class WorkersController {
     @Param('id') id: string,
     @Body() body: CompleteBody,
   ): Promise<{ runId: string; state: string; retryAt: string | null }> {
-    const [result] = await this.commands.execute(new CompleteRuns(requireWorker(caller), [completion(id, body)]));
+    const {
+      results: [result],
+    } = await this.commands.execute(new CompleteRuns(requireWorker(caller), [completion(id, body)]));
     if ('refused' in result!) throw result.refused;
     return result!;
   }
 
   /**
    * POST /v1/runs:complete (the colon is literal): up to 100 completions in one transaction; 200 with
-   * each run's state or problem.
+   * each run's state or problem. With `lease`, the same transaction leases the worker's next runs
+   * (`leases` in the answer, as POST /v1/lease gives them, without waiting).
    */
   @Post('runs\\:complete')
   @HttpCode(200)
@@ -101,17 +113,33 @@ export class WorkersController {
     @Body() body: CompleteManyBody,
   ): Promise<{
     results: Array<{ runId: string; state?: string; retryAt?: string | null; problem?: Record<string, unknown> }>;
+    leases?: LeasedRun[];
   }> {
-    const results = await this.commands.execute(
+    const worker = requireWorker(caller);
+    const { results, leases } = await this.commands.execute(
       new CompleteRuns(
-        requireWorker(caller),
+        worker,
         body.completions.map((c) => completion(c.runId, c)),
+        body.lease === undefined ? undefined : claimRequest(worker, body.lease),
       ),
     );
     return {
       results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)),
+      ...(body.lease === undefined ? {} : { leases }),
     };
   }
+}
+
+/** What a worker asks to lease, checked against its token's queues. */
+function claimRequest(worker: WorkerCaller, body: LeaseNextBody): ClaimRequest {
+  const queues = [...new Set(body.queues)];
+  for (const queue of queues) requireQueue(worker, queue);
+  return {
+    queues,
+    max: body.max,
+    leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+    workerId: body.workerId ?? DEFAULT_WORKER_ID,
+  };
 }
 
 function heartbeat(runId: string, body: HeartbeatBody): Heartbeat {

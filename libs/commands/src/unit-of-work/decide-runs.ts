@@ -7,6 +7,13 @@ export interface RunDecision {
   readonly events: readonly RunEvent[];
 }
 
+/** Runs whose locks the unit of work holds, how to decide each, and the metadata of their events. */
+export interface RunBatch {
+  readonly runs: readonly PresentRun[];
+  readonly decideOne: (run: PresentRun) => RunEvent[] | null;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
 /**
  * The batch half of the claim protocol, shared by claims, completions and
  * the scheduler's passes: for runs whose locks the unit of work holds,
@@ -23,21 +30,33 @@ export async function decideAndAppendRuns(
   decideOne: (run: PresentRun) => RunEvent[] | null,
   metadata: Readonly<Record<string, unknown>>,
 ): Promise<RunDecision[]> {
-  const decisions = new Map<string, RunDecision & { append: StreamAppend }>();
-  for (const run of runs) {
-    const events = decideOne(run);
-    if (events === null || events.length === 0) continue;
-    const streamId = runStreamId(run.definition.runId);
-    decisions.set(streamId, {
-      after: events.reduce<RunSnapshot>(evolve, run) as PresentRun,
-      events,
-      append: {
-        streamId,
-        expected: BigInt(run.revision),
-        events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
-      },
-    });
-  }
+  const [decided] = await decideAndAppendBatches(uow, [{ runs, decideOne, metadata }]);
+  return decided!;
+}
+
+/**
+ * Several batches (a worker's completions and its next claim) in one append
+ * and one write-through: one unit of work, as few round trips as one batch.
+ * Resolves with each batch's decisions, in the batches' order.
+ */
+export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly RunBatch[]): Promise<RunDecision[][]> {
+  const decisions = new Map<string, RunDecision & { append: StreamAppend; batch: number }>();
+  for (const [batch, { runs, decideOne, metadata }] of batches.entries())
+    for (const run of runs) {
+      const events = decideOne(run);
+      if (events === null || events.length === 0) continue;
+      const streamId = runStreamId(run.definition.runId);
+      decisions.set(streamId, {
+        after: events.reduce<RunSnapshot>(evolve, run) as PresentRun,
+        events,
+        batch,
+        append: {
+          streamId,
+          expected: BigInt(run.revision),
+          events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
+        },
+      });
+    }
   while (decisions.size > 0) {
     try {
       await uow.append([...decisions.values()].map((d) => d.append));
@@ -48,11 +67,12 @@ export async function decideAndAppendRuns(
       decisions.delete(err.streamId);
     }
   }
-  if (decisions.size === 0) return [];
-  const decided = [...decisions.values()].map(({ after, events }) => ({ after, events }));
+  const decided = batches.map((): RunDecision[] => []);
+  if (decisions.size === 0) return decided;
+  for (const { after, events, batch } of decisions.values()) decided[batch]!.push({ after, events });
   await updateRuns(
     uow.tx,
-    decided.map((d) => d.after),
+    [...decisions.values()].map((d) => d.after),
   );
   return decided;
 }

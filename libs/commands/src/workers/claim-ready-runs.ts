@@ -1,7 +1,15 @@
-import { decide, RUN_EVENT_SCHEMA_VERSION, type WorkerCaller, type PriorityWeights } from '@chronicle/domain';
+import {
+  decide,
+  RUN_EVENT_SCHEMA_VERSION,
+  type PresentRun,
+  type PriorityWeights,
+  type RunEvent,
+  type WorkerCaller,
+} from '@chronicle/domain';
 import type { UnitOfWork } from '@chronicle/event-store';
+import type { Queryable } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
-import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
+import { decideAndAppendBatches, type RunBatch, type RunDecision } from '../unit-of-work/decide-runs';
 import { loadLockedRuns, lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
 
 /** What a worker asks a claim for. */
@@ -27,18 +35,41 @@ export async function claimReadyRuns(
   weights: PriorityWeights,
   teamsServed = 1,
 ): Promise<{ leases: LeasedRun[]; capped: boolean }> {
+  const claim = await prepareClaim(uow.tx, caller, request, weights, teamsServed);
+  if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped };
+  const [decided] = await decideAndAppendBatches(uow, [claim.batch]);
+  return { leases: leasesOf(decided!), capped: claim.capped };
+}
+
+/**
+ * The first half of a claim, for a unit of work that appends more beside it
+ * (a completion that also claims): the runs locked and read, and the batch
+ * that leases them. Locks only: nothing is written yet.
+ */
+export async function prepareClaim(
+  tx: Queryable,
+  caller: WorkerCaller,
+  request: ClaimRequest,
+  weights: PriorityWeights,
+  teamsServed = 1,
+): Promise<{ batch: RunBatch; capped: boolean }> {
   const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
-  const { runIds, capped } = await lockReadyRuns(uow.tx, scope, request.max, weights);
-  if (runIds.length === 0) return { leases: [], capped };
-  const locked = await loadLockedRuns(uow.tx, runIds);
-  const [runs, now] = [await withinConcurrencyLimits(uow.tx, locked.runs, locked.limitedJobs), locked.now];
-  const decisions = await decideAndAppendRuns(
-    uow,
-    runs,
-    (run) => decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run),
-    { actor: `worker:${caller.team ?? 'platform'}:${request.workerId}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION },
-  );
-  const leases = decisions.flatMap(({ after, events }) =>
+  const metadata = {
+    actor: `worker:${caller.team ?? 'platform'}:${request.workerId}`,
+    schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+  };
+  const { runIds, capped } = await lockReadyRuns(tx, scope, request.max, weights);
+  if (runIds.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped };
+  const locked = await loadLockedRuns(tx, runIds);
+  const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs), locked.now];
+  const decideOne = (run: PresentRun): RunEvent[] =>
+    decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run);
+  return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length };
+}
+
+/** What the worker is told of the runs a claim leased. */
+export function leasesOf(decided: readonly RunDecision[]): LeasedRun[] {
+  return decided.flatMap(({ after, events }) =>
     events.flatMap((event) =>
       event.type === 'RunLeased'
         ? [
@@ -55,5 +86,4 @@ export async function claimReadyRuns(
         : [],
     ),
   );
-  return { leases, capped: capped || runs.length < locked.runs.length };
 }

@@ -2,11 +2,15 @@ import { randomInt } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import type { DomainError, WorkerCaller } from '@chronicle/domain';
+import type { DomainError, PresentRun, RunCommand, WorkerCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
-import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
-import { decideForWorker } from './decide-for-worker';
+import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import type { LeasedRun } from '@chronicle/worker-sdk';
+import { decideAndAppendBatches } from '../unit-of-work/decide-runs';
+import { leasesOf, prepareClaim, type ClaimRequest } from './claim-ready-runs';
+import { prepareWorkerDecisions } from './decide-for-worker';
 import { ReadySignal } from './ready-signal';
+import { TeamsServed } from './teams-served';
 
 export interface Completion {
   readonly runId: string;
@@ -21,14 +25,24 @@ export type CompletionResult =
   | { readonly runId: string; readonly state: string; readonly retryAt: string | null }
   | { readonly runId: string; readonly refused: DomainError };
 
+/** What a completion call answers: each run's result, and the runs leased for it when it asked for more. */
+export interface CompletionAnswer {
+  readonly results: CompletionResult[];
+  readonly leases: LeasedRun[];
+}
+
 /**
  * Completions, one or many in one unit of work (decideForWorker): a stale
- * fencing token refuses that run alone.
+ * fencing token refuses that run alone. With `next`, the same unit of work
+ * also claims up to `next.max` ready runs for the worker (one claim, no
+ * waiting): a worker that finished runs and has slots free gets its next
+ * runs in the answer, one call and one transaction instead of two.
  */
-export class CompleteRuns extends Command<CompletionResult[]> {
+export class CompleteRuns extends Command<CompletionAnswer> {
   constructor(
     readonly caller: WorkerCaller,
     readonly completions: readonly Completion[],
+    readonly next?: ClaimRequest,
   ) {
     super();
   }
@@ -39,25 +53,42 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
+    private readonly teamsServed: TeamsServed,
   ) {}
 
-  async execute({ caller, completions }: CompleteRuns): Promise<CompletionResult[]> {
+  async execute({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
     const wanted = new Map(completions.map((c) => [c.runId, c]));
-    const decisions = await decideForWorker(this.eventStore, this.pool, caller, [...wanted.keys()], (run, now) => ({
+    const command = (run: PresentRun, now: Date): RunCommand => ({
       type: 'CompleteRun',
       ...wanted.get(run.definition.runId)!,
       now,
       // The backoff's random draw, in [0, 1): the domain takes it as data.
       draw: randomInt(1_000_000) / 1_000_000,
-    }));
+    });
+    const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
+    const { decisions, leases } = await this.eventStore.unitOfWork(this.pool, async (uow) => {
+      // Every lock before the first write: the completions' streams, then the claim's candidates.
+      const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
+      const claim =
+        next === undefined
+          ? undefined
+          : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed);
+      const [completed, leased] = await decideAndAppendBatches(
+        uow,
+        claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
+      );
+      return { decisions: completing.answer(completed!), leases: leased === undefined ? [] : leasesOf(leased) };
+    });
     if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
-    return completions.map(({ runId }) => {
+    const results = completions.map(({ runId }): CompletionResult => {
       const decision = byRun.get(runId)!;
       if ('refused' in decision) return { runId, refused: decision.refused };
       const { run } = decision;
       return { runId, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
     });
+    return { results, leases };
   }
 }

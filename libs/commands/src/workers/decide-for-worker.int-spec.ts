@@ -1,9 +1,11 @@
 import { DEFAULT_PRIORITY_WEIGHTS, runStreamId, type WorkerCaller } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
+import { loadConfig } from '@chronicle/platform';
 import { createTestDatabase, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
 import { claimReadyRuns } from './claim-ready-runs';
 import { CompleteRuns, CompleteRunsHandler } from './complete-runs.command';
 import { ReadySignal } from './ready-signal';
+import { TeamsServed } from './teams-served';
 
 const job = testJob({ name: 'ops.split' });
 const caller: WorkerCaller = { kind: 'worker', team: 'ops', queues: ['ops'] };
@@ -43,8 +45,16 @@ describe('worker decisions with a log of its own', () => {
       { type: 'LeaseExtended', data: { leaseExpiresAt: new Date(Date.now() + 60_000).toISOString() } },
     ]);
 
-    const completions = new CompleteRunsHandler(store, readModels.pool, new ReadySignal());
-    const [result] = await completions.execute(
+    const completions = new CompleteRunsHandler(
+      store,
+      readModels.pool,
+      loadConfig({}),
+      new ReadySignal(),
+      new TeamsServed(readModels.pool),
+    );
+    const {
+      results: [result],
+    } = await completions.execute(
       new CompleteRuns(caller, [
         {
           runId: 'run_lagging',

@@ -9,7 +9,8 @@ import {
   type WorkerCaller,
 } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
-import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
+import type { Queryable } from '@chronicle/platform';
+import { decideAndAppendBatches, type RunBatch, type RunDecision } from '../unit-of-work/decide-runs';
 import { lockAndLoadRuns } from './complete-runs.sql';
 
 /** Per run of a worker's batch: the run after the decision, or why that run alone was refused. */
@@ -24,47 +25,62 @@ export type WorkerDecision =
  * write the rows through. Five round trips for up to 100 runs. A run the
  * worker may not see (another team's, another queue's) reads as absent.
  */
-export async function decideForWorker(
+export function decideForWorker(
   store: EventStore,
   pool: Pool,
   caller: WorkerCaller,
   runIds: readonly string[],
   command: (run: PresentRun, now: Date) => RunCommand,
 ): Promise<WorkerDecision[]> {
+  return store.unitOfWork(pool, async (uow) => {
+    const prepared = await prepareWorkerDecisions(uow.tx, caller, runIds, command);
+    const [decided] = await decideAndAppendBatches(uow, [prepared.batch]);
+    return prepared.answer(decided!);
+  });
+}
+
+/**
+ * The first half of decideForWorker, for a unit of work that appends more
+ * beside it (a completion that also claims): the runs locked and read, the
+ * batch to decide, and the answer per run once it is decided.
+ */
+export async function prepareWorkerDecisions(
+  tx: Queryable,
+  caller: WorkerCaller,
+  runIds: readonly string[],
+  command: (run: PresentRun, now: Date) => RunCommand,
+): Promise<{ batch: RunBatch; answer: (decided: readonly RunDecision[]) => WorkerDecision[] }> {
   const refused = new Map<string, DomainError>();
   const proposed = new Set<string>();
-  const decided = await store.unitOfWork(pool, async (uow) => {
-    const { runs, now } = await lockAndLoadRuns(uow.tx, [...new Set(runIds)]);
-    const decideOne = (run: PresentRun): RunEvent[] | null => {
-      try {
-        const events = decide(command(run, now), run);
-        if (events.length > 0) proposed.add(run.definition.runId);
-        return events;
-      } catch (err) {
-        if (!(err instanceof DomainError)) throw err;
-        refused.set(run.definition.runId, err);
-        return null;
-      }
-    };
-    return decideAndAppendRuns(
-      uow,
-      runs.filter((run) => mayActOn(caller, run)),
-      decideOne,
-      {
-        actor: `worker:${caller.team ?? 'platform'}`,
-        schemaVersion: RUN_EVENT_SCHEMA_VERSION,
-      },
-    );
-  });
-  const after = new Map(decided.map((d) => [d.after.definition.runId, d.after]));
-  return runIds.map((runId) => {
-    const run = after.get(runId);
-    if (run !== undefined) return { runId, run };
-    // Decided, but its append met a newer revision (a log of its own, the row behind it): not lost, not done.
-    if (proposed.has(runId))
-      return { runId, refused: new DomainError('conflict', `run ${runId} changed while it was decided; ask again`) };
-    return { runId, refused: refused.get(runId) ?? new DomainError('not-found', `run ${runId} not found`) };
-  });
+  const { runs, now } = await lockAndLoadRuns(tx, [...new Set(runIds)]);
+  const decideOne = (run: PresentRun): RunEvent[] | null => {
+    try {
+      const events = decide(command(run, now), run);
+      if (events.length > 0) proposed.add(run.definition.runId);
+      return events;
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      refused.set(run.definition.runId, err);
+      return null;
+    }
+  };
+  const batch: RunBatch = {
+    runs: runs.filter((run) => mayActOn(caller, run)),
+    decideOne,
+    metadata: { actor: `worker:${caller.team ?? 'platform'}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION },
+  };
+  const answer = (decided: readonly RunDecision[]): WorkerDecision[] => {
+    const after = new Map(decided.map((d) => [d.after.definition.runId, d.after]));
+    return runIds.map((runId) => {
+      const run = after.get(runId);
+      if (run !== undefined) return { runId, run };
+      // Decided, but its append met a newer revision (a log of its own, the row behind it): not lost, not done.
+      if (proposed.has(runId))
+        return { runId, refused: new DomainError('conflict', `run ${runId} changed while it was decided; ask again`) };
+      return { runId, refused: refused.get(runId) ?? new DomainError('not-found', `run ${runId} not found`) };
+    });
+  };
+  return { batch, answer };
 }
 
 /** A worker acts on runs of its queues, of its team unless it is a platform worker. */

@@ -6,8 +6,9 @@ import type { EventStore } from '@chronicle/event-store';
 import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { claimReadyRuns, type ClaimRequest } from './claim-ready-runs';
-import { countTeamsServed, nextAvailableAt } from './claim-ready-runs.sql';
+import { nextAvailableAt } from './claim-ready-runs.sql';
 import { ReadySignal } from './ready-signal';
+import { TeamsServed } from './teams-served';
 
 /** POST /v1/lease: up to `max` runs of the worker's queues, waiting up to `waitSeconds` for work. */
 export class LeaseRuns extends Command<LeasedRun[]> {
@@ -28,7 +29,6 @@ const MAX_CLAIM_ROUNDS = 3;
 
 @CommandHandler(LeaseRuns)
 export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDestroy {
-  private readonly servedTeams = new Map<string, { teams: number; until: number }>();
   /** Aborted when the process stops: waiting polls answer at once, so the HTTP server can close. */
   private readonly stopping = new AbortController();
   private polls = 0;
@@ -38,6 +38,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
+    private readonly teamsServed: TeamsServed,
   ) {}
 
   /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
@@ -85,7 +86,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
    * that job at its limit, fills the batch with other jobs' runs.
    */
   private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
-    const teamsServed = await this.teamsServed(caller, request.queues);
+    const teamsServed = await this.teamsServed.of(caller, request.queues);
     const leases: LeasedRun[] = [];
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const wanted = { ...request, max: request.max - leases.length };
@@ -96,20 +97,5 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
       if (!claimed.capped || claimed.leases.length === 0) break;
     }
     return leases;
-  }
-
-  /**
-   * A team's worker serves its team; a platform worker the teams granted its queues (kept a few
-   * seconds: grants change rarely).
-   */
-  private async teamsServed(caller: WorkerCaller, queues: readonly string[]): Promise<number> {
-    if (caller.team !== null) return 1;
-    const key = [...queues].sort().join('\u0000');
-    const known = this.servedTeams.get(key);
-    if (known !== undefined && known.until > Date.now()) return known.teams;
-    const teams = await countTeamsServed(this.pool, queues);
-    if (this.servedTeams.size >= 1000) this.servedTeams.clear();
-    this.servedTeams.set(key, { teams, until: Date.now() + 5_000 });
-    return teams;
   }
 }
