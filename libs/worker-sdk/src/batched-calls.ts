@@ -1,10 +1,12 @@
 import { errorFromProblem } from './errors';
 import type {
+  CompleteManyRequest,
   CompleteManyResponse,
   CompleteRequest,
   CompleteResponse,
   HeartbeatManyResponse,
   HeartbeatResponse,
+  LeasedRun,
   Problem,
 } from './protocol';
 import type { SchedulerClient } from './scheduler-client';
@@ -77,13 +79,32 @@ export class BatchedCalls<Request, Result, Answer> {
   }
 }
 
-/** Completions of runs that finish together, in one `POST /v1/runs:complete`. */
+/**
+ * The worker's side of leasing through completions: asked, as each completion call goes out, what
+ * to lease with it (nothing: undefined), and told what that call leased (nothing, if it failed).
+ */
+export interface LeaseWithCompletions {
+  ask(): CompleteManyRequest['lease'] | undefined;
+  received(leases: readonly LeasedRun[], asked: NonNullable<CompleteManyRequest['lease']>): void;
+}
+
+/** Completions of runs that finish together, in one `POST /v1/runs:complete`, which may lease the next runs. */
 export class CompletionBatcher {
   private readonly calls: BatchedCalls<CompleteRequest, CompleteManyResponse['results'][number], CompleteResponse>;
 
-  constructor(client: Pick<SchedulerClient, 'completeMany'>) {
+  constructor(client: Pick<SchedulerClient, 'completeMany'>, leasing?: LeaseWithCompletions) {
     this.calls = new BatchedCalls(
-      (completions) => client.completeMany({ completions }),
+      async (completions) => {
+        const lease = leasing?.ask();
+        if (lease === undefined) return client.completeMany({ completions });
+        let answer: CompleteManyResponse | undefined;
+        try {
+          answer = await client.completeMany({ completions, lease });
+          return answer;
+        } finally {
+          leasing!.received(answer?.leases ?? [], lease);
+        }
+      },
       (result) => ({ runId: result.runId, state: result.state ?? 'unknown' }),
     );
   }

@@ -53,9 +53,13 @@ export interface CompleteResponse {
   readonly state: string;
 }
 
-/** `POST /v1/runs:complete` body: up to 100 completions, in one transaction on the server. */
+/**
+ * `POST /v1/runs:complete` body: up to 100 completions, in one transaction on the server. With
+ * `lease`, the same transaction leases the worker's next runs (never waiting for them).
+ */
 export interface CompleteManyRequest {
   readonly completions: ReadonlyArray<CompleteRequest & { readonly runId: string }>;
+  readonly lease?: Omit<LeaseRequest, 'waitSeconds'>;
 }
 
 /** `POST /v1/runs:heartbeat` body: up to 100 heartbeats, in one transaction on the server. */
@@ -87,4 +91,6 @@ export interface Problem {
 /** One result per completion, in order: the run's state, or the problem that refused it (stale-lease, not-found). */
 export interface CompleteManyResponse {
   readonly results: ReadonlyArray<{ readonly runId: string; readonly state?: string; readonly problem?: Problem }>;
+  /** The runs leased for the request's `lease`, if it had one. */
+  readonly leases?: readonly LeasedRun[];
 }

@@ -35,8 +35,14 @@ export class RunExecution {
   private readonly abort = new AbortController();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private markSettled!: () => void;
-  /** Settles when this worker owes the run nothing more: its slot is free again. */
+  private markHandled!: () => void;
+  /** Settles when this worker owes the run nothing more (its completion answered, or the run given up). */
   readonly settled = new Promise<void>((resolve) => (this.markSettled = resolve));
+  /**
+   * Settles when the handler no longer runs (returned, or was abandoned at shutdown): its slot is
+   * free for the next run while the completion is still on its way.
+   */
+  readonly handled = new Promise<void>((resolve) => (this.markHandled = resolve));
 
   constructor(
     readonly run: LeasedRun,
@@ -54,6 +60,7 @@ export class RunExecution {
     if (this.phase !== 'handling') return; // a completion under way is let through
     this.release(new GracePeriodOverError());
     // The handler may ignore its signal; the worker must not wait for it.
+    this.markHandled();
     this.markSettled();
   }
 
@@ -71,6 +78,8 @@ export class RunExecution {
         retryable: !(error instanceof NonRetryableError),
       };
     }
+    // A lost run keeps its slot until its handler returns, so the concurrency limit holds.
+    this.markHandled();
     if (this.phase === 'handling') {
       this.phase = 'completing';
       clearTimeout(this.heartbeatTimer);
@@ -82,7 +91,6 @@ export class RunExecution {
         reason: String(this.abort.signal.reason),
       });
     }
-    // A lost run keeps its slot until its handler returns, so the concurrency limit holds.
     this.markSettled();
   }
 

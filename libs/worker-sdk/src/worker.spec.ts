@@ -126,8 +126,38 @@ describe('Worker against a scheduler over HTTP', () => {
     expect(peak).toBe(3);
     const leaseCalls = server.callsOf('lease');
     expect(leaseCalls[0]!.body['max']).toBe(3);
-    // The server's count of unfinished leases is a lower bound of the worker's runs in flight.
-    for (const call of leaseCalls) expect(Number(call.body['max']) + call.outstanding).toBeLessThanOrEqual(3);
+    // The server's count of unfinished leases is a lower bound of the worker's runs in flight: handlers
+    // running, and completions on their way (as many again at most).
+    for (const call of leaseCalls) expect(Number(call.body['max']) + call.outstanding).toBeLessThanOrEqual(6);
+  });
+
+  it('frees a slot when the handler returns: the completion call going out leases the next runs for it', async () => {
+    for (let n = 0; n < 10; n += 1) server.enqueue();
+    server.holdCompletions();
+    let started = 0;
+    startWorker({ concurrency: 2, handler: async () => void (started += 1) });
+
+    // Two handlers done, their completion unanswered: that very call asks for the two free slots.
+    await waitFor(
+      () => server.calls.some((c) => c.kind === 'complete' && (c.body['lease'] as { max?: number })?.max === 2),
+      { description: 'a completion call that leases two runs' },
+    );
+    expect(started).toBe(2);
+    server.releaseCompletions();
+    await waitFor(() => completed() === 10, { description: '10 completions' });
+    // Never more asked for than the slots free while completions were owed (the server's leased runs).
+    for (const call of server.callsOf('lease'))
+      expect(Number(call.body['max']) + call.outstanding).toBeLessThanOrEqual(4);
+  });
+
+  it('leases its next runs with its completions, one call for both', async () => {
+    for (let n = 0; n < 10; n += 1) server.enqueue();
+    startWorker({ concurrency: 5, handler: async () => undefined });
+
+    await waitFor(() => completed() === 10, { description: '10 completions' });
+    // The first five by a lease call; the next five came back with the first five's completions.
+    expect(server.leasedWithCompletions).toBe(5);
+    expect(server.completeManyCalls).toBe(2);
   });
 
   it('asks for at most 100 runs per lease call, whatever the concurrency', async () => {

@@ -1,5 +1,5 @@
 import { backoffDelayMs, sleep } from './backoff';
-import { CompletionBatcher, HeartbeatBatcher } from './batched-calls';
+import { CompletionBatcher, HeartbeatBatcher, type LeaseWithCompletions } from './batched-calls';
 import type { LeasedRun } from './protocol';
 import { RunExecution, type RunExecutionSettings } from './run-execution';
 import {
@@ -24,7 +24,14 @@ const MIN_EMPTY_POLL_MS = 1_000;
 export class Worker {
   private readonly options: ResolvedWorkerOptions;
   private readonly execution: RunExecutionSettings;
+  /** Runs this worker owes something: a handler running, or a completion not yet answered. */
   private readonly inFlight = new Set<RunExecution>();
+  /** Runs whose handler is running: the slots `concurrency` counts. */
+  private readonly handling = new Set<RunExecution>();
+  /** Slots promised to lease requests not yet answered (the long poll, or a completion call that leases). */
+  private reserved = 0;
+  /** The client completes in batches, and those calls lease the next runs. */
+  private readonly leasesWithCompletions: boolean;
   /** Aborts the long poll in progress and any back-off sleep. */
   private readonly stopLeasing = new AbortController();
   private started = false;
@@ -39,7 +46,16 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     const { client, handler, leaseSeconds, heartbeatIntervalMs, logger } = this.options;
-    this.execution = { client: withBatchedCalls(client), handler, leaseSeconds, heartbeatIntervalMs, logger };
+    this.leasesWithCompletions = client.completeMany !== undefined;
+    const leasing: LeaseWithCompletions = {
+      ask: () => this.askWithCompletions(),
+      received: (leases, asked) => {
+        this.reserved -= asked.max;
+        for (const run of leases) this.start(run);
+        this.wake();
+      },
+    };
+    this.execution = { client: withBatchedCalls(client, leasing), handler, leaseSeconds, heartbeatIntervalMs, logger };
   }
 
   /** Leases and handles runs until shutdown() has stopped leasing and drained the runs in flight. */
@@ -47,8 +63,8 @@ export class Worker {
     if (this.started) throw new Error('Worker.run() was already called; a worker runs once');
     this.started = true;
     await this.leaseLoop();
-    // No run starts after the loop, so this set is final.
-    await Promise.all([...this.inFlight].map((execution) => execution.settled));
+    // A completion call under way may still lease runs (asked before shutdown): they run too.
+    while (this.inFlight.size > 0 || this.reserved > 0) await new Promise<void>((resolve) => (this.wakeLoop = resolve));
     clearTimeout(this.graceTimer);
     this.finished = true;
     this.markStopped();
@@ -100,21 +116,24 @@ export class Worker {
   }
 
   private async leaseLoop(): Promise<void> {
-    const { client, queues, concurrency, waitSeconds, leaseSeconds, workerId, logger } = this.options;
+    const { client, queues, waitSeconds, leaseSeconds, workerId, logger } = this.options;
     const signal = this.stopLeasing.signal;
     let failures = 0;
     while (!signal.aborted) {
-      const free = concurrency - this.inFlight.size;
-      if (free <= 0) {
+      const free = this.freeSlots();
+      // While completions are on their way, their calls lease the next runs: no call of its own.
+      const owed = this.inFlight.size - this.handling.size;
+      if (free <= 0 || (this.leasesWithCompletions && owed > 0)) {
         await new Promise<void>((resolve) => (this.wakeLoop = resolve));
         continue;
       }
       const askedAt = Date.now();
+      const max = Math.min(free, MAX_LEASES_PER_CALL);
+      this.reserved += max;
       try {
-        const { leases } = await client.lease(
-          { queues, max: Math.min(free, MAX_LEASES_PER_CALL), waitSeconds, leaseSeconds, workerId },
-          { signal },
-        );
+        const { leases } = await client
+          .lease({ queues, max, waitSeconds, leaseSeconds, workerId }, { signal })
+          .finally(() => (this.reserved -= max));
         failures = 0;
         for (const run of leases) this.start(run);
         const elapsedMs = Date.now() - askedAt;
@@ -133,6 +152,24 @@ export class Worker {
     }
   }
 
+  /**
+   * Slots free for new runs: a slot frees when its handler returns; completions still on their way
+   * are held to as many again, so a slow server slows leasing instead of piling up leased runs.
+   */
+  private freeSlots(): number {
+    const { concurrency } = this.options;
+    return Math.min(concurrency - this.handling.size, 2 * concurrency - this.inFlight.size) - this.reserved;
+  }
+
+  /** What a completion call going out now should lease: the free slots, unless the worker is stopping. */
+  private askWithCompletions(): ReturnType<LeaseWithCompletions['ask']> {
+    const max = Math.min(this.freeSlots(), MAX_LEASES_PER_CALL);
+    if (this.stopLeasing.signal.aborted || max <= 0) return undefined;
+    this.reserved += max;
+    const { queues, leaseSeconds, workerId } = this.options;
+    return { queues, max, leaseSeconds, workerId };
+  }
+
   private start(run: LeasedRun): void {
     if (this.graceOver) {
       // Leased in the instant shutdown ran out of grace: the lease expiry hands it on.
@@ -141,6 +178,11 @@ export class Worker {
     }
     const execution = new RunExecution(run, this.execution);
     this.inFlight.add(execution);
+    this.handling.add(execution);
+    void execution.handled.then(() => {
+      this.handling.delete(execution);
+      this.wake();
+    });
     void execution.start().then(() => {
       this.inFlight.delete(execution);
       this.wake();
@@ -149,7 +191,7 @@ export class Worker {
 
   private abandonInFlight(): void {
     this.graceOver = true;
-    for (const execution of this.inFlight) execution.abandon();
+    for (const execution of this.handling) execution.abandon();
   }
 
   private wake(): void {
@@ -159,12 +201,15 @@ export class Worker {
   }
 }
 
-/** Completions of runs that finish together, and heartbeats that fall due together, share one call when the client can send many. */
-function withBatchedCalls(client: WorkerClient): WorkerClient {
+/**
+ * Completions of runs that finish together, and heartbeats that fall due together, share one call
+ * when the client can send many; completion calls lease the next runs.
+ */
+function withBatchedCalls(client: WorkerClient, leasing: LeaseWithCompletions): WorkerClient {
   const completions =
     client.completeMany === undefined
       ? undefined
-      : new CompletionBatcher({ completeMany: client.completeMany.bind(client) });
+      : new CompletionBatcher({ completeMany: client.completeMany.bind(client) }, leasing);
   const heartbeats =
     client.heartbeatMany === undefined
       ? undefined

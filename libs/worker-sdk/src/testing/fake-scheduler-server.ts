@@ -41,6 +41,10 @@ export class FakeSchedulerServer {
   readonly runs = new Map<string, FakeRun>();
   /** `POST /v1/runs:complete` calls (their completions are recorded one by one in calls). */
   completeManyCalls = 0;
+  /** `POST /v1/runs:complete` calls that also leased (their leases are recorded as lease calls). */
+  leasingCompleteManyCalls = 0;
+  /** Runs leased by completion calls. */
+  leasedWithCompletions = 0;
   /** `POST /v1/runs:heartbeat` calls (their heartbeats are recorded one by one in calls). */
   heartbeatManyCalls = 0;
   /** Leases that lapsed without a heartbeat; a healthy worker keeps this at 0. */
@@ -48,6 +52,9 @@ export class FakeSchedulerServer {
   private lastToken = 0;
   private readonly waiters = new Set<() => void>();
   private readonly faults: { kind: RecordedCall['kind']; status: number; remaining: number }[] = [];
+  /** While set, completion calls wait for it: a server slow to answer completions. */
+  private completionsHeld: Promise<void> | undefined;
+  private releaseHeld: (() => void) | undefined;
 
   private constructor(private readonly server: Server) {}
 
@@ -94,11 +101,22 @@ export class FakeSchedulerServer {
     this.faults.push({ kind, status, remaining: count });
   }
 
+  /** Completion calls wait, unanswered, until releaseCompletions(). */
+  holdCompletions(): void {
+    this.completionsHeld ??= new Promise((resolve) => (this.releaseHeld = resolve));
+  }
+
+  releaseCompletions(): void {
+    this.releaseHeld?.();
+    this.completionsHeld = undefined;
+  }
+
   callsOf(kind: RecordedCall['kind'], runId?: string): RecordedCall[] {
     return this.calls.filter((call) => call.kind === kind && (runId === undefined || call.runId === runId));
   }
 
   async close(): Promise<void> {
+    this.releaseCompletions();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -130,11 +148,12 @@ export class FakeSchedulerServer {
       call.status = fault.status;
       return problem(res, fault.status, 'internal-error', 'injected fault');
     }
+    if (kind === 'complete') await this.completionsHeld;
     const [status, answer] =
       kind === 'lease'
         ? await this.lease(body, call)
         : match[4] !== undefined
-          ? this.settleMany(kind as 'heartbeat' | 'complete', body, call)
+          ? await this.settleMany(kind as 'heartbeat' | 'complete', body, call)
           : this.settle(kind, runId!, body);
     call.status = status;
     if (call.clientAborted) return;
@@ -191,12 +210,15 @@ export class FakeSchedulerServer {
     }
   }
 
-  /** `POST /v1/runs:complete` and `:heartbeat`: each item settled alone, recorded as a call of its run. */
-  private settleMany(
+  /**
+   * `POST /v1/runs:complete` and `:heartbeat`: each item settled alone, recorded as a call of its run;
+   * a completion call's `lease` then leases as a lease call that does not wait, recorded as one.
+   */
+  private async settleMany(
     kind: 'heartbeat' | 'complete',
     body: Record<string, unknown>,
     call: RecordedCall,
-  ): [number, unknown] {
+  ): Promise<[number, unknown]> {
     const completions = body[kind === 'complete' ? 'completions' : 'heartbeats'] as Array<Record<string, unknown>>;
     if (kind === 'complete') this.completeManyCalls += 1;
     else this.heartbeatManyCalls += 1;
@@ -217,7 +239,18 @@ export class FakeSchedulerServer {
             problem: { type: `/problems/${String(answer)}`, title: String(answer), status, detail: `${kind} refused` },
           };
     });
-    return [200, { results }];
+    const lease = body['lease'] as Record<string, unknown> | undefined;
+    if (kind !== 'complete' || lease === undefined) return [200, { results }];
+    this.leasingCompleteManyCalls += 1;
+    const outstanding = [...this.runs.values()].filter((run) => run.state === 'leased').length;
+    const leaseCall: RecordedCall = { ...call, kind: 'lease', runId: undefined, body: lease, outstanding };
+    this.calls.push(leaseCall);
+    const [status, answer] = await this.lease({ ...lease, waitSeconds: 0 }, leaseCall);
+    leaseCall.status = status;
+    if (status !== 200) return [status, answer];
+    const { leases } = answer as { leases: unknown[] };
+    this.leasedWithCompletions += leases.length;
+    return [200, { results, leases }];
   }
 
   private settle(kind: 'heartbeat' | 'complete', runId: string, body: Record<string, unknown>): [number, unknown] {
