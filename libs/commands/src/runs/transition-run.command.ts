@@ -16,6 +16,7 @@ import {
 import type { EventStore } from '@chronicle/event-store';
 import { type Clock, CLOCK, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
+import { RunReservations } from '../unit-of-work/run-reservations';
 import { lockAndLoadRuns } from '../workers/complete-runs.sql';
 import { ReadySignal } from '../workers/ready-signal';
 import { visibleRun } from './run-stream';
@@ -37,7 +38,8 @@ export class TransitionRun extends Command<PresentRun> {
  * row through, in one unit of work. A refusal of the decider is the answer
  * (409 invalid-transition); with a log of its own, a row behind its stream
  * makes the append refuse the decision: a conflict, nothing written, the
- * caller may ask again.
+ * caller may ask again; an append whose row then fails to commit leaves the
+ * run reserved (RunReservations).
  */
 @CommandHandler(TransitionRun)
 export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
@@ -46,11 +48,12 @@ export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly ready: ReadySignal,
+    private readonly reservations: RunReservations,
   ) {}
 
   async execute({ caller, runId, command }: TransitionRun): Promise<PresentRun> {
     let proposed: readonly RunEvent[] = [];
-    const { before, decided } = await this.eventStore.unitOfWork(this.pool, async (uow) => {
+    const { before, decided } = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
       const { runs } = await lockAndLoadRuns(uow.tx, [runId]);
       // Authorised on the row the command decides from: a run of another team reads as absent.
       const before = visibleRun(caller, runs[0] ?? ABSENT, runId);

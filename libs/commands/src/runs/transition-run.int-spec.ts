@@ -7,7 +7,9 @@ import {
   type WorkerCaller,
 } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
+import { JsonLogger } from '@chronicle/platform';
 import { createTestDatabase, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
+import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns } from '../workers/claim-ready-runs';
 import { CompleteRuns, CompleteRunsHandler } from '../workers/complete-runs.command';
 import { ReadySignal } from '../workers/ready-signal';
@@ -36,6 +38,7 @@ describe("a team's transitions of a run, decided from the runs read model", () =
   let readModels: TestDatabase;
   let store: PostgresEventStore;
   let transitions: TransitionRunHandler;
+  const reservations = new RunReservations(new JsonLogger('error'));
   const transition = (runId: string, command: (now: Date) => RunCommand, caller: TeamCaller = team) =>
     transitions.execute(new TransitionRun(caller, runId, command));
   const eventTypes = async (runId: string): Promise<string[]> =>
@@ -46,7 +49,13 @@ describe("a team's transitions of a run, decided from the runs read model", () =
   beforeAll(async () => {
     [log, readModels] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     store = new PostgresEventStore(log.pool);
-    transitions = new TransitionRunHandler(store, readModels.pool, { now: () => new Date() }, new ReadySignal());
+    transitions = new TransitionRunHandler(
+      store,
+      readModels.pool,
+      { now: () => new Date() },
+      new ReadySignal(),
+      reservations,
+    );
     const due = new Date(Date.now() - 1000);
     await seedRuns(
       readModels.pool,
@@ -74,7 +83,7 @@ describe("a team's transitions of a run, decided from the runs read model", () =
       error: 'boom',
       retryable: true,
     }));
-    const results = await new CompleteRunsHandler(store, readModels.pool, new ReadySignal()).execute(
+    const results = await new CompleteRunsHandler(store, readModels.pool, new ReadySignal(), reservations).execute(
       new CompleteRuns(worker, failures),
     );
     expect(results.map((r) => ('state' in r ? r.state : r.refused.code)).sort()).toEqual(['dead', 'dead']);

@@ -19,6 +19,7 @@ export interface ClaimRequest {
  * move it), write the rows through; two more when a concurrency-limited
  * job's runs are among them. Committing is the caller's. `capped`: runs of
  * a limited job were left out for its headroom, so the batch may be short.
+ * `reserved`: runs not to propose (RunReservations.reservedRunIds).
  */
 export async function claimReadyRuns(
   uow: UnitOfWork,
@@ -26,9 +27,10 @@ export async function claimReadyRuns(
   request: ClaimRequest,
   weights: PriorityWeights,
   teamsServed = 1,
+  reserved: readonly string[] = [],
 ): Promise<{ leases: LeasedRun[]; capped: boolean }> {
   const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
-  const { runIds, capped } = await lockReadyRuns(uow.tx, scope, request.max, weights);
+  const { runIds, capped } = await lockReadyRuns(uow.tx, scope, request.max, weights, reserved);
   if (runIds.length === 0) return { leases: [], capped };
   const locked = await loadLockedRuns(uow.tx, runIds);
   const [runs, now] = [await withinConcurrencyLimits(uow.tx, locked.runs, locked.limitedJobs), locked.now];

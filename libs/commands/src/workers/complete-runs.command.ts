@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import type { DomainError, WorkerCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { RunReservations } from '../unit-of-work/run-reservations';
 import { decideForWorker } from './decide-for-worker';
 import { ReadySignal } from './ready-signal';
 
@@ -40,17 +41,25 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly ready: ReadySignal,
+    private readonly reservations: RunReservations,
   ) {}
 
   async execute({ caller, completions }: CompleteRuns): Promise<CompletionResult[]> {
     const wanted = new Map(completions.map((c) => [c.runId, c]));
-    const decisions = await decideForWorker(this.eventStore, this.pool, caller, [...wanted.keys()], (run, now) => ({
-      type: 'CompleteRun',
-      ...wanted.get(run.definition.runId)!,
-      now,
-      // The backoff's random draw, in [0, 1): the domain takes it as data.
-      draw: randomInt(1_000_000) / 1_000_000,
-    }));
+    const decisions = await decideForWorker(
+      this.eventStore,
+      this.pool,
+      this.reservations,
+      caller,
+      [...wanted.keys()],
+      (run, now) => ({
+        type: 'CompleteRun',
+        ...wanted.get(run.definition.runId)!,
+        now,
+        // The backoff's random draw, in [0, 1): the domain takes it as data.
+        draw: randomInt(1_000_000) / 1_000_000,
+      }),
+    );
     if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     return completions.map(({ runId }) => {

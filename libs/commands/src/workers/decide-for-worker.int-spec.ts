@@ -1,8 +1,10 @@
 import { DEFAULT_PRIORITY_WEIGHTS, runStreamId, type WorkerCaller } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
+import { JsonLogger } from '@chronicle/platform';
 import { createTestDatabase, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
 import { claimReadyRuns } from './claim-ready-runs';
 import { CompleteRuns, CompleteRunsHandler } from './complete-runs.command';
+import { RunReservations } from '../unit-of-work/run-reservations';
 import { ReadySignal } from './ready-signal';
 
 const job = testJob({ name: 'ops.split' });
@@ -43,7 +45,12 @@ describe('worker decisions with a log of its own', () => {
       { type: 'LeaseExtended', data: { leaseExpiresAt: new Date(Date.now() + 60_000).toISOString() } },
     ]);
 
-    const completions = new CompleteRunsHandler(store, readModels.pool, new ReadySignal());
+    const completions = new CompleteRunsHandler(
+      store,
+      readModels.pool,
+      new ReadySignal(),
+      new RunReservations(new JsonLogger('error')),
+    );
     const [result] = await completions.execute(
       new CompleteRuns(caller, [
         {

@@ -10,6 +10,7 @@ import {
 } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
+import type { RunReservations } from '../unit-of-work/run-reservations';
 import { lockAndLoadRuns } from './complete-runs.sql';
 
 /** Per run of a worker's batch: the run after the decision, or why that run alone was refused. */
@@ -23,17 +24,19 @@ export type WorkerDecision =
  * every outcome in one multi-stream append expecting the revisions read,
  * write the rows through. Five round trips for up to 100 runs. A run the
  * worker may not see (another team's, another queue's) reads as absent.
+ * Runs appended whose rows then fail to commit stay reserved.
  */
 export async function decideForWorker(
   store: EventStore,
   pool: Pool,
+  reservations: RunReservations,
   caller: WorkerCaller,
   runIds: readonly string[],
   command: (run: PresentRun, now: Date) => RunCommand,
 ): Promise<WorkerDecision[]> {
   const refused = new Map<string, DomainError>();
   const proposed = new Set<string>();
-  const decided = await store.unitOfWork(pool, async (uow) => {
+  const decided = await reservations.unitOfWork(store, pool, async (uow) => {
     const { runs, now } = await lockAndLoadRuns(uow.tx, [...new Set(runIds)]);
     const decideOne = (run: PresentRun): RunEvent[] | null => {
       try {
