@@ -1,4 +1,5 @@
 export * from './catch-up';
+export * from './kurrentdb-server';
 export * from './seed';
 export * from './test-database';
 export * from './test-environment';

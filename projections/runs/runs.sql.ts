@@ -1,17 +1,11 @@
 import { sqlList, type Queryable } from '@chronicle/platform';
-import { WAITING_RUN_STATES, type RunSnapshot, type PresentRun } from '@chronicle/domain';
+import { WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
 
 /**
  * The waiting states as the SQL literal list the partial indexes on `runs` are written with
  * (runs_claim_idx, runs_ready_job_idx): a query that selects ready runs uses this, never its own list.
  */
 export const WAITING_SQL = sqlList(WAITING_RUN_STATES);
-
-/** Write the run's row from the decider's state; an older revision never overwrites a newer row. */
-export async function upsertRun(db: Queryable, state: RunSnapshot): Promise<void> {
-  if (state.status === 'absent') return;
-  await upsertRuns(db, [state]);
-}
 
 /**
  * Rows of runs that exist, in one UPDATE (claims, completions, the

@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
+import { RunReservations } from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import {
   type JsonLogger,
@@ -32,11 +33,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(LOGGER) private readonly logger: JsonLogger,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly reservations: RunReservations,
   ) {}
 
   onApplicationBootstrap(): void {
-    const reaper = new LeaseReaper(this.eventStore, this.pool);
-    const overlaps = new OverlapResolver(this.eventStore, this.pool);
+    const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations);
+    const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations);
     const materialiser = new Materialiser(
       this.eventStore,
       this.pool,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
+import { LOGGER, type JsonLogger } from '@chronicle/platform';
 import { GetDeadLetterHandler } from './dlq/get-dead-letter.query';
 import { ListDeadLettersHandler } from './dlq/list-dead-letters.query';
 import { DefineJobHandler } from './jobs/define-job.command';
@@ -12,6 +13,7 @@ import { TransitionRunHandler } from './runs/transition-run.command';
 import { CreateTeamHandler } from './teams/create-team.command';
 import { GrantQueueHandler, ListGrantsHandler } from './teams/grant-queue.command';
 import { IssueTokenHandler } from './teams/issue-token.command';
+import { RunReservations } from './unit-of-work/run-reservations';
 import { CompleteRunsHandler } from './workers/complete-runs.command';
 import { HeartbeatRunsHandler } from './workers/heartbeat-runs.command';
 import { LeaseRunsHandler } from './workers/lease-runs.command';
@@ -19,12 +21,28 @@ import { ReadySignal } from './workers/ready-signal';
 import { TeamsServed } from './workers/teams-served';
 
 /**
+ * The process's one RunReservations: the API's claims and decisions and the
+ * scheduler's passes share it when they run in one process (npm start).
+ */
+@Module({
+  providers: [
+    {
+      provide: RunReservations,
+      inject: [LOGGER],
+      useFactory: (logger: JsonLogger) => new RunReservations(logger.child('run-reservations')),
+    },
+  ],
+  exports: [RunReservations],
+})
+export class RunReservationsModule {}
+
+/**
  * Every command and query, routed by @nestjs/cqrs (wiring only: nothing
  * durable rides on its buses). Each handler loads, decides, appends and
  * writes through itself; the API's controllers and resolvers only send.
  */
 @Module({
-  imports: [CqrsModule.forRoot()],
+  imports: [CqrsModule.forRoot(), RunReservationsModule],
   providers: [
     ReadySignal,
     TeamsServed,

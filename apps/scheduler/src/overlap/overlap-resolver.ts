@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { decideLockedRunsInBatches } from '@chronicle/commands';
+import { decideLockedRunsInBatches, type RunReservations } from '@chronicle/commands';
 import { DomainError, decide, type RunCommand, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { findRunSnapshotsAt } from '@chronicle/projections';
@@ -17,6 +17,7 @@ export class OverlapResolver {
   constructor(
     private readonly eventStore: EventStore,
     private readonly pool: Pool,
+    private readonly reservations: RunReservations,
   ) {}
 
   /** One pass; resolves with the number of runs decided. */
@@ -24,9 +25,10 @@ export class OverlapResolver {
     return decideLockedRunsInBatches(
       this.pool,
       this.eventStore,
+      this.reservations,
       BATCH,
-      async (tx, limit) => {
-        const targets = new Map((await lockOverlapTargets(tx, limit)).map((t) => [t.run_id, t]));
+      async (tx, limit, reserved) => {
+        const targets = new Map((await lockOverlapTargets(tx, limit, reserved)).map((t) => [t.run_id, t]));
         return targets.size === 0 ? null : { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
       },
       (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),

@@ -21,9 +21,15 @@ export interface OverlapTarget {
  *  - cancel_other: all but the newest are skipped, and the newest
  *    supersedes the leased runs.
  * buffer_all needs nothing here: the claim leases one run of the job at a
- * time (jobs.run_limit), and the fires wait their turn.
+ * time (jobs.run_limit), and the fires wait their turn. `reserved`: runs
+ * whose rows lag what this process appended (RunReservations) are no
+ * targets; they still count for the others' decisions.
  */
-export async function lockOverlapTargets(db: Queryable, limit: number): Promise<OverlapTarget[]> {
+export async function lockOverlapTargets(
+  db: Queryable,
+  limit: number,
+  reserved: readonly string[],
+): Promise<OverlapTarget[]> {
   const { rows } = await db.query<OverlapTarget>({
     name: 'overlap_lock_targets',
     text: `WITH running AS MATERIALIZED (
@@ -42,15 +48,16 @@ export async function lockOverlapTargets(db: Queryable, limit: number): Promise<
               WHERE r.snapshot->'definition'->>'source' IN ('schedule', 'catch_up')
            ), targets AS MATERIALIZED (
              SELECT w.run_id, 'skip' AS action, w.policy, w.leased[1] AS other FROM waiting w
-              WHERE w.policy = 'skip' OR (w.policy = 'buffer_one' AND w.oldest_first > 1) OR (w.policy = 'cancel_other' AND w.newest_first > 1)
+              WHERE (w.policy = 'skip' OR (w.policy = 'buffer_one' AND w.oldest_first > 1) OR (w.policy = 'cancel_other' AND w.newest_first > 1))
+                AND w.run_id <> ALL($2::text[])
              UNION ALL
              SELECT l.run_id, 'supersede', w.policy, w.run_id FROM waiting w CROSS JOIN unnest(w.leased) AS l(run_id)
-              WHERE w.policy = 'cancel_other' AND w.newest_first = 1
+              WHERE w.policy = 'cancel_other' AND w.newest_first = 1 AND l.run_id <> ALL($2::text[])
              LIMIT $1
            )
            SELECT t.run_id, t.action, t.policy, t.other FROM targets t
             WHERE pg_try_advisory_xact_lock(run_lock_key(t.run_id))`,
-    values: [limit],
+    values: [limit, reserved],
   });
   return rows;
 }

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Pool } from 'pg';
-import { decideLockedRunsInBatches } from '@chronicle/commands';
+import { decideLockedRunsInBatches, type RunReservations } from '@chronicle/commands';
 import { decide, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { lockExpiredLeases, loadExpiredLeases } from './reap-expired-leases.sql';
@@ -16,6 +16,7 @@ export class LeaseReaper {
   constructor(
     private readonly eventStore: EventStore,
     private readonly pool: Pool,
+    private readonly reservations: RunReservations,
   ) {}
 
   /** One pass; resolves with the number of runs reaped. */
@@ -23,9 +24,10 @@ export class LeaseReaper {
     return decideLockedRunsInBatches(
       this.pool,
       this.eventStore,
+      this.reservations,
       BATCH,
-      async (tx, limit) => {
-        const ids = await lockExpiredLeases(tx, limit);
+      async (tx, limit, reserved) => {
+        const ids = await lockExpiredLeases(tx, limit, reserved);
         return ids.length === 0 ? null : { ...(await loadExpiredLeases(tx, ids)), context: null };
       },
       (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),

@@ -5,19 +5,20 @@ import type { PresentRun } from '@chronicle/domain';
  * Leased runs whose lease has expired, oldest expiry first, each with its
  * run stream's lock taken (try-lock: a worker completing the run right now
  * holds it, and the reaper simply comes back). Plan: Index Scan using
- * runs_reap_idx, the partial index of leased runs by expiry.
+ * runs_reap_idx, the partial index of leased runs by expiry. `reserved`:
+ * runs whose rows lag what this process appended (RunReservations), left out.
  */
-export async function lockExpiredLeases(db: Queryable, limit: number): Promise<string[]> {
+export async function lockExpiredLeases(db: Queryable, limit: number, reserved: readonly string[]): Promise<string[]> {
   const { rows } = await db.query<{ run_id: string }>({
     name: 'reap_lock_expired',
     text: `WITH expired AS MATERIALIZED (
              SELECT r.run_id FROM runs r
-              WHERE r.state = 'leased' AND r.lease_expires_at <= now()
+              WHERE r.state = 'leased' AND r.lease_expires_at <= now() AND r.run_id <> ALL($2::text[])
               ORDER BY r.lease_expires_at
               LIMIT $1
            )
            SELECT e.run_id FROM expired e WHERE pg_try_advisory_xact_lock(run_lock_key(e.run_id))`,
-    values: [limit],
+    values: [limit, reserved],
   });
   return rows.map((r) => r.run_id);
 }

@@ -1,8 +1,6 @@
-import type { Pool } from 'pg';
 import {
   DomainError,
   foldRun,
-  RUN_EVENT_SCHEMA_VERSION,
   runStreamId,
   type Caller,
   type PresentRun,
@@ -10,8 +8,7 @@ import {
   type RunSnapshot,
 } from '@chronicle/domain';
 import type { EventStore, RecordedEvent } from '@chronicle/event-store';
-import { upsertRun } from '@chronicle/projections';
-import { executeStreamCommand, toDomainEvent, type StreamCommandResult } from '../unit-of-work/stream-command';
+import { toDomainEvent } from '../unit-of-work/stream-command';
 
 /** The run's events, in order, and the state they fold to. */
 export async function readRun(
@@ -37,22 +34,4 @@ export function visibleRun(caller: Caller, state: RunSnapshot, runId: string): P
         caller.queues.includes(state.definition.queue)));
   if (!visible) throw new DomainError('not-found', `run ${runId} not found`);
   return state as PresentRun;
-}
-
-/** Load, decide, append and write the `runs` row through, for a decision on one run. */
-export function decideOnRun(
-  eventStore: EventStore,
-  pool: Pool,
-  actor: string,
-  runId: string,
-  decide: (state: RunSnapshot) => RunEvent[],
-): Promise<StreamCommandResult<RunSnapshot, RunEvent>> {
-  return executeStreamCommand<RunSnapshot, RunEvent>(eventStore, pool, {
-    streamId: runStreamId(runId),
-    fold: foldRun,
-    revisionOf: (state) => state.revision,
-    decide,
-    project: upsertRun,
-    metadata: { actor, schemaVersion: RUN_EVENT_SCHEMA_VERSION },
-  });
 }

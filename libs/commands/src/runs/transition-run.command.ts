@@ -1,13 +1,27 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { actorOf, decide, isWaiting, type Caller, type PresentRun, type RunCommand } from '@chronicle/domain';
+import {
+  ABSENT,
+  actorOf,
+  decide,
+  DomainError,
+  isWaiting,
+  RUN_EVENT_SCHEMA_VERSION,
+  type Caller,
+  type PresentRun,
+  type RunCommand,
+  type RunEvent,
+} from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { type Clock, CLOCK, EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
+import { RunReservations } from '../unit-of-work/run-reservations';
+import { lockAndLoadRuns } from '../workers/complete-runs.sql';
 import { ReadySignal } from '../workers/ready-signal';
-import { decideOnRun, visibleRun } from './run-stream';
+import { visibleRun } from './run-stream';
 
-/** Cancel, heartbeat, replay, discard: a decider command on one run the caller may see. */
+/** Cancel, replay, discard: a decider command on one run the caller may see. */
 export class TransitionRun extends Command<PresentRun> {
   constructor(
     readonly caller: Caller,
@@ -18,6 +32,15 @@ export class TransitionRun extends Command<PresentRun> {
   }
 }
 
+/**
+ * The batch path of claims and completions, for one run: lock its stream,
+ * read its row, decide, append expecting the row's revision and write the
+ * row through, in one unit of work. A refusal of the decider is the answer
+ * (409 invalid-transition); with a log of its own, a row behind its stream
+ * makes the append refuse the decision: a conflict, nothing written, the
+ * caller may ask again; an append whose row then fails to commit leaves the
+ * run reserved (RunReservations).
+ */
 @CommandHandler(TransitionRun)
 export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
   constructor(
@@ -25,16 +48,24 @@ export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly ready: ReadySignal,
+    private readonly reservations: RunReservations,
   ) {}
 
   async execute({ caller, runId, command }: TransitionRun): Promise<PresentRun> {
-    // Authorised on the state the command decides from: one read of the stream.
-    const { state, events } = await decideOnRun(this.eventStore, this.pool, actorOf(caller), runId, (current) =>
-      decide(command(this.clock.now()), visibleRun(caller, current, runId)),
-    );
-    const run = visibleRun(caller, state, runId);
+    let proposed: readonly RunEvent[] = [];
+    const { before, decided } = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
+      const { runs } = await lockAndLoadRuns(uow.tx, [runId]);
+      // Authorised on the row the command decides from: a run of another team reads as absent.
+      const before = visibleRun(caller, runs[0] ?? ABSENT, runId);
+      const decideOne = (run: PresentRun): RunEvent[] => (proposed = decide(command(this.clock.now()), run));
+      const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
+      return { before, decided: await decideAndAppendRuns(uow, [before], decideOne, metadata) };
+    });
+    if (proposed.length === 0) return before;
+    const run = decided[0]?.after;
+    if (run === undefined) throw new DomainError('conflict', `run ${runId} changed while it was decided; ask again`);
     // A replayed run waits again: wake this process's long-polls.
-    if (events.length > 0 && isWaiting(run.status)) this.ready.notify();
+    if (isWaiting(run.status)) this.ready.notify();
     return run;
   }
 }

@@ -3,6 +3,7 @@ import type { RunEvent, PresentRun } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { decideAndAppendRuns } from './decide-runs';
+import type { RunReservations } from './run-reservations';
 
 export interface LockedRuns<Context> {
   /** The runs whose locks the transaction took, as they are now, with the database's clock. */
@@ -17,20 +18,25 @@ export interface LockedRuns<Context> {
  * in batches of up to `batch`, each one unit of work that locks and reads
  * its runs, decides each, and appends and writes them through together; a
  * full batch is followed at once by the next. Resolves with the runs decided.
+ * `lockAndLoad` leaves out the runs `reserved` (their rows lag what this
+ * process appended), and a batch whose rows then fail to commit reserves its
+ * own.
  */
 export async function decideLockedRunsInBatches<Context>(
   pool: Pool,
   store: EventStore,
+  reservations: RunReservations,
   batch: number,
-  lockAndLoad: (tx: Queryable, limit: number) => Promise<LockedRuns<Context> | null>,
+  lockAndLoad: (tx: Queryable, limit: number, reserved: readonly string[]) => Promise<LockedRuns<Context> | null>,
   decideOne: (run: PresentRun, now: Date, context: Context) => RunEvent[] | null,
   actor: string,
   schemaVersion: number,
 ): Promise<number> {
   let decided = 0;
   while (true) {
-    const count = await store.unitOfWork(pool, async (uow) => {
-      const locked = await lockAndLoad(uow.tx, batch);
+    const reserved = await reservations.reservedRunIds(pool);
+    const count = await reservations.unitOfWork(store, pool, async (uow) => {
+      const locked = await lockAndLoad(uow.tx, batch, reserved);
       if (locked === null) return 0;
       const { runs, now, context } = locked;
       return (await decideAndAppendRuns(uow, runs, (run) => decideOne(run, now, context), { actor, schemaVersion }))

@@ -16,7 +16,7 @@ export interface ClaimScope {
 
 /**
  * The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights, $6 runs
- * read per team and priority), as lockReadyRuns runs it.
+ * read per team and priority, $7 runs left out: reserved, see lockReadyRuns), as lockReadyRuns runs it.
  */
 export const CLAIM_SQL = `WITH served AS (
     SELECT q.queue, coalesce($2, g.team) AS team, coalesce(g.weight, 1) AS weight
@@ -35,7 +35,7 @@ export const CLAIM_SQL = `WITH served AS (
      CROSS JOIN LATERAL (
        SELECT r.run_id, r.job, r.team, r.priority, r.available_at FROM runs r
         WHERE r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
-          AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()
+          AND r.state IN (${WAITING_SQL}) AND r.available_at <= now() AND r.run_id <> ALL($7::text[])
           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
           AND NOT EXISTS (SELECT 1 FROM limited_leased x WHERE x.job = r.job AND x.headroom <= 0)
         ORDER BY r.available_at
@@ -99,6 +99,12 @@ export const CLAIM_SQL = `WITH served AS (
  * job's waiting runs never hide other jobs' runs behind them. The headroom
  * is checked again under the job's lock (withinConcurrencyLimits).
  *
+ * `reserved` runs are stepped over too: with a log of its own, runs whose
+ * appends committed but whose rows did not (RunReservations) still look
+ * ready until the projector catches up, and proposing them would only have
+ * the append refuse them again. A filter on the rows the index range
+ * already reads: nothing when the list is empty, as it nearly always is.
+ *
  * Cost: per (queue, team, priority) an index range of at most
  * 2 x limit / teams served runs (4 at least, $6): bounded by the claim
  * size, not by the backlog or the number of teams. Known cost:
@@ -120,6 +126,7 @@ export async function lockReadyRuns(
   scope: ClaimScope,
   limit: number,
   weights: PriorityWeights,
+  reserved: readonly string[],
 ): Promise<{ runIds: string[]; capped: boolean }> {
   const { rows } = await db.query<{ run_id: string; capped: boolean }>({
     name: 'claim_lock_ready_runs',
@@ -131,6 +138,7 @@ export async function lockReadyRuns(
       PRIORITIES,
       PRIORITIES.map((p) => weights[p]),
       perGroupLimit(limit, scope.teamsServed),
+      reserved,
     ],
   });
   return { runIds: rows.map((r) => r.run_id), capped: rows.some((r) => r.capped) };

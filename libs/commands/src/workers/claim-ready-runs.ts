@@ -27,6 +27,7 @@ export interface ClaimRequest {
  * move it), write the rows through; two more when a concurrency-limited
  * job's runs are among them. Committing is the caller's. `capped`: runs of
  * a limited job were left out for its headroom, so the batch may be short.
+ * `reserved`: runs not to propose (RunReservations.reservedRunIds).
  */
 export async function claimReadyRuns(
   uow: UnitOfWork,
@@ -34,8 +35,9 @@ export async function claimReadyRuns(
   request: ClaimRequest,
   weights: PriorityWeights,
   teamsServed = 1,
+  reserved: readonly string[] = [],
 ): Promise<{ leases: LeasedRun[]; capped: boolean }> {
-  const claim = await prepareClaim(uow.tx, caller, request, weights, teamsServed);
+  const claim = await prepareClaim(uow.tx, caller, request, weights, teamsServed, reserved);
   if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped };
   const [decided] = await decideAndAppendBatches(uow, [claim.batch]);
   return { leases: leasesOf(decided!), capped: claim.capped };
@@ -52,13 +54,14 @@ export async function prepareClaim(
   request: ClaimRequest,
   weights: PriorityWeights,
   teamsServed = 1,
+  reserved: readonly string[] = [],
 ): Promise<{ batch: RunBatch; capped: boolean }> {
   const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
   const metadata = {
     actor: `worker:${caller.team ?? 'platform'}:${request.workerId}`,
     schemaVersion: RUN_EVENT_SCHEMA_VERSION,
   };
-  const { runIds, capped } = await lockReadyRuns(tx, scope, request.max, weights);
+  const { runIds, capped } = await lockReadyRuns(tx, scope, request.max, weights, reserved);
   if (runIds.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped };
   const locked = await loadLockedRuns(tx, runIds);
   const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs), locked.now];

@@ -9,6 +9,7 @@ import type { LeasedRun } from '@chronicle/worker-sdk';
 import { decideAndAppendBatches } from '../unit-of-work/decide-runs';
 import { leasesOf, prepareClaim, type ClaimRequest } from './claim-ready-runs';
 import { prepareWorkerDecisions } from './decide-for-worker';
+import { RunReservations } from '../unit-of-work/run-reservations';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
 
@@ -56,6 +57,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
+    private readonly reservations: RunReservations,
   ) {}
 
   async execute({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
@@ -68,13 +70,14 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       draw: randomInt(1_000_000) / 1_000_000,
     });
     const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
-    const { decisions, leases } = await this.eventStore.unitOfWork(this.pool, async (uow) => {
+    const reserved = next === undefined ? [] : await this.reservations.reservedRunIds(this.pool);
+    const { decisions, leases } = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
       // Every lock before the first write: the completions' streams, then the claim's candidates.
       const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
       const claim =
         next === undefined
           ? undefined
-          : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed);
+          : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
       const [completed, leased] = await decideAndAppendBatches(
         uow,
         claim === undefined ? [completing.batch] : [completing.batch, claim.batch],

@@ -3,10 +3,11 @@ import type { Queryable } from '@chronicle/platform';
 import { findRunSnapshotsAt } from '@chronicle/projections';
 
 /**
- * Completions take the runs' stream locks first (blocking, in stream id
- * order, as es_append takes them: two batches cannot deadlock), then read
- * the rows as they are under the locks, with the database's clock. Two
- * round trips for the whole batch.
+ * Decisions on runs the caller names (completions, heartbeats, a team's
+ * cancel, replay or discard) take the runs' stream locks first (blocking,
+ * in stream id order, as es_append takes them: two batches cannot
+ * deadlock), then read the rows as they are under the locks, with the
+ * database's clock. Two round trips for the whole batch.
  */
 export async function lockAndLoadRuns(
   db: Queryable,

@@ -1,9 +1,10 @@
 import { DEFAULT_PRIORITY_WEIGHTS, runStreamId, type WorkerCaller } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { loadConfig } from '@chronicle/platform';
+import { JsonLogger, loadConfig } from '@chronicle/platform';
 import { createTestDatabase, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
 import { claimReadyRuns } from './claim-ready-runs';
 import { CompleteRuns, CompleteRunsHandler } from './complete-runs.command';
+import { RunReservations } from '../unit-of-work/run-reservations';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
 
@@ -51,6 +52,7 @@ describe('worker decisions with a log of its own', () => {
       loadConfig({}),
       new ReadySignal(),
       new TeamsServed(readModels.pool),
+      new RunReservations(new JsonLogger('error')),
     );
     const {
       results: [result],

@@ -11,6 +11,7 @@ import {
 import type { EventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { decideAndAppendBatches, type RunBatch, type RunDecision } from '../unit-of-work/decide-runs';
+import type { RunReservations } from '../unit-of-work/run-reservations';
 import { lockAndLoadRuns } from './complete-runs.sql';
 
 /** Per run of a worker's batch: the run after the decision, or why that run alone was refused. */
@@ -24,15 +25,17 @@ export type WorkerDecision =
  * every outcome in one multi-stream append expecting the revisions read,
  * write the rows through. Five round trips for up to 100 runs. A run the
  * worker may not see (another team's, another queue's) reads as absent.
+ * Runs appended whose rows then fail to commit stay reserved.
  */
 export function decideForWorker(
   store: EventStore,
   pool: Pool,
+  reservations: RunReservations,
   caller: WorkerCaller,
   runIds: readonly string[],
   command: (run: PresentRun, now: Date) => RunCommand,
 ): Promise<WorkerDecision[]> {
-  return store.unitOfWork(pool, async (uow) => {
+  return reservations.unitOfWork(store, pool, async (uow) => {
     const prepared = await prepareWorkerDecisions(uow.tx, caller, runIds, command);
     const [decided] = await decideAndAppendBatches(uow, [prepared.batch]);
     return prepared.answer(decided!);

@@ -5,6 +5,7 @@ import type { WorkerCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
+import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns, type ClaimRequest } from './claim-ready-runs';
 import { nextAvailableAt } from './claim-ready-runs.sql';
 import { ReadySignal } from './ready-signal';
@@ -39,6 +40,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
+    private readonly reservations: RunReservations,
   ) {}
 
   /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
@@ -83,15 +85,17 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
    * Claims in one transaction each. A claim that had to leave runs of a
    * concurrency-limited job behind (its headroom was smaller than its runs
    * among the candidates) may come back short: another claim, which sees
-   * that job at its limit, fills the batch with other jobs' runs.
+   * that job at its limit, fills the batch with other jobs' runs. Runs
+   * whose rows lag what this process appended are left out (RunReservations).
    */
   private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
     const teamsServed = await this.teamsServed.of(caller, request.queues);
+    const reserved = await this.reservations.reservedRunIds(this.pool);
     const leases: LeasedRun[] = [];
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const wanted = { ...request, max: request.max - leases.length };
-      const claimed = await this.eventStore.unitOfWork(this.pool, (uow) =>
-        claimReadyRuns(uow, caller, wanted, this.config.priorityWeights, teamsServed),
+      const claimed = await this.reservations.unitOfWork(this.eventStore, this.pool, (uow) =>
+        claimReadyRuns(uow, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
       );
       leases.push(...claimed.leases);
       if (!claimed.capped || claimed.leases.length === 0) break;

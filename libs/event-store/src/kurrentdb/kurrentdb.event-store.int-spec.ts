@@ -1,13 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { createTestDatabase } from '@chronicle/testing';
+import { createTestDatabase, findKurrentDb, startKurrentDb } from '@chronicle/testing';
 import { describeEventStoreContract } from '../testing/event-store.contract';
 import { createKurrentDbEventStore } from './kurrentdb.event-store';
 
-/** The server the contract runs against in Docker (KURRENTDB_IMAGE overrides): 25.1+ has multi-stream appends. */
-const KURRENTDB_IMAGE = process.env['KURRENTDB_IMAGE'] ?? 'kurrentplatform/kurrentdb:25.1';
-
-const connectionString = process.env['KURRENTDB_CONNECTION_STRING'];
-const dockerProblem = connectionString === undefined ? whyNoDocker() : undefined;
+const { connectionString, dockerProblem } = findKurrentDb();
 
 if (connectionString === undefined && dockerProblem !== undefined) {
   process.stdout.write(
@@ -23,10 +18,7 @@ if (connectionString === undefined && dockerProblem !== undefined) {
     async () => {
       // The read models the units of work run beside: PostgreSQL, as in production.
       const readModels = await createTestDatabase();
-      const server =
-        connectionString !== undefined
-          ? { url: connectionString, stop: async () => undefined }
-          : await startContainer();
+      const server = await startKurrentDb(connectionString);
       const store = await createKurrentDbEventStore(server.url);
       return {
         store,
@@ -40,22 +32,4 @@ if (connectionString === undefined && dockerProblem !== undefined) {
       };
     },
   );
-}
-
-async function startContainer(): Promise<{ url: string; stop: () => Promise<unknown> }> {
-  const { KurrentDbContainer } = await import('@testcontainers/kurrentdb');
-  const container = await new KurrentDbContainer(KURRENTDB_IMAGE).start();
-  return { url: container.getConnectionString(), stop: () => container.stop() };
-}
-
-function whyNoDocker(): string | undefined {
-  try {
-    execFileSync('docker', ['version', '--format', '{{.Server.Version}}'], { stdio: 'pipe', timeout: 5000 });
-    return undefined;
-  } catch (err) {
-    const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim();
-    return (
-      (stderr !== undefined && stderr !== '' ? stderr.split('\n')[0] : (err as Error).message) ?? 'docker not found'
-    );
-  }
 }
