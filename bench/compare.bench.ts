@@ -12,14 +12,16 @@ import { scheduleSpike } from './schedule-spike.suite';
  *   --quick            small counts, one repetition: a smoke run
  *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
  * claim-latency)
- *   --systems=a,b      only systems whose label contains one of these (chronicle, graphile-worker, pg-boss,
- * tuned, defaults)
+ *   --systems=a,b      only systems whose label contains one of these (chronicle, split, graphile-worker,
+ * pg-boss, tuned, defaults)
  *   --json             the figures as JSON on stdout instead of the table
+ *
+ * Exits non-zero when a repetition failed, its log check included.
  */
 const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency];
-const TIME_LIMIT_MS = { full: 25 * 60_000, quick: 5 * 60_000 };
+const TIME_LIMIT_MS = { full: 30 * 60_000, quick: 5 * 60_000 };
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
   const json = args.includes('--json');
@@ -30,18 +32,15 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
 
   // A hung system must not hold the bench forever; exiting kills the child processes.
-  setTimeout(
-    () => {
-      process.stderr.write(
-        `bench: over the time limit of ${(quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full) / 60_000} min, giving up\n`,
-      );
-      process.exit(2);
-    },
-    quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full,
-  ).unref();
+  const timeLimitMs = quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full;
+  setTimeout(() => {
+    process.stderr.write(`bench: over the time limit of ${Math.round(timeLimitMs / 60_000)} min, giving up\n`);
+    process.exit(2);
+  }, timeLimitMs).unref();
 
   const server = await openBenchServer();
   const reports: Array<{ suite: string; json: unknown }> = [];
+  const failures: string[] = [];
   try {
     for (const suite of SUITES) {
       if (only !== undefined && !suite.scenarios.some((name) => only.includes(name))) continue;
@@ -52,12 +51,15 @@ async function main(): Promise<void> {
         progress: (line) => process.stderr.write(`bench ${suite.name}: ${line}\n`),
       });
       reports.push({ suite: suite.name, json: report.json });
+      failures.push(...(report.failures ?? []));
       if (!json) report.print(process.stdout);
     }
   } finally {
     await server.stop();
   }
   if (json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n');
+  for (const failure of failures) process.stderr.write(`bench: FAILED ${failure}\n`);
+  return failures.length === 0 ? 0 : 1;
 }
 
 function listArg(args: readonly string[], name: string): string[] | undefined {
@@ -72,7 +74,7 @@ function listArg(args: readonly string[], name: string): string[] | undefined {
 
 main().then(
   // Peers' timers (pg-boss's monitors) may outlive their stop(): the bench ends here regardless.
-  () => process.exit(0),
+  (code) => process.exit(code),
   (err: unknown) => {
     process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
