@@ -18,6 +18,8 @@ export interface SuiteOptions {
   /** System labels (or a part of one) to run; undefined: all. */
   readonly systems: readonly string[] | undefined;
   readonly progress: (line: string) => void;
+  /** --soak=MINUTES: how long the soak runs; undefined: no soak. */
+  readonly soakMinutes: number | undefined;
 }
 
 /** One suite of `npm run bench`: what it can run, and its report as text and as JSON. */
