@@ -1,8 +1,8 @@
 import { chmod, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
-import { startEmbeddedPostgres, migrate } from '@chronicle/platform';
+import { Client, type Pool } from 'pg';
+import { createPool, startEmbeddedPostgres, migrate } from '@chronicle/platform';
 
 export interface BenchDatabase {
   readonly url: string;
@@ -11,11 +11,24 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
+/** A scratch database of a BenchServer. */
+export interface ScratchDatabase {
+  readonly url: string;
+  /**
+   * Resolves true once nobody is connected to it, false if someone still is
+   * at the deadline. A backend flushes its table statistics as it exits, so
+   * after this they hold everything the system that used it did.
+   */
+  waitUntilIdle(timeoutMs?: number): Promise<boolean>;
+  /** Drops it once it is idle (see dropWhenIdle). */
+  drop(): Promise<void>;
+}
+
 export interface BenchServer {
   /** Where the figures come from, for the report. */
   readonly description: string;
   /** A new empty database on this server; drop() removes it. */
-  createDatabase(prefix: string): Promise<Omit<BenchDatabase, 'server'>>;
+  createDatabase(prefix: string): Promise<ScratchDatabase>;
   stop(): Promise<void>;
 }
 
@@ -48,6 +61,7 @@ export async function openBenchServer(): Promise<BenchServer> {
       url.pathname = `/${name}`;
       return {
         url: url.toString(),
+        waitUntilIdle: (timeoutMs) => waitUntilIdle(adminUrl, name, timeoutMs),
         drop: () => dropWhenIdle(adminUrl, name),
       };
     },
@@ -80,14 +94,36 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
  * are gone (pools close asynchronously); past a deadline, WITH (FORCE)
  * closes what is left, which every pool here survives.
  */
-async function dropWhenIdle(adminUrl: string, name: string, timeoutMs = 10_000): Promise<void> {
+async function dropWhenIdle(adminUrl: string, name: string): Promise<void> {
+  await waitUntilIdle(adminUrl, name);
+  await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+async function waitUntilIdle(adminUrl: string, name: string, timeoutMs = 10_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   const connected = async (): Promise<number> =>
     Number(
       (await adminQuery(adminUrl, `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = '${name}'`))[0]?.['n'],
     );
-  while ((await connected()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  while ((await connected()) > 0) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+/**
+ * `work` on a pool of one on `url`, ended afterwards: for the bench's own
+ * reads of a scratch database. Like every pool here it survives the
+ * database being dropped under it (createPool's 'error' listeners).
+ */
+export async function withPool<T>(url: string, applicationName: string, work: (pool: Pool) => Promise<T>): Promise<T> {
+  const pool = createPool({ connectionString: url, max: 1, applicationName });
+  try {
+    return await work(pool);
+  } finally {
+    await pool.end();
+  }
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<Array<Record<string, unknown>>> {

@@ -3,6 +3,7 @@ import { peerComparison, type BenchSuite } from './compare/peer-comparison.suite
 import { FULL, QUICK } from './compare/scenario';
 import { claimLatency } from './claim-latency.suite';
 import { scheduleSpike } from './schedule-spike.suite';
+import { soak } from './soak.suite';
 
 /**
  * `npm run bench`: the suites below, one after another, on one PostgreSQL
@@ -12,52 +13,81 @@ import { scheduleSpike } from './schedule-spike.suite';
  *   --quick            small counts, one repetition: a smoke run
  *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
  * claim-latency)
- *   --systems=a,b      only systems whose label contains one of these (chronicle, graphile-worker, pg-boss,
- * tuned, defaults)
+ *   --systems=a,b      only systems whose label contains one of these (chronicle, split, graphile-worker,
+ * pg-boss, tuned, defaults)
  *   --json             the figures as JSON on stdout instead of the table
+ *   --soak=MINUTES     the soak: sustained load on ours for that long; alone, unless --only names more
+ *
+ * Exits non-zero when a repetition failed, its log check included.
  */
-const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency];
-const TIME_LIMIT_MS = { full: 25 * 60_000, quick: 5 * 60_000 };
+const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, soak];
+const TIME_LIMIT_MS = { full: 30 * 60_000, quick: 5 * 60_000 };
+/** Beyond its minutes, the soak's start, backlog, stop and log audit. */
+const SOAK_MARGIN_MS = 5 * 60_000;
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
   const json = args.includes('--json');
-  const only = listArg(args, 'only');
+  const soakMinutes = soakArg(args);
+  const only = withSoak(listArg(args, 'only'), soakMinutes);
   const systems = listArg(args, 'systems');
   const known = new Set(SUITES.flatMap((s) => s.scenarios));
   const unknown = only?.filter((name) => !known.has(name)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
 
   // A hung system must not hold the bench forever; exiting kills the child processes.
-  setTimeout(
-    () => {
-      process.stderr.write(
-        `bench: over the time limit of ${(quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full) / 60_000} min, giving up\n`,
-      );
-      process.exit(2);
-    },
-    quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full,
-  ).unref();
+  const timeLimitMs =
+    (quick ? TIME_LIMIT_MS.quick : TIME_LIMIT_MS.full) +
+    (soakMinutes === undefined ? 0 : soakMinutes * 60_000 + SOAK_MARGIN_MS);
+  setTimeout(() => {
+    process.stderr.write(`bench: over the time limit of ${Math.round(timeLimitMs / 60_000)} min, giving up\n`);
+    process.exit(2);
+  }, timeLimitMs).unref();
 
   const server = await openBenchServer();
   const reports: Array<{ suite: string; json: unknown }> = [];
+  const failures: string[] = [];
   try {
     for (const suite of SUITES) {
-      if (only !== undefined && !suite.scenarios.some((name) => only.includes(name))) continue;
+      // The soak runs only when asked for: a run without --only is every suite but it.
+      const asked = only === undefined ? suite !== soak : suite.scenarios.some((name) => only.includes(name));
+      if (!asked) continue;
       const report = await suite.run(server, {
         sizes: quick ? QUICK : FULL,
         only: only === undefined ? undefined : new Set(only),
         systems,
         progress: (line) => process.stderr.write(`bench ${suite.name}: ${line}\n`),
+        soakMinutes,
       });
       reports.push({ suite: suite.name, json: report.json });
+      failures.push(...(report.failures ?? []));
       if (!json) report.print(process.stdout);
     }
   } finally {
     await server.stop();
   }
   if (json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n');
+  for (const failure of failures) process.stderr.write(`bench: FAILED ${failure}\n`);
+  return failures.length === 0 ? 0 : 1;
+}
+
+/** --soak=MINUTES: a positive number of minutes (10 or more meant), or undefined. */
+function soakArg(args: readonly string[]): number | undefined {
+  const arg = args.find((a) => a.startsWith('--soak='));
+  if (arg === undefined) return undefined;
+  const minutes = Number(arg.slice('--soak='.length));
+  if (!Number.isFinite(minutes) || minutes <= 0) throw new Error(`--soak takes a positive number of minutes: ${arg}`);
+  return minutes;
+}
+
+/** The soak runs alone unless --only names more; --only=soak needs its minutes. */
+function withSoak(only: string[] | undefined, soakMinutes: number | undefined): string[] | undefined {
+  if (soakMinutes === undefined) {
+    if (only?.includes(soak.name) === true) throw new Error('--only=soak needs --soak=MINUTES');
+    return only;
+  }
+  return [...new Set([...(only ?? []), soak.name])];
 }
 
 function listArg(args: readonly string[], name: string): string[] | undefined {
@@ -72,7 +102,7 @@ function listArg(args: readonly string[], name: string): string[] | undefined {
 
 main().then(
   // Peers' timers (pg-boss's monitors) may outlive their stop(): the bench ends here regardless.
-  () => process.exit(0),
+  (code) => process.exit(code),
   (err: unknown) => {
     process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

@@ -1,10 +1,23 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
+import { PENDING_RUN_STATES } from '@chronicle/domain';
 import { createTeam, type ApiClient, waitUntilHealthy } from '@chronicle/e2e-support';
 import { createPool, findFreePort } from '@chronicle/platform';
 import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
+import { withPool } from '../bench-database';
 import { startNodeChild, type Child } from './child-processes';
-import type { BenchPayload, BenchRun, OnHandlerStart, QueueSystem, QueueSystemFactory } from './queue-system';
+import { auditRunLog } from './log-audit.sql';
+import type {
+  BenchPayload,
+  BenchRun,
+  LogAudit,
+  OnHandlerStart,
+  QueueSystem,
+  QueueSystemFactory,
+  RunsCounted,
+  ScratchDatabases,
+} from './queue-system';
+import { readHotUpdatePercent } from './table-stats.sql';
 
 const SERVER_SCRIPT = path.join(__dirname, '../../apps/server/src/main.js');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
@@ -14,6 +27,8 @@ const JOB = 'bench.noop';
 const WORKERS = 2;
 const WORKER_CONCURRENCY = 100;
 const READY_TIMEOUT_MS = 60_000;
+/** The read model's run table, whose updates are the runs' transitions. */
+const RUN_TABLE = 'runs';
 
 /**
  * Our product as a user deploys it: the built server (api + scheduler +
@@ -22,14 +37,27 @@ const READY_TIMEOUT_MS = 60_000;
  */
 export const chronicle: QueueSystemFactory = {
   label: 'chronicle',
-  create: () => new ChronicleSystem(),
+  create: () => new ChronicleSystem(false),
+};
+
+/**
+ * The same with its event log in a database of its own (EVENT_STORE_URL, a
+ * second scratch database on the same server): each append then commits on
+ * its own, before the rows of the read models.
+ */
+export const chronicleSplit: QueueSystemFactory = {
+  label: 'chronicle split',
+  create: () => new ChronicleSystem(true),
 };
 
 class ChronicleSystem implements QueueSystem {
   readonly system = 'chronicle';
-  readonly config = 'server';
-  readonly settings = `one server process (PG_POOL_SIZE default 10); ${WORKERS} SDK Workers x concurrency ${WORKER_CONCURRENCY}, lease batches up to 100, waitSeconds 5`;
+  readonly config: string;
+  readonly settings: string;
   readonly enqueueBatchSize = 1000;
+  private databaseUrl = '';
+  /** Where the log is: the system's own database, or the second one of split mode. */
+  private logUrl = '';
   private server: Child | undefined;
   private team: ApiClient | undefined;
   private baseUrl = '';
@@ -38,11 +66,23 @@ class ChronicleSystem implements QueueSystem {
   private readonly workers: Worker[] = [];
   private readonly running: Array<Promise<void>> = [];
 
-  async start(databaseUrl: string): Promise<void> {
+  constructor(private readonly splitLog: boolean) {
+    this.config = splitLog ? 'split log' : 'server';
+    this.settings =
+      `one server process (PG_POOL_SIZE default 10)${splitLog ? ', its event log in a database of its own (EVENT_STORE_URL)' : ''}; ` +
+      `${WORKERS} SDK Workers x concurrency ${WORKER_CONCURRENCY}, lease batches up to 100, waitSeconds 5`;
+  }
+
+  async start(databases: ScratchDatabases): Promise<void> {
+    const databaseUrl = databases.url;
+    this.databaseUrl = databaseUrl;
+    // The server migrates a log database of its own as it starts.
+    this.logUrl = this.splitLog ? await databases.create('scheduler_bench_log') : databaseUrl;
     const port = await findFreePort();
     this.baseUrl = `http://127.0.0.1:${port}`;
     this.server = startNodeChild(SERVER_SCRIPT, {
       DATABASE_URL: databaseUrl,
+      ...(this.splitLog ? { EVENT_STORE_URL: this.logUrl } : {}),
       PORT: String(port),
       SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
@@ -91,7 +131,8 @@ class ChronicleSystem implements QueueSystem {
 
   async countUnfinished(): Promise<number> {
     const { rows } = await this.pool!.query<{ n: string }>(
-      `SELECT count(*) AS n FROM runs WHERE state IN ('scheduled', 'leased', 'retry_wait')`,
+      `SELECT count(*) AS n FROM ${RUN_TABLE} WHERE state = ANY($1::text[])`,
+      [PENDING_RUN_STATES],
     );
     return Number(rows[0]!.n);
   }
@@ -105,5 +146,14 @@ class ChronicleSystem implements QueueSystem {
     this.pool = undefined;
     await this.server?.stop();
     this.server = undefined;
+  }
+
+  /** The log's database: in split mode the second one, which the rows' database knows nothing of. */
+  async auditLog(runs: RunsCounted): Promise<LogAudit> {
+    return withPool(this.logUrl, 'bench-log-audit', (log) => auditRunLog(log, runs));
+  }
+
+  async hotUpdatePercent(): Promise<number | undefined> {
+    return withPool(this.databaseUrl, 'bench-table-stats', (pool) => readHotUpdatePercent(pool, RUN_TABLE));
   }
 }

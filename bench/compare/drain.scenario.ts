@@ -9,9 +9,10 @@ export const drain: Scenario = {
   name: 'drain',
   title: 'drain',
   metrics: [{ key: 'completionsPerSecond', unit: 'completions/s', higherIsBetter: true }],
-  async run(system, sizes) {
+  async run(system, sizes, window) {
     await enqueueAll(system, sizes.drainRuns, dueNow);
     let handled = 0;
+    await window.open();
     const started = process.hrtime.bigint();
     const deadline = Date.now() + sizes.drainCapSeconds * 1000;
     await system.startWorkers(() => void handled++);
@@ -20,8 +21,10 @@ export const drain: Scenario = {
     await waitUntil(async () => (unfinished = await system.countUnfinished()) === 0, deadline);
     const seconds = secondsSince(started);
     const completed = sizes.drainRuns - unfinished;
+    await window.close(completed);
     return {
       values: { completionsPerSecond: completed / seconds },
+      runs: { sent: sizes.drainRuns, started: handled },
       ...(unfinished > 0
         ? { note: `capped at ${sizes.drainCapSeconds} s with ${unfinished} of ${sizes.drainRuns} left` }
         : {}),

@@ -1,7 +1,14 @@
 import type * as GraphileWorker from 'graphile-worker' with { 'resolution-mode': 'import' };
 import { Pool } from 'pg';
 import { survivingConnectionLoss } from '@chronicle/platform';
-import type { BenchPayload, BenchRun, OnHandlerStart, QueueSystem, QueueSystemFactory } from './queue-system';
+import type {
+  BenchPayload,
+  BenchRun,
+  OnHandlerStart,
+  QueueSystem,
+  QueueSystemFactory,
+  ScratchDatabases,
+} from './queue-system';
 
 type GraphileWorkerModule = typeof GraphileWorker;
 type Runner = Awaited<ReturnType<GraphileWorkerModule['run']>>;
@@ -62,7 +69,7 @@ class GraphileWorkerSystem implements QueueSystem {
     readonly settings: string,
   ) {}
 
-  async start(databaseUrl: string): Promise<void> {
+  async start({ url: databaseUrl }: ScratchDatabases): Promise<void> {
     this.databaseUrl = databaseUrl;
     const { makeWorkerUtils } = await loadGraphileWorker();
     this.utils = await makeWorkerUtils({ connectionString: databaseUrl, logger: await silentLogger() });
@@ -108,6 +115,16 @@ class GraphileWorkerSystem implements QueueSystem {
     this.utils = undefined;
     await this.pool?.end();
     this.pool = undefined;
+  }
+
+  /** graphile-worker keeps no log: its job rows are all there is. */
+  async auditLog(): Promise<undefined> {
+    return undefined;
+  }
+
+  /** Reported for our run table only. */
+  async hotUpdatePercent(): Promise<undefined> {
+    return undefined;
   }
 }
 

@@ -1,13 +1,14 @@
 import type { BenchServer } from '../bench-database';
 import { bulkEnqueue } from './bulk-enqueue.scenario';
-import { chronicle } from './chronicle';
+import { chronicle, chronicleSplit } from './chronicle';
 import { drain } from './drain.scenario';
 import { graphileWorkerDefaults, graphileWorkerTuned } from './graphile-worker';
 import { pgBossDefaults, pgBossTuned } from './pg-boss';
-import { judgeTargets, printTable, toJson } from './report';
+import { listFailures, printTable, toJson } from './report';
 import { CEILING, runComparison } from './runner';
 import type { Sizes } from './scenario';
 import { sustained } from './sustained.scenario';
+import { judgeTargets } from './targets';
 import { timeliness } from './timeliness.scenario';
 
 export interface SuiteOptions {
@@ -17,17 +18,26 @@ export interface SuiteOptions {
   /** System labels (or a part of one) to run; undefined: all. */
   readonly systems: readonly string[] | undefined;
   readonly progress: (line: string) => void;
+  /** --soak=MINUTES: how long the soak runs; undefined: no soak. */
+  readonly soakMinutes: number | undefined;
 }
 
 /** One suite of `npm run bench`: what it can run, and its report as text and as JSON. */
 export interface BenchSuite {
   readonly name: string;
   readonly scenarios: readonly string[];
-  run(server: BenchServer, options: SuiteOptions): Promise<{ print(out: NodeJS.WritableStream): void; json: unknown }>;
+  run(server: BenchServer, options: SuiteOptions): Promise<SuiteReport>;
+}
+
+export interface SuiteReport {
+  print(out: NodeJS.WritableStream): void;
+  readonly json: unknown;
+  /** What failed, in words; the bench exits non-zero when anything did. */
+  readonly failures?: readonly string[];
 }
 
 const SCENARIOS = [bulkEnqueue, drain, sustained, timeliness];
-const SYSTEMS = [chronicle, graphileWorkerTuned, graphileWorkerDefaults, pgBossTuned, pgBossDefaults];
+const SYSTEMS = [chronicle, chronicleSplit, graphileWorkerTuned, graphileWorkerDefaults, pgBossTuned, pgBossDefaults];
 
 /** Issue 6: our product against pg-boss and graphile-worker, tuned and at their defaults, on one server. */
 export const peerComparison: BenchSuite = {
@@ -57,6 +67,7 @@ export const peerComparison: BenchSuite = {
     return {
       print: (out) => printTable(out, header, series, targets),
       json: toJson(server.description, sizes, series, targets),
+      failures: listFailures(series),
     };
   },
 };

@@ -1,7 +1,14 @@
 import { Pool } from 'pg';
 import { survivingConnectionLoss } from '@chronicle/platform';
 import type * as PgBossPackage from 'pg-boss' with { 'resolution-mode': 'import' };
-import type { BenchPayload, BenchRun, OnHandlerStart, QueueSystem, QueueSystemFactory } from './queue-system';
+import type {
+  BenchPayload,
+  BenchRun,
+  OnHandlerStart,
+  QueueSystem,
+  QueueSystemFactory,
+  ScratchDatabases,
+} from './queue-system';
 
 type PgBossModule = typeof PgBossPackage;
 type PgBoss = InstanceType<PgBossModule['PgBoss']>;
@@ -65,7 +72,7 @@ class PgBossSystem implements QueueSystem {
     readonly settings: string,
   ) {}
 
-  async start(databaseUrl: string): Promise<void> {
+  async start({ url: databaseUrl }: ScratchDatabases): Promise<void> {
     const { PgBoss } = await import('pg-boss'); // ESM-only: a real dynamic import under module=node16
     const boss = new PgBoss({ connectionString: databaseUrl, useListenNotify: this.tuning.notify });
     this.boss = boss;
@@ -106,5 +113,15 @@ class PgBossSystem implements QueueSystem {
     this.boss = undefined;
     await this.pool?.end();
     this.pool = undefined;
+  }
+
+  /** pg-boss keeps no log: its job rows are all there is. */
+  async auditLog(): Promise<undefined> {
+    return undefined;
+  }
+
+  /** Reported for our run table only. */
+  async hotUpdatePercent(): Promise<undefined> {
+    return undefined;
   }
 }

@@ -1,7 +1,8 @@
 /**
  * What every system in the comparison offers a scenario, so each scenario is
  * written once: start on a fresh database, enqueue in the system's own batch
- * call, run no-op workers, count what is still to do, stop.
+ * call, run no-op workers, count what is still to do, stop; and afterwards
+ * what its tables say of the run's honesty and cost.
  */
 export interface BenchPayload {
   /** Sequence number within the scenario. */
@@ -19,6 +20,30 @@ export interface BenchRun {
   readonly runAt?: Date;
 }
 
+/** The scratch databases a system runs on; the runner drops every one of them once the system has stopped. */
+export interface ScratchDatabases {
+  /** The system's own database. */
+  readonly url: string;
+  /** Another one on the same server, e.g. for a log of its own; its URL. */
+  create(prefix: string): Promise<string>;
+}
+
+/** What a scenario counted: the runs it sent, and those whose handler it saw start. */
+export interface RunsCounted {
+  readonly sent: number;
+  readonly started: number;
+}
+
+/** What a system's event log holds of a scenario's runs (log-audit.sql.ts). */
+export interface LogAudit {
+  /** The runs the scenario sent. */
+  readonly checked: number;
+  /** Runs sent without a RunScheduled, plus runs started without RunLeased and RunSucceeded. */
+  readonly missing: number;
+  /** Which events are missing, in words. */
+  readonly detail: string;
+}
+
 /** Called as each handler starts, with the handler's own payload; the handler itself does nothing. */
 export type OnHandlerStart = (payload: BenchPayload) => void;
 
@@ -31,7 +56,7 @@ export interface QueueSystem {
   readonly settings: string;
   /** Most runs one enqueue call takes. */
   readonly enqueueBatchSize: number;
-  start(databaseUrl: string): Promise<void>;
+  start(databases: ScratchDatabases): Promise<void>;
   /** One call of the system's batch API. */
   enqueue(runs: readonly BenchRun[]): Promise<void>;
   startWorkers(onHandlerStart: OnHandlerStart): Promise<void>;
@@ -39,6 +64,17 @@ export interface QueueSystem {
   countUnfinished(): Promise<number>;
   /** Stops workers and everything started; safe to call twice and after a failed start. */
   stop(): Promise<void>;
+  /**
+   * After stop(), once nobody is connected to its databases: whether its log
+   * holds every run the scenario counted. undefined: the system keeps no log.
+   */
+  auditLog(runs: RunsCounted): Promise<LogAudit | undefined>;
+  /**
+   * After stop(), likewise (its table statistics are then flushed): the share
+   * of the updates of its run table that were HOT, in %. undefined: not
+   * measured, or no row was updated.
+   */
+  hotUpdatePercent(): Promise<number | undefined>;
 }
 
 /** A fresh, unstarted instance per repetition. */

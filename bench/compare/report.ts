@@ -1,7 +1,26 @@
+import { chronicle } from './chronicle';
 import { CEILING, type Series } from './runner';
 import type { Metric, Sizes } from './scenario';
 
-const OURS = 'chronicle';
+/** Our system, inline or with its log split off. */
+export const OURS = 'chronicle';
+/** What the table's ours/this compares against: ours as deployed by default, the log inline. */
+const OURS_INLINE = chronicle.label;
+
+/** The PostgreSQL ceiling each throughput is set against (see the README). */
+const CEILING_OF: Readonly<Record<string, { metric: string; ceiling: string }>> = {
+  // Enqueueing is batched inserts; a completion is at least one commit.
+  bulk: { metric: 'runsPerSecond', ceiling: 'batchRowsPerSecond' },
+  drain: { metric: 'completionsPerSecond', ceiling: 'singleRowCommitsPerSecond' },
+  sustained: { metric: 'completionsPerSecond', ceiling: 'singleRowCommitsPerSecond' },
+};
+
+/** A goal of the issue, judged (targets.ts). */
+export interface Target {
+  readonly goal: string;
+  readonly met: boolean;
+  readonly detail: string;
+}
 
 export interface Summary {
   readonly median: number;
@@ -10,15 +29,13 @@ export interface Summary {
   readonly runs: number;
 }
 
-export interface Target {
-  readonly goal: string;
-  readonly met: boolean;
-  readonly detail: string;
-}
-
-/** Median, min and max of one metric over the repetitions that produced it. */
+/**
+ * Median, min and max of one metric over the repetitions that produced it;
+ * a failed repetition's figures do not count, but for a check's own.
+ */
 export function summarise(series: Series, metric: Metric): Summary | undefined {
   const values = series.measurements
+    .filter((m) => m.failed !== true || metric.check === true)
     .map((m) => m.values[metric.key])
     .filter((v): v is number => v !== undefined && Number.isFinite(v));
   if (values.length === 0) return undefined;
@@ -31,55 +48,18 @@ export function summarise(series: Series, metric: Metric): Summary | undefined {
   };
 }
 
-/** The goals of issue 6, judged on medians; a scenario that did not run has no verdict. */
-export function judgeTargets(all: readonly Series[]): Target[] {
-  const median = (
-    scenario: string,
-    key: string,
-    pick: (s: Series) => boolean,
-  ): Array<{ label: string; value: number }> =>
-    all
-      .filter((s) => s.scenario === scenario && pick(s))
-      .flatMap((s) => {
-        const summary = summarise(s, { key, unit: '', higherIsBetter: true });
-        return summary === undefined ? [] : [{ label: s.label, value: summary.median }];
-      });
-  const ours = (scenario: string, key: string) => median(scenario, key, (s) => s.system === OURS)[0];
-  const targets: Target[] = [];
-  for (const scenario of ['drain', 'sustained']) {
-    const us = ours(scenario, 'completionsPerSecond');
-    const fastest = median(scenario, 'completionsPerSecond', (s) => s.system !== OURS).sort(
-      (a, b) => b.value - a.value,
-    )[0];
-    if (us === undefined || fastest === undefined) continue;
-    const ratio = us.value / fastest.value;
-    targets.push({
-      goal: `${scenario}: ours >= 1.0x the faster peer`,
-      met: ratio >= 1,
-      detail: `${ratio.toFixed(2)}x ${fastest.label}`,
-    });
-  }
-  const p99 = ours('timeliness', 'p99Ms');
-  if (p99 !== undefined)
-    targets.push({ goal: 'timeliness: p99 < 100 ms', met: p99.value < 100, detail: `p99 ${fmt(p99.value)} ms` });
-  const bulk = ours('bulk', 'runsPerSecond');
-  const graphile = median('bulk', 'runsPerSecond', (s) => s.system === 'graphile-worker').sort(
-    (a, b) => b.value - a.value,
-  )[0];
-  if (bulk !== undefined && graphile !== undefined) {
-    const ratio = bulk.value / graphile.value;
-    targets.push({
-      goal: 'bulk: ours >= 0.5x graphile-worker',
-      met: ratio >= 0.5,
-      detail: `${ratio.toFixed(2)}x ${graphile.label}`,
-    });
-  }
-  return targets;
+/** Each failed repetition, in words: the bench exits non-zero when there is one. */
+export function listFailures(all: readonly Series[]): string[] {
+  return all.flatMap((s) =>
+    s.measurements.flatMap((m, i) =>
+      m.failed === true ? [`${s.scenario} ${s.label}, run ${i + 1}: ${(m.note ?? '').replace(/^failed: /, '')}`] : [],
+    ),
+  );
 }
 
 /**
  * The table: per scenario and metric, each system's median with min–max, ours/that system, and the
- * share of the PostgreSQL ceiling.
+ * share of the PostgreSQL ceiling; then the targets and what failed.
  */
 export function printTable(
   out: NodeJS.WritableStream,
@@ -89,16 +69,9 @@ export function printTable(
 ): void {
   const ceiling = all.find((s) => s.scenario === CEILING);
   const ceilingOf = (scenario: string, metric: Metric): number | undefined => {
-    if (ceiling === undefined || !metric.higherIsBetter) return undefined;
-    // Enqueueing is batched inserts; a completion is at least one commit.
-    const key =
-      scenario === 'bulk'
-        ? 'batchRowsPerSecond'
-        : scenario === 'drain' || scenario === 'sustained'
-          ? 'singleRowCommitsPerSecond'
-          : undefined;
-    const found = key === undefined ? undefined : ceiling.metrics.find((m) => m.key === key);
-    return found === undefined ? undefined : summarise(ceiling, found)?.median;
+    const pair = CEILING_OF[scenario];
+    const found = pair?.metric !== metric.key ? undefined : ceiling?.metrics.find((m) => m.key === pair.ceiling);
+    return found === undefined ? undefined : summarise(ceiling!, found)?.median;
   };
   const rows: string[][] = [
     ['scenario', 'metric', 'system', 'median', 'min–max', 'ours/this', 'of PG ceiling', 'note'],
@@ -106,24 +79,26 @@ export function printTable(
   const scenarios = [...new Set(all.map((s) => s.scenario))];
   for (const scenario of scenarios) {
     const group = all.filter((s) => s.scenario === scenario);
-    for (const metric of group[0]!.metrics) {
-      const ours = group.find((s) => s.system === OURS);
+    // The scenario's metrics, then the cost and check figures some system of it reported.
+    const metrics = [...new Map(group.flatMap((s) => s.metrics).map((m) => [m.key, m])).values()];
+    for (const metric of metrics) {
+      const ours = group.find((s) => s.label === OURS_INLINE);
       const oursMedian = ours === undefined ? undefined : summarise(ours, metric)?.median;
       const top = ceilingOf(scenario, metric);
-      for (const series of group) {
+      for (const series of group.filter((s) => s.metrics.includes(metric))) {
         const summary = summarise(series, metric);
         const notes = [...new Set(series.measurements.flatMap((m) => (m.note === undefined ? [] : [m.note])))].join(
           '; ',
         );
+        const comparable =
+          summary !== undefined && oursMedian !== undefined && series !== ours && metric.check !== true;
         rows.push([
           series.title,
           metric.unit,
           series.label,
           summary === undefined ? 'n/a' : fmt(summary.median),
           summary === undefined ? '' : `${fmt(summary.min)}–${fmt(summary.max)}`,
-          summary === undefined || oursMedian === undefined || series.system === OURS
-            ? ''
-            : `${(oursMedian / summary.median).toFixed(2)}x`,
+          comparable && summary.median !== 0 ? `${(oursMedian / summary.median).toFixed(2)}x` : '',
           summary === undefined || top === undefined ? '' : `${((100 * summary.median) / top).toFixed(0)}%`,
           notes,
         ]);
@@ -143,9 +118,14 @@ export function printTable(
     if (i === 0) out.write(widths.map((w) => '-'.repeat(w)).join('  ') + '\n');
   }
   if (targets.length > 0) {
-    out.write('\ntargets\n');
+    out.write('\ntargets (medians)\n');
     for (const target of targets)
       out.write(`  ${target.met ? 'met    ' : 'NOT met'}  ${target.goal}: ${target.detail}\n`);
+  }
+  const failures = listFailures(all);
+  if (failures.length > 0) {
+    out.write('\nFAILED (left out of the medians and the targets)\n');
+    for (const failure of failures) out.write(`  ${failure}\n`);
   }
 }
 
@@ -167,6 +147,7 @@ export function toJson(server: string, sizes: Sizes, all: readonly Series[], tar
       runs: s.measurements,
     })),
     targets,
+    failures: listFailures(all),
   };
 }
 

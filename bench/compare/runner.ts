@@ -1,14 +1,29 @@
-import type { BenchServer } from '../bench-database';
+import type { BenchServer, ScratchDatabase } from '../bench-database';
 import { CEILING_METRICS, measureCeiling } from './ceiling';
-import type { QueueSystemFactory } from './queue-system';
+import type { QueueSystem, QueueSystemFactory, ScratchDatabases } from './queue-system';
 import type { Measurement, Metric, Scenario, Sizes } from './scenario';
+import { WalMeter } from './wal-meter';
 
 export const CEILING = 'ceiling';
+
+/**
+ * Figures read around and after each scenario, beside its own metrics, for
+ * the systems that report them: the WAL of its measured window (every
+ * system: WAL is server-wide, and each runs alone), the HOT share of the run
+ * table and the log audit (ours: the peers keep no log).
+ */
+export const COST_METRICS: readonly Metric[] = [
+  { key: 'walBytesPerRun', unit: 'WAL bytes/run', higherIsBetter: false },
+  { key: 'hotUpdatePercent', unit: 'HOT updates % (runs)', higherIsBetter: true },
+  { key: 'logRunsChecked', unit: 'runs checked in the log', higherIsBetter: true, check: true },
+  { key: 'logRunsMissingEvents', unit: 'runs missing events in the log', higherIsBetter: false, check: true },
+];
 
 /** Every repetition of one scenario on one system (or of the ceiling on PostgreSQL). */
 export interface Series {
   readonly scenario: string;
   readonly title: string;
+  /** The scenario's metrics, then those of COST_METRICS some repetition reported. */
   readonly metrics: readonly Metric[];
   readonly label: string;
   readonly system: string;
@@ -45,7 +60,9 @@ export async function runComparison(plan: ComparisonPlan): Promise<Series[]> {
   for (let repetition = 0; repetition < sizes.repetitions; repetition++) {
     const tag = `run ${repetition + 1}/${sizes.repetitions}`;
     if (plan.withCeiling) {
-      const measurement = await onFreshDatabase(server, (url) => measureCeiling(url, sizes.ceilingSeconds));
+      const measurement = await onFreshDatabases(server, (databases) =>
+        measureCeiling(databases.url, sizes.ceilingSeconds),
+      );
       seriesOf(
         { scenario: CEILING, title: 'PostgreSQL ceiling', metrics: CEILING_METRICS },
         { label: 'postgresql', system: 'postgresql', config: 'plain INSERTs', settings: '8 writers, autocommit' },
@@ -56,15 +73,9 @@ export async function runComparison(plan: ComparisonPlan): Promise<Series[]> {
     for (const scenario of scenarios) {
       for (const factory of order) {
         const system = factory.create();
-        const measurement = await onFreshDatabase(server, async (url) => {
-          try {
-            await system.start(url);
-            return await scenario.run(system, sizes);
-          } finally {
-            await system.stop();
-          }
-        }).catch((error: unknown): Measurement => ({
+        const measurement = await measure(server, scenario, system, sizes).catch((error: unknown): Measurement => ({
           values: {},
+          failed: true,
           note: `failed: ${error instanceof Error ? error.message : String(error)}`,
         }));
         const who = { label: factory.label, system: system.system, config: system.config, settings: system.settings };
@@ -75,15 +86,96 @@ export async function runComparison(plan: ComparisonPlan): Promise<Series[]> {
       }
     }
   }
-  return [...series.values()];
+  return [...series.values()].map((s) => ({
+    ...s,
+    metrics: [...s.metrics, ...COST_METRICS.filter((m) => s.measurements.some((r) => m.key in r.values))],
+  }));
 }
 
-async function onFreshDatabase<T>(server: BenchServer, work: (url: string) => Promise<T>): Promise<T> {
-  const db = await server.createDatabase('scheduler_bench_cmp');
+/**
+ * One scenario on one system on databases of its own: its figures, the WAL
+ * of its window, then what is read once it has stopped and nobody is
+ * connected any more.
+ */
+async function measure(
+  server: BenchServer,
+  scenario: Scenario,
+  system: QueueSystem,
+  sizes: Sizes,
+): Promise<Measurement> {
+  return onFreshDatabases(server, async (databases, waitUntilIdle) => {
+    const wal = new WalMeter(databases.url);
+    let measured: Measurement;
+    try {
+      await system.start(databases);
+      measured = await scenario.run(system, sizes, wal);
+    } finally {
+      await wal.end();
+      await system.stop();
+    }
+    return addFiguresAfterStop(measured, system, wal.bytesPerRun(), await waitUntilIdle());
+  });
+}
+
+/**
+ * The log audit (a log without the scenario's runs fails the repetition:
+ * its speed must not count) and the HOT share, beside the window's WAL.
+ * `idle`: nobody was connected any more, so every table statistic had been
+ * flushed; otherwise no HOT share rather than a short one.
+ */
+async function addFiguresAfterStop(
+  measured: Measurement,
+  system: QueueSystem,
+  walBytesPerRun: number | undefined,
+  idle: boolean,
+): Promise<Measurement> {
+  const values: Record<string, number> = { ...measured.values };
+  const notes = measured.note === undefined ? [] : [measured.note];
+  if (walBytesPerRun !== undefined) values['walBytesPerRun'] = walBytesPerRun;
+  const hot = idle ? await system.hotUpdatePercent() : undefined;
+  if (hot !== undefined) values['hotUpdatePercent'] = hot;
+  if (!idle) notes.push('still connected after stop: no HOT share');
+  const audit = measured.runs === undefined ? undefined : await system.auditLog(measured.runs);
+  if (audit !== undefined) {
+    values['logRunsChecked'] = audit.checked;
+    values['logRunsMissingEvents'] = audit.missing;
+  }
+  const logFailed = audit !== undefined && audit.missing > 0;
+  if (logFailed) notes.unshift(`failed: the log lacks events: ${audit.detail}`);
+  return {
+    ...measured,
+    values,
+    ...(notes.length > 0 ? { note: notes.join('; ') } : {}),
+    ...(logFailed ? { failed: true } : {}),
+  };
+}
+
+/**
+ * `work` on a fresh database and on any other it asks for, each dropped
+ * afterwards once its connections are gone; `waitUntilIdle` resolves true
+ * once nobody is connected to any of them.
+ */
+export async function onFreshDatabases<T>(
+  server: BenchServer,
+  work: (databases: ScratchDatabases, waitUntilIdle: () => Promise<boolean>) => Promise<T>,
+  prefix = 'scheduler_bench_cmp',
+): Promise<T> {
+  const own = await server.createDatabase(prefix);
+  const all: ScratchDatabase[] = [own];
+  const databases: ScratchDatabases = {
+    url: own.url,
+    create: async (prefix) => {
+      const db = await server.createDatabase(prefix);
+      all.push(db);
+      return db.url;
+    },
+  };
+  const waitUntilIdle = async (): Promise<boolean> =>
+    (await Promise.all(all.map((db) => db.waitUntilIdle()))).every((idle) => idle);
   try {
-    return await work(db.url);
+    return await work(databases, waitUntilIdle);
   } finally {
-    await db.drop();
+    for (const db of all) await db.drop();
   }
 }
 

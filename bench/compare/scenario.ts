@@ -1,4 +1,4 @@
-import type { BenchPayload, BenchRun, QueueSystem } from './queue-system';
+import type { BenchPayload, BenchRun, QueueSystem, RunsCounted } from './queue-system';
 
 /** How big each scenario is: the full run, or `--quick` for a smoke run. */
 export interface Sizes {
@@ -39,20 +39,37 @@ export interface Metric {
   readonly unit: string;
   /** Throughputs are; latencies are not. */
   readonly higherIsBetter: boolean;
+  /** A check's own figure (runs missing from the log): summarised from failed repetitions too. */
+  readonly check?: boolean;
 }
 
 /** One repetition's figures, by metric key; `note` says what was unusual (a capped drain). */
 export interface Measurement {
   readonly values: Readonly<Record<string, number>>;
   readonly note?: string;
+  /** The runs the scenario sent and saw start, which the system's log must hold (log-audit.sql.ts). */
+  readonly runs?: RunsCounted;
+  /** Its figures must not count (an error, a log without the runs): kept in the JSON, left out of the medians. */
+  readonly failed?: boolean;
+}
+
+/** The edges of a scenario's measured window, where its costs (the WAL written) are read. */
+export interface MeasuredWindow {
+  /** Just before the clock starts. */
+  open(): Promise<void>;
+  /** Just after the clock stops, with the runs the window's throughput counts. */
+  close(runs: number): Promise<void>;
 }
 
 export interface Scenario {
   readonly name: string;
   readonly title: string;
   readonly metrics: readonly Metric[];
-  /** The system is started on a fresh database and stopped afterwards by the runner. */
-  run(system: QueueSystem, sizes: Sizes): Promise<Measurement>;
+  /**
+   * The system is started on a fresh database and stopped afterwards by the
+   * runner. A scenario with a throughput marks its measured window.
+   */
+  run(system: QueueSystem, sizes: Sizes, window: MeasuredWindow): Promise<Measurement>;
 }
 
 /** Enqueues `runs` one batch call after another (a single producer), in the system's batch size. */

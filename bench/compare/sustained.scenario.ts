@@ -1,12 +1,5 @@
-import type { BenchRun } from './queue-system';
-import { percentile, sleep, type Scenario } from './scenario';
-
-const BATCH = 100;
-/**
- * The producer stops adding while this many runs wait: the system is kept
- * saturated, yet the start delay measures the system, not an ever-growing queue.
- */
-const MAX_BACKLOG = 1_000;
+import { produceUntil } from './producer';
+import { percentile, type Scenario } from './scenario';
 
 /**
  * Sustained lifecycle: one producer enqueues batches of 100 back to back
@@ -21,33 +14,27 @@ export const sustained: Scenario = {
     { key: 'p50Ms', unit: 'ms start delay p50', higherIsBetter: false },
     { key: 'p99Ms', unit: 'ms start delay p99', higherIsBetter: false },
   ],
-  async run(system, sizes) {
+  async run(system, sizes, window) {
     const delays: number[] = [];
-    let enqueued = 0;
+    let started = 0;
+    await window.open();
     const startedAt = Date.now();
     const endAt = startedAt + sizes.sustainedSeconds * 1000;
     await system.startWorkers((payload) => {
+      started++;
       const now = Date.now();
       if (now < endAt) delays.push(now - payload.dueAt);
     });
-    while (Date.now() < endAt) {
-      if (enqueued - delays.length >= MAX_BACKLOG) {
-        await sleep(2);
-        continue;
-      }
-      const dueAt = Date.now();
-      await system.enqueue(
-        Array.from({ length: BATCH }, (_, i): BenchRun => ({ payload: { n: enqueued + i, dueAt } })),
-      );
-      enqueued += BATCH;
-    }
+    const sent = await produceUntil(system, endAt, () => started);
     const seconds = (Date.now() - startedAt) / 1000;
+    await window.close(delays.length);
     return {
       values: {
         completionsPerSecond: delays.length / seconds,
         p50Ms: percentile(delays, 50),
         p99Ms: percentile(delays, 99),
       },
+      runs: { sent, started },
     };
   },
 };

@@ -1,0 +1,99 @@
+import { chronicle, chronicleSplit } from './chronicle';
+import { graphileWorkerTuned } from './graphile-worker';
+import { pgBossTuned } from './pg-boss';
+import { OURS, summarise, type Target } from './report';
+import type { Series } from './runner';
+
+/** One series' median of one metric. */
+interface Figure {
+  readonly label: string;
+  readonly value: number;
+}
+
+/** A bar ours is held to: `factor` times another system's figure, at least (throughputs) or at most (ms). */
+interface Bar {
+  readonly of: Figure | undefined;
+  readonly factor: number;
+}
+
+/**
+ * The issue's goals, each judged on the run's medians (a failed repetition
+ * has none: speed the log does not back never counts). A goal whose
+ * figures were not all measured (a scenario or system left out) has no
+ * verdict and is not listed.
+ */
+export function judgeTargets(all: readonly Series[]): Target[] {
+  const figure = (scenario: string, label: string, key: string): Figure | undefined => {
+    const series = all.find((s) => s.scenario === scenario && s.label === label);
+    const summary = series === undefined ? undefined : summarise(series, { key, unit: '', higherIsBetter: true });
+    return summary === undefined ? undefined : { label, value: summary.median };
+  };
+  // The faster peer by this latency: the lowest median among the peers that ran.
+  const fasterPeer = (scenario: string, key: string): Figure | undefined =>
+    all
+      .filter((s) => s.scenario === scenario && s.system !== OURS)
+      .flatMap((s) => figure(scenario, s.label, key) ?? [])
+      .sort((a, b) => a.value - b.value)[0];
+  const ours = (scenario: string, key: string) => figure(scenario, chronicle.label, key);
+  const pgBoss = (scenario: string, key: string) => figure(scenario, pgBossTuned.label, key);
+  const graphile = (scenario: string, key: string) => figure(scenario, graphileWorkerTuned.label, key);
+  const targets = [
+    atLeast(
+      `drain: ours >= 1.2x ${pgBossTuned.label} and >= 0.6x ${graphileWorkerTuned.label}`,
+      ours('drain', 'completionsPerSecond'),
+      [
+        { of: pgBoss('drain', 'completionsPerSecond'), factor: 1.2 },
+        { of: graphile('drain', 'completionsPerSecond'), factor: 0.6 },
+      ],
+    ),
+    atLeast(`sustained: ours >= 1.0x ${graphileWorkerTuned.label}`, ours('sustained', 'completionsPerSecond'), [
+      { of: graphile('sustained', 'completionsPerSecond'), factor: 1 },
+    ]),
+    atMost("sustained: start delay p99 <= 1.5x the faster peer's", ours('sustained', 'p99Ms'), {
+      of: fasterPeer('sustained', 'p99Ms'),
+      factor: 1.5,
+    }),
+    atLeast(
+      `bulk enqueue: ours >= 1.0x ${pgBossTuned.label} and >= 0.6x ${graphileWorkerTuned.label}`,
+      ours('bulk', 'runsPerSecond'),
+      [
+        { of: pgBoss('bulk', 'runsPerSecond'), factor: 1 },
+        { of: graphile('bulk', 'runsPerSecond'), factor: 0.6 },
+      ],
+    ),
+    atMost("timeliness: p99 <= the faster peer's", ours('timeliness', 'p99Ms'), {
+      of: fasterPeer('timeliness', 'p99Ms'),
+      factor: 1,
+    }),
+    atLeast('drain: split log >= 0.5x inline', figure('drain', chronicleSplit.label, 'completionsPerSecond'), [
+      { of: ours('drain', 'completionsPerSecond'), factor: 0.5 },
+    ]),
+  ];
+  return targets.filter((t): t is Target => t !== undefined);
+}
+
+/** A throughput: `figure` at least each bar's factor times its system's. */
+function atLeast(goal: string, figure: Figure | undefined, bars: readonly Bar[]): Target | undefined {
+  if (figure === undefined || bars.some((bar) => bar.of === undefined)) return undefined;
+  const ratios = bars.map((bar) => ({ bar, ratio: figure.value / bar.of!.value }));
+  return {
+    goal,
+    met: ratios.every(({ bar, ratio }) => ratio >= bar.factor),
+    detail: ratios.map(({ bar, ratio }) => `${ratio.toFixed(2)}x ${bar.of!.label}`).join(', '),
+  };
+}
+
+/** A latency in ms: `figure` at most the bar's factor times its system's. */
+function atMost(goal: string, figure: Figure | undefined, bar: Bar): Target | undefined {
+  if (figure === undefined || bar.of === undefined) return undefined;
+  const ratio = figure.value / bar.of.value;
+  return {
+    goal,
+    met: ratio <= bar.factor,
+    detail: `${ratio.toFixed(2)}x ${bar.of.label} (${ms(figure.value)} vs ${ms(bar.of.value)} ms)`,
+  };
+}
+
+function ms(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
