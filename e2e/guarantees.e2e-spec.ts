@@ -130,7 +130,7 @@ describe('delivery guarantees', () => {
     const snapshot = async (): Promise<unknown[]> => [
       (
         await db.pool.query(
-          'SELECT run_id, team, job, queue, priority, state, available_at, due_at, attempt, lease_expires_at, dead_at, discarded, snapshot, revision FROM runs ORDER BY run_id',
+          'SELECT run_id, team, job, queue, priority, state, available_at, due_at, attempt, attempt_limit, lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, definition, revision FROM runs ORDER BY run_id',
         )
       ).rows,
       (await db.pool.query('SELECT name, team, definition, version, paused, revision FROM jobs ORDER BY name')).rows,

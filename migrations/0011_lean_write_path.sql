@@ -67,3 +67,30 @@ $$;
 -- Run streams are no longer kept in stream_activity (the runs read model has
 -- their revision, state and time): the projection's version 2 rebuilds it.
 DELETE FROM stream_activity WHERE category = 'run';
+
+-- The runs row, lean: the decider's state in columns, the run's definition
+-- (payload included) in a column written once at scheduling and never again.
+-- Until now every transition rewrote the whole state as one jsonb snapshot,
+-- definition and payload included: the bytes of a lease or a completion were
+-- mostly a copy of what had not changed. Reads build the state from the
+-- columns (runFromRow in projections/runs/runs.sql.ts).
+ALTER TABLE runs
+  ADD COLUMN definition    jsonb,
+  ADD COLUMN attempt_limit integer,
+  ADD COLUMN fencing_token bigint,
+  ADD COLUMN worker_id     text,
+  ADD COLUMN leased_at     timestamptz,
+  ADD COLUMN last_error    text,
+  ADD COLUMN death         jsonb;
+UPDATE runs SET
+  definition    = snapshot->'definition',
+  attempt_limit = (snapshot->>'attemptLimit')::integer,
+  fencing_token = (snapshot->'lease'->>'fencingToken')::bigint,
+  worker_id     = snapshot->'lease'->>'workerId',
+  leased_at     = (snapshot->'lease'->>'leasedAt')::timestamptz,
+  last_error    = snapshot->>'lastError',
+  death         = nullif(snapshot->'death', 'null'::jsonb);
+ALTER TABLE runs
+  ALTER COLUMN definition SET NOT NULL,
+  ALTER COLUMN attempt_limit SET NOT NULL,
+  DROP COLUMN snapshot;

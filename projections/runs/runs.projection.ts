@@ -2,7 +2,7 @@ import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { RunEventType, type PresentRun, ABSENT, evolve, type RunSnapshot } from '@chronicle/domain';
 import type { Projection } from '../projection';
-import { upsertRuns } from './runs.sql';
+import { findRunSnapshots, upsertRuns } from './runs.sql';
 
 /**
  * The `runs` table from the log: each run's row is its decider state, folded
@@ -26,11 +26,9 @@ export const runsProjection: Projection = {
     for (const [runId, runEvents] of byRun)
       if ((reflected.get(runId) ?? -1) >= Number(runEvents[runEvents.length - 1]!.revision)) byRun.delete(runId);
     if (byRun.size === 0) return;
-    const { rows } = await db.query<{ run_id: string; snapshot: PresentRun }>(
-      'SELECT run_id, snapshot FROM runs WHERE run_id = ANY($1::text[])',
-      [[...byRun.keys()]],
+    const current = new Map<string, RunSnapshot>(
+      (await findRunSnapshots(db, [...byRun.keys()])).map((run) => [run.definition.runId, run]),
     );
-    const current = new Map(rows.map((r) => [r.run_id, r.snapshot as RunSnapshot]));
     const changed: PresentRun[] = [];
     for (const [runId, runEvents] of byRun) {
       const before = current.get(runId) ?? ABSENT;

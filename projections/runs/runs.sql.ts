@@ -7,22 +7,69 @@ import { WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
  */
 export const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
+/** The columns a run's state is read from, of `runs r`: select these, then runFromRow. */
+export const RUN_COLUMNS =
+  'r.state, r.revision, r.definition, r.attempt, r.attempt_limit, r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death, r.discarded';
+
+/** A row of RUN_COLUMNS as node-postgres gives it. */
+export interface RunRow {
+  readonly state: PresentRun['status'];
+  readonly revision: string;
+  readonly definition: PresentRun['definition'];
+  readonly attempt: number;
+  readonly attempt_limit: number;
+  readonly available_at: Date;
+  readonly fencing_token: string | null;
+  readonly worker_id: string | null;
+  readonly leased_at: Date | null;
+  readonly lease_expires_at: Date | null;
+  readonly last_error: string | null;
+  readonly death: PresentRun['death'];
+  readonly discarded: boolean;
+}
+
+/** The decider's state of a run, from its row. */
+export function runFromRow(row: RunRow): PresentRun {
+  return {
+    status: row.state,
+    revision: Number(row.revision),
+    definition: row.definition,
+    attempt: row.attempt,
+    attemptLimit: row.attempt_limit,
+    availableAt: row.available_at.toISOString(),
+    lease:
+      row.fencing_token === null
+        ? null
+        : {
+            fencingToken: Number(row.fencing_token),
+            workerId: row.worker_id!,
+            leasedAt: row.leased_at!.toISOString(),
+            expiresAt: row.lease_expires_at!.toISOString(),
+          },
+    lastError: row.last_error,
+    death: row.death,
+    discarded: row.discarded,
+  };
+}
+
 /**
  * Rows of runs that exist, in one UPDATE (claims, completions, the
- * scheduler's passes): cheaper than an upsert, which tries the insert
- * first. An older revision never overwrites a newer row.
+ * scheduler's passes): the state columns only, the definition stays as it
+ * was written. Cheaper than an upsert, which tries the insert first. An
+ * older revision never overwrites a newer row.
  */
 export async function updateRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
   if (states.length === 0) return;
   await db.query({
     name: 'runs_update',
     text: `UPDATE runs AS r
-              SET state = x.state, available_at = x.available_at, attempt = x.attempt, lease_expires_at = x.lease_expires_at,
-                  dead_at = x.dead_at, discarded = x.discarded, snapshot = x.snapshot, revision = x.revision, updated_at = now()
-             FROM jsonb_to_recordset($1::jsonb) AS x(run_id text, state text, available_at timestamptz, attempt int, lease_expires_at timestamptz,
-                  dead_at timestamptz, discarded boolean, snapshot jsonb, revision bigint)
+              SET state = x.state, available_at = x.available_at, attempt = x.attempt, attempt_limit = x.attempt_limit,
+                  lease_expires_at = x.lease_expires_at, fencing_token = x.fencing_token, worker_id = x.worker_id,
+                  leased_at = x.leased_at, last_error = x.last_error, dead_at = x.dead_at, death = x.death,
+                  discarded = x.discarded, revision = x.revision, updated_at = now()
+             FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
             WHERE r.run_id = x.run_id AND r.revision < x.revision`,
-    values: [rowsJson(states)],
+    values: [JSON.stringify(states.map(stateFields))],
   });
 }
 
@@ -30,52 +77,70 @@ export async function updateRuns(db: Queryable, states: readonly PresentRun[]): 
 export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
   if (states.length === 0) return;
   await db.query(
-    `INSERT INTO runs AS r (run_id, team, job, queue, priority, state, available_at, due_at, attempt, lease_expires_at, dead_at, discarded, snapshot, revision, updated_at)
-     SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.state, x.available_at, x.due_at, x.attempt, x.lease_expires_at, x.dead_at, x.discarded, x.snapshot, x.revision, now()
-       FROM jsonb_to_recordset($1::jsonb) AS x(run_id text, team text, job text, queue text, priority text, state text, available_at timestamptz,
-            due_at timestamptz, attempt int, lease_expires_at timestamptz, dead_at timestamptz, discarded boolean, snapshot jsonb, revision bigint)
+    `INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
+                            lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision, updated_at)
+     SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.definition, x.state, x.available_at, x.attempt, x.attempt_limit,
+            x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision, now()
+       FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS},
+            team text, job text, queue text, priority text, due_at timestamptz, definition jsonb)
      ON CONFLICT (run_id) DO UPDATE
         SET state = EXCLUDED.state, available_at = EXCLUDED.available_at, attempt = EXCLUDED.attempt,
-            lease_expires_at = EXCLUDED.lease_expires_at, dead_at = EXCLUDED.dead_at, discarded = EXCLUDED.discarded,
-            snapshot = EXCLUDED.snapshot, revision = EXCLUDED.revision, updated_at = now()
+            attempt_limit = EXCLUDED.attempt_limit, lease_expires_at = EXCLUDED.lease_expires_at,
+            fencing_token = EXCLUDED.fencing_token, worker_id = EXCLUDED.worker_id, leased_at = EXCLUDED.leased_at,
+            last_error = EXCLUDED.last_error, dead_at = EXCLUDED.dead_at, death = EXCLUDED.death,
+            discarded = EXCLUDED.discarded, revision = EXCLUDED.revision, updated_at = now()
       WHERE r.revision < EXCLUDED.revision`,
-    [rowsJson(states)],
+    [
+      JSON.stringify(
+        states.map((s) => ({
+          ...stateFields(s),
+          team: s.definition.team,
+          job: s.definition.job,
+          queue: s.definition.queue,
+          priority: s.definition.priority,
+          due_at: s.definition.dueAt,
+          definition: s.definition,
+        })),
+      ),
+    ],
   );
 }
 
-function rowsJson(states: readonly PresentRun[]): string {
-  return JSON.stringify(
-    states.map((s) => ({
-      run_id: s.definition.runId,
-      team: s.definition.team,
-      job: s.definition.job,
-      queue: s.definition.queue,
-      priority: s.definition.priority,
-      state: s.status,
-      available_at: s.availableAt,
-      due_at: s.definition.dueAt,
-      attempt: s.attempt,
-      lease_expires_at: s.lease?.expiresAt ?? null,
-      dead_at: s.death?.deadAt ?? null,
-      discarded: s.discarded,
-      snapshot: s,
-      revision: s.revision,
-    })),
-  );
+/** The columns a transition changes, as jsonb_to_recordset reads them (stateFields writes them). */
+const STATE_FIELDS = `run_id text, state text, available_at timestamptz, attempt int, attempt_limit int, lease_expires_at timestamptz,
+  fencing_token bigint, worker_id text, leased_at timestamptz, last_error text, dead_at timestamptz, death jsonb,
+  discarded boolean, revision bigint`;
+
+function stateFields(s: PresentRun): Record<string, unknown> {
+  return {
+    run_id: s.definition.runId,
+    state: s.status,
+    available_at: s.availableAt,
+    attempt: s.attempt,
+    attempt_limit: s.attemptLimit,
+    lease_expires_at: s.lease?.expiresAt ?? null,
+    fencing_token: s.lease?.fencingToken ?? null,
+    worker_id: s.lease?.workerId ?? null,
+    leased_at: s.lease?.leasedAt ?? null,
+    last_error: s.lastError,
+    dead_at: s.death?.deadAt ?? null,
+    death: s.death,
+    discarded: s.discarded,
+    revision: s.revision,
+  };
 }
 
 export async function findRunSnapshot(db: Queryable, runId: string): Promise<PresentRun | undefined> {
-  const { rows } = await db.query<{ snapshot: PresentRun }>('SELECT snapshot FROM runs WHERE run_id = $1', [runId]);
-  return rows[0]?.snapshot;
+  const { rows } = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.run_id = $1`, [runId]);
+  return rows[0] === undefined ? undefined : runFromRow(rows[0]);
 }
 
 export async function findRunSnapshots(db: Queryable, runIds: readonly string[]): Promise<PresentRun[]> {
   if (runIds.length === 0) return [];
-  const { rows } = await db.query<{ snapshot: PresentRun }>(
-    'SELECT snapshot FROM runs WHERE run_id = ANY($1::text[])',
-    [runIds],
-  );
-  return rows.map((r) => r.snapshot);
+  const { rows } = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.run_id = ANY($1::text[])`, [
+    runIds,
+  ]);
+  return rows.map(runFromRow);
 }
 
 export interface JobRunLimit {
@@ -110,10 +175,10 @@ export async function findRunSnapshotsAt(
   db: Queryable,
   runIds: readonly string[],
 ): Promise<{ runs: PresentRun[]; now: Date }> {
-  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
+  const { rows } = await db.query<RunRow & { db_now: Date }>({
     name: 'runs_snapshots_now',
-    text: 'SELECT r.snapshot, now() AS db_now FROM runs r WHERE r.run_id = ANY($1::text[])',
+    text: `SELECT ${RUN_COLUMNS}, now() AS db_now FROM runs r WHERE r.run_id = ANY($1::text[])`,
     values: [runIds],
   });
-  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date() };
+  return { runs: rows.map(runFromRow), now: rows[0]?.db_now ?? new Date() };
 }

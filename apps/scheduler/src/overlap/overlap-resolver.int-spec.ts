@@ -64,7 +64,7 @@ describe('overlap policies of scheduled jobs', () => {
     ).rows.map((r) => [r.fire, r.reason, r.detail]);
   const complete = async (policy: string, fire: string): Promise<void> => {
     const { rows } = await db.pool.query<{ token: number }>(
-      `SELECT (snapshot->'lease'->>'fencingToken')::int AS token FROM runs WHERE run_id = $1`,
+      `SELECT fencing_token::int AS token FROM runs WHERE run_id = $1`,
       [`ops.${policy}-${fire}`],
     );
     const transitions = new TransitionRunHandler(

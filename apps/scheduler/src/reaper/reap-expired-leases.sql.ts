@@ -1,5 +1,6 @@
 import type { Queryable } from '@chronicle/platform';
 import type { PresentRun } from '@chronicle/domain';
+import { RUN_COLUMNS, runFromRow, type RunRow } from '@chronicle/projections';
 
 /**
  * Leased runs whose lease has expired, oldest expiry first, each with its
@@ -28,11 +29,11 @@ export async function loadExpiredLeases(
   db: Queryable,
   runIds: readonly string[],
 ): Promise<{ runs: PresentRun[]; now: Date }> {
-  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date }>({
+  const { rows } = await db.query<RunRow & { db_now: Date }>({
     name: 'reap_load_expired',
-    text: `SELECT r.snapshot, now() AS db_now FROM runs r
+    text: `SELECT ${RUN_COLUMNS}, now() AS db_now FROM runs r
             WHERE r.run_id = ANY($1::text[]) AND r.state = 'leased' AND r.lease_expires_at <= now()`,
     values: [runIds],
   });
-  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date() };
+  return { runs: rows.map(runFromRow), now: rows[0]?.db_now ?? new Date() };
 }

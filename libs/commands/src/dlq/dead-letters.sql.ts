@@ -1,5 +1,6 @@
 import type { Queryable } from '@chronicle/platform';
 import type { PresentRun } from '@chronicle/domain';
+import { RUN_COLUMNS, runFromRow, type RunRow } from '@chronicle/projections';
 
 export interface DlqCursor {
   readonly deadAt: string;
@@ -19,9 +20,9 @@ export async function listDeadRuns(
   after: DlqCursor | undefined,
   limit: number,
 ): Promise<PresentRun[]> {
-  const { rows } = await db.query<{ snapshot: PresentRun }>({
+  const { rows } = await db.query<RunRow>({
     name: 'dlq_list',
-    text: `SELECT r.snapshot FROM runs r
+    text: `SELECT ${RUN_COLUMNS} FROM runs r
             WHERE r.team = $1 AND r.state = 'dead' AND NOT r.discarded
               AND ($2::text IS NULL OR r.job = $2)
               AND ($3::timestamptz IS NULL OR (r.dead_at, r.run_id) < ($3::timestamptz, $4::text))
@@ -29,5 +30,5 @@ export async function listDeadRuns(
             LIMIT $5`,
     values: [team, job ?? null, after?.deadAt ?? null, after?.runId ?? null, limit],
   });
-  return rows.map((r) => r.snapshot);
+  return rows.map(runFromRow);
 }

@@ -26,11 +26,14 @@ describe('runs reserved while their rows lag the log (a log of its own)', () => 
   const logger = { warn: (_message: unknown, fields?: unknown) => warnings.push(fields as Record<string, unknown>) };
   const eventTypes = async (runId: string): Promise<string[]> =>
     (await store.readStream(runStreamId(runId))).map((e) => e.type);
-  const row = async (runId: string): Promise<{ state: string; revision: string; lease: unknown }> =>
+  const row = async (
+    runId: string,
+  ): Promise<{ state: string; revision: string; fencingToken: number; expiresAt: Date }> =>
     (
-      await readModels.pool.query(`SELECT state, revision, snapshot->'lease' AS lease FROM runs WHERE run_id = $1`, [
-        runId,
-      ])
+      await readModels.pool.query(
+        `SELECT state, revision, fencing_token::int AS "fencingToken", lease_expires_at AS "expiresAt" FROM runs WHERE run_id = $1`,
+        [runId],
+      )
     ).rows[0];
 
   beforeAll(async () => {
@@ -91,7 +94,8 @@ describe('runs reserved while their rows lag the log (a log of its own)', () => 
     expect(await row('run_reserved')).toEqual({
       state: 'leased',
       revision: '1',
-      lease: expect.objectContaining({ fencingToken: leased.fencingToken, expiresAt: leased.leaseExpiresAt }),
+      fencingToken: leased.fencingToken,
+      expiresAt: new Date(leased.leaseExpiresAt),
     });
     await waitFor(async () => (await reservations.reservedRunIds(readModels.pool)).length === 0, {
       timeoutMs: 5000,

@@ -1,6 +1,6 @@
 import { perGroupLimit, PRIORITIES, type PresentRun, type PriorityWeights } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
-import { findJobRunLimits, WAITING_SQL } from '@chronicle/projections';
+import { findJobRunLimits, RUN_COLUMNS, runFromRow, type RunRow, WAITING_SQL } from '@chronicle/projections';
 import { lockJobLimits } from '../runs/job-limits.sql';
 
 /**
@@ -186,14 +186,14 @@ export async function loadLockedRuns(
   db: Queryable,
   runIds: readonly string[],
 ): Promise<{ runs: PresentRun[]; now: Date; limitedJobs: Set<string> }> {
-  const { rows } = await db.query<{ snapshot: PresentRun; db_now: Date; limited: boolean }>({
+  const { rows } = await db.query<RunRow & { db_now: Date; limited: boolean }>({
     name: 'claim_load_locked_runs',
-    text: `SELECT r.snapshot, now() AS db_now, EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited FROM runs r
+    text: `SELECT ${RUN_COLUMNS}, now() AS db_now, EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited FROM runs r
             WHERE r.run_id = ANY($1::text[]) AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()`,
     values: [runIds],
   });
-  const limitedJobs = new Set(rows.filter((r) => r.limited).map((r) => r.snapshot.definition.job));
-  return { runs: rows.map((r) => r.snapshot), now: rows[0]?.db_now ?? new Date(), limitedJobs };
+  const limitedJobs = new Set(rows.filter((r) => r.limited).map((r) => r.definition.job));
+  return { runs: rows.map(runFromRow), now: rows[0]?.db_now ?? new Date(), limitedJobs };
 }
 
 /** When the next run of these queues becomes ready: the long-poll's timer. */
