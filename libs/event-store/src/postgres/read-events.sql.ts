@@ -1,5 +1,5 @@
 import type { Queryable } from '@chronicle/platform';
-import type { LogPosition, ReadStreamOptions, RecordedEvent } from '../event-store.port';
+import type { EventMetadata, LogPosition, ReadStreamOptions, RecordedEvent } from '../event-store.port';
 
 interface EventRow {
   event_id: string;
@@ -8,15 +8,19 @@ interface EventRow {
   commit_position: string;
   global_position: string;
   event_type: string;
-  data: unknown;
-  metadata: Record<string, unknown>;
-  recorded_at: Date;
+  data: string;
+  metadata: string;
+  recorded_ms: number;
 }
 
 // transaction_id is read as text under another name: ordering by the output
-// name would sort by the text and leave the index.
-const COLUMNS =
-  'event_id, stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type, data, metadata, recorded_at';
+// name would sort by the text and leave the index. data and metadata are read
+// as their text and parsed when first looked at: a reader of the whole log
+// (the projector) skips most events' data, those its rows already reflect.
+// recorded_at as epoch milliseconds (it is stored to the millisecond): a
+// number, not a timestamp string to parse.
+const COLUMNS = `event_id, stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type,
+  data::text AS data, metadata::text AS metadata, (extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`;
 
 /** Largest bigint PostgreSQL accepts: "no limit" for LIMIT and revision bounds. */
 const MAX_BIGINT = '9223372036854775807';
@@ -64,14 +68,22 @@ export async function readAllEvents(db: Queryable, from: LogPosition, maxCount: 
 }
 
 function toRecordedEvent(row: EventRow): RecordedEvent {
+  let data: { value: unknown } | undefined;
+  let metadata: { value: EventMetadata } | undefined;
   return {
     id: row.event_id,
     streamId: row.stream_id,
     revision: BigInt(row.stream_revision),
     position: { commit: BigInt(row.commit_position), prepare: BigInt(row.global_position) },
     type: row.event_type,
-    data: row.data,
-    metadata: row.metadata,
-    recordedAt: row.recorded_at,
+    get data(): unknown {
+      data ??= { value: JSON.parse(row.data) };
+      return data.value;
+    },
+    get metadata(): EventMetadata {
+      metadata ??= { value: JSON.parse(row.metadata) as EventMetadata };
+      return metadata.value;
+    },
+    recordedAt: new Date(row.recorded_ms),
   };
 }
