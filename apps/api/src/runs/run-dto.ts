@@ -1,71 +1,40 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayNotEmpty,
-  IsArray,
-  IsDefined,
-  IsISO8601,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  Min,
-  ValidateNested,
-} from 'class-validator';
 import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE, NAME_PATTERN } from '@chronicle/domain';
+import { anyValue, array, integer, object, oneOf, text, type Accepted } from '../http/body-schema';
 
-/** POST /v1/jobs/{name}/runs: neither runAt nor delaySeconds means due now. */
-export class EnqueueBody {
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsDefined()
-  payload?: unknown;
+/* The bodies of enqueueing, validated by `CompiledBody`: one schema per body, its type from it. */
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  runAt?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(31_536_000)
-  delaySeconds?: number;
-
-  @ApiPropertyOptional({
-    enum: ['queue', 'reject'],
+const ENQUEUE_FIELDS = {
+  payload: anyValue(),
+  runAt: text({ format: 'iso8601' }),
+  delaySeconds: integer(0, 31_536_000),
+  ifRunning: {
+    ...oneOf(['queue', 'reject']),
     description:
       'reject: 409 concurrency-limit when the run would have to wait (the job has its limit of runs leased or due); queue (default): the run waits',
-  })
-  @IsOptional()
-  @IsIn(['queue', 'reject'])
-  ifRunning?: 'queue' | 'reject';
-}
+  },
+};
 
-export class BatchRunBody extends EnqueueBody {
-  @ApiProperty()
-  @IsString()
-  @Matches(NAME_PATTERN, { message: 'job must be a job name' })
-  job!: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @Matches(IDEMPOTENCY_KEY_PATTERN, { message: `idempotencyKey must be ${IDEMPOTENCY_KEY_RULE}` })
-  idempotencyKey?: string;
-}
+/** POST /v1/jobs/{name}/runs: neither runAt nor delaySeconds means due now. */
+export const EnqueueBody = object({ required: {}, optional: ENQUEUE_FIELDS }, 'EnqueueBody');
+export type EnqueueBody = Accepted<typeof EnqueueBody>;
 
 /** POST /v1/runs:batch: up to 1,000 runs in one call, for bulk producers. */
-export class BatchEnqueueBody {
-  @ApiProperty({ type: () => [BatchRunBody] })
-  @IsArray()
-  @ArrayNotEmpty()
-  @ArrayMaxSize(1000)
-  @ValidateNested({ each: true })
-  @Type(() => BatchRunBody)
-  runs!: BatchRunBody[];
-}
+export const BatchEnqueueBody = object(
+  {
+    required: {
+      runs: array(
+        object({
+          required: { job: text({ pattern: NAME_PATTERN, rule: 'a job name' }) },
+          optional: {
+            ...ENQUEUE_FIELDS,
+            idempotencyKey: text({ pattern: IDEMPOTENCY_KEY_PATTERN, rule: IDEMPOTENCY_KEY_RULE }),
+          },
+        }),
+        { minItems: 1, maxItems: 1000 },
+      ),
+    },
+  },
+  'BatchEnqueueBody',
+);
+export type BatchEnqueueBody = Accepted<typeof BatchEnqueueBody>;
+export type BatchRunBody = BatchEnqueueBody['runs'][number];

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import { EnqueueRuns, GetJob, GetRun, GetRunEvents, TransitionRun } from '@chronicle/commands';
@@ -17,6 +17,7 @@ import {
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { CompiledBody } from '../http/compiled-body';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
 import { runView, type RunView } from './run-view';
 
@@ -34,7 +35,7 @@ export class RunsController {
   async enqueue(
     @CurrentCaller() caller: Caller,
     @Param('name') rawName: string,
-    @Body() body: EnqueueBody,
+    @CompiledBody(EnqueueBody) body: EnqueueBody,
     @Headers('idempotency-key') rawIdempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<RunView> {
@@ -71,7 +72,7 @@ export class RunsController {
   @HttpCode(200)
   async enqueueBatch(
     @CurrentCaller() caller: Caller,
-    @Body() body: BatchEnqueueBody,
+    @CompiledBody(BatchEnqueueBody) body: BatchEnqueueBody,
   ): Promise<{ runs: Array<RunView & { created: boolean }> }> {
     const team = requireTeam(caller);
     const now = this.clock.now();
@@ -90,7 +91,7 @@ export class RunsController {
           payload: item.payload,
           dueAt,
           ifRunning: item.ifRunning ?? 'queue',
-          ...(item.idempotencyKey === undefined ? {} : { idempotencyKey: item.idempotencyKey }),
+          ...(item.idempotencyKey == null ? {} : { idempotencyKey: item.idempotencyKey }),
         },
       };
     });

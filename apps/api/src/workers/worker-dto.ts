@@ -1,136 +1,62 @@
-import { Type } from 'class-transformer';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  ArrayNotEmpty,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
 import { NAME_PATTERN, RUN_ID_PATTERN } from '@chronicle/domain';
+import { array, boolean, integer, object, oneOf, text, type Accepted, type Fields } from '../http/body-schema';
 
-/** What to lease: the body of POST /v1/lease, and the `lease` of POST /v1/runs:complete. */
-export class LeaseNextBody {
-  @ApiProperty({ type: [String] })
-  @IsArray()
-  @ArrayNotEmpty()
-  @ArrayMaxSize(50)
-  @IsString({ each: true })
-  @Matches(NAME_PATTERN, { each: true, message: 'each queue must be a queue name' })
-  queues!: string[];
+/* The bodies of the worker protocol, validated by `CompiledBody`: one schema per body, its type from it. */
 
-  @ApiProperty()
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  max!: number;
+const FENCING_TOKEN = integer(0);
+const LEASE_SECONDS = integer(1, 3600);
+const RUN_ID = text({ pattern: RUN_ID_PATTERN, rule: 'a run id' });
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(3600)
-  leaseSeconds?: number;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  workerId?: string;
+/** The items of a batch call: 1 to 100, each the single call's body with the run it is for. */
+function perRun<R extends Fields, O extends Fields>(fields: { required: R; optional: O }) {
+  const item = object({ required: { ...fields.required, runId: RUN_ID }, optional: fields.optional });
+  return array(item, { minItems: 1, maxItems: 100 });
 }
 
-export class LeaseBody extends LeaseNextBody {
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(30)
-  waitSeconds?: number;
-}
+const LEASE_NEXT_FIELDS = {
+  required: {
+    queues: array(text({ pattern: NAME_PATTERN, rule: 'a queue name' }), { minItems: 1, maxItems: 50 }),
+    max: integer(1, 100),
+  },
+  optional: { leaseSeconds: LEASE_SECONDS, workerId: text({ maxLength: 200 }) },
+};
 
-export class HeartbeatBody {
-  @ApiProperty()
-  @IsInt()
-  @Min(0)
-  fencingToken!: number;
+/** What to lease: the `lease` of POST /v1/runs:complete. */
+export const LeaseNextBody = object(LEASE_NEXT_FIELDS, 'LeaseNextBody');
+export type LeaseNextBody = Accepted<typeof LeaseNextBody>;
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(3600)
-  leaseSeconds?: number;
-}
+/** POST /v1/lease: what to lease, long-polling up to waitSeconds. */
+export const LeaseBody = object(
+  { required: LEASE_NEXT_FIELDS.required, optional: { ...LEASE_NEXT_FIELDS.optional, waitSeconds: integer(0, 30) } },
+  'LeaseBody',
+);
+export type LeaseBody = Accepted<typeof LeaseBody>;
 
-export class HeartbeatItemBody extends HeartbeatBody {
-  @ApiProperty()
-  @IsString()
-  @Matches(RUN_ID_PATTERN, { message: 'runId must be a run id' })
-  runId!: string;
-}
+const HEARTBEAT_FIELDS = { required: { fencingToken: FENCING_TOKEN }, optional: { leaseSeconds: LEASE_SECONDS } };
+
+/** POST /v1/runs/{id}/heartbeat */
+export const HeartbeatBody = object(HEARTBEAT_FIELDS, 'HeartbeatBody');
+export type HeartbeatBody = Accepted<typeof HeartbeatBody>;
 
 /** POST /v1/runs:heartbeat: up to 100 heartbeats in one transaction. */
-export class HeartbeatManyBody {
-  @ApiProperty({ type: () => [HeartbeatItemBody] })
-  @IsArray()
-  @ArrayNotEmpty()
-  @ArrayMaxSize(100)
-  @ValidateNested({ each: true })
-  @Type(() => HeartbeatItemBody)
-  heartbeats!: HeartbeatItemBody[];
-}
+export const HeartbeatManyBody = object({ required: { heartbeats: perRun(HEARTBEAT_FIELDS) } }, 'HeartbeatManyBody');
+export type HeartbeatManyBody = Accepted<typeof HeartbeatManyBody>;
 
-export class CompleteBody {
-  @ApiProperty()
-  @IsInt()
-  @Min(0)
-  fencingToken!: number;
+const COMPLETE_FIELDS = {
+  required: { fencingToken: FENCING_TOKEN, outcome: oneOf(['success', 'failure']) },
+  optional: { error: text({ maxLength: 10_000 }), retryable: boolean() },
+};
 
-  @ApiProperty()
-  @IsIn(['success', 'failure'])
-  outcome!: 'success' | 'failure';
+/** POST /v1/runs/{id}/complete */
+export const CompleteBody = object(COMPLETE_FIELDS, 'CompleteBody');
+export type CompleteBody = Accepted<typeof CompleteBody>;
 
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @MaxLength(10_000)
-  error?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsBoolean()
-  retryable?: boolean;
-}
-
-export class CompleteItemBody extends CompleteBody {
-  @ApiProperty()
-  @IsString()
-  @Matches(RUN_ID_PATTERN, { message: 'runId must be a run id' })
-  runId!: string;
-}
-
-/** POST /v1/runs:complete: up to 100 completions in one transaction. */
-export class CompleteManyBody {
-  @ApiProperty({ type: () => [CompleteItemBody] })
-  @IsArray()
-  @ArrayNotEmpty()
-  @ArrayMaxSize(100)
-  @ValidateNested({ each: true })
-  @Type(() => CompleteItemBody)
-  completions!: CompleteItemBody[];
-
-  /** The worker's next runs, leased in the same transaction and sent in the answer (no waiting). */
-  @ApiPropertyOptional({ type: () => LeaseNextBody })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => LeaseNextBody)
-  lease?: LeaseNextBody;
-}
+/**
+ * POST /v1/runs:complete: up to 100 completions in one transaction; with `lease`, the worker's next runs,
+ * leased in the same transaction and sent in the answer (no waiting).
+ */
+export const CompleteManyBody = object(
+  { required: { completions: perRun(COMPLETE_FIELDS) }, optional: { lease: LeaseNextBody } },
+  'CompleteManyBody',
+);
+export type CompleteManyBody = Accepted<typeof CompleteManyBody>;

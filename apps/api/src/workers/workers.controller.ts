@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
 import {
@@ -20,6 +20,7 @@ import {
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { CompiledBody } from '../http/compiled-body';
 import { domainProblem } from '../http/problem-details.filter';
 import {
   CompleteBody,
@@ -40,7 +41,7 @@ export class WorkersController {
   @HttpCode(200)
   async lease(
     @CurrentCaller() caller: Caller,
-    @Body() body: LeaseBody,
+    @CompiledBody(LeaseBody) body: LeaseBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ leases: LeasedRun[] }> {
     const worker = requireWorker(caller);
@@ -61,7 +62,7 @@ export class WorkersController {
   async heartbeat(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
-    @Body() body: HeartbeatBody,
+    @CompiledBody(HeartbeatBody) body: HeartbeatBody,
   ): Promise<{ runId: string; leaseExpiresAt: string | null }> {
     const [result] = await this.commands.execute(new HeartbeatRuns(requireWorker(caller), [heartbeat(id, body)]));
     if ('refused' in result!) throw result.refused;
@@ -73,7 +74,7 @@ export class WorkersController {
   @HttpCode(200)
   async heartbeatMany(
     @CurrentCaller() caller: Caller,
-    @Body() body: HeartbeatManyBody,
+    @CompiledBody(HeartbeatManyBody) body: HeartbeatManyBody,
   ): Promise<{ results: Array<{ runId: string; leaseExpiresAt?: string | null; problem?: Record<string, unknown> }> }> {
     const results = await this.commands.execute(
       new HeartbeatRuns(
@@ -92,7 +93,7 @@ export class WorkersController {
   async complete(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
-    @Body() body: CompleteBody,
+    @CompiledBody(CompleteBody) body: CompleteBody,
   ): Promise<{ runId: string; state: string; retryAt: string | null }> {
     const {
       results: [result],
@@ -110,7 +111,7 @@ export class WorkersController {
   @HttpCode(200)
   async completeMany(
     @CurrentCaller() caller: Caller,
-    @Body() body: CompleteManyBody,
+    @CompiledBody(CompleteManyBody) body: CompleteManyBody,
   ): Promise<{
     results: Array<{ runId: string; state?: string; retryAt?: string | null; problem?: Record<string, unknown> }>;
     leases?: LeasedRun[];
@@ -120,12 +121,12 @@ export class WorkersController {
       new CompleteRuns(
         worker,
         body.completions.map((c) => completion(c.runId, c)),
-        body.lease === undefined ? undefined : claimRequest(worker, body.lease),
+        body.lease == null ? undefined : claimRequest(worker, body.lease),
       ),
     );
     return {
       results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)),
-      ...(body.lease === undefined ? {} : { leases }),
+      ...(body.lease == null ? {} : { leases }),
     };
   }
 }

@@ -1,14 +1,16 @@
 import { DomainError } from '../domain-error';
 
-/** When a new run is due: at `runAt`, after `delaySeconds`, or (neither) now; never both. */
+/**
+ * When a new run is due: at `runAt`, after `delaySeconds`, or (neither) now; never both. Null is "not
+ * given", as the API's optional fields take it.
+ */
 export function dueTimeOf(
-  request: { readonly runAt?: string; readonly delaySeconds?: number },
+  request: { readonly runAt?: string | null; readonly delaySeconds?: number | null },
   now: Date,
   where = '',
 ): Date {
-  if (request.runAt !== undefined && request.delaySeconds !== undefined)
+  const { runAt, delaySeconds } = request;
+  if (runAt != null && delaySeconds != null)
     throw new DomainError('validation-error', `${where}give runAt or delaySeconds, not both`);
-  return request.runAt !== undefined
-    ? new Date(request.runAt)
-    : new Date(now.getTime() + (request.delaySeconds ?? 0) * 1000);
+  return runAt != null ? new Date(runAt) : new Date(now.getTime() + (delaySeconds ?? 0) * 1000);
 }
