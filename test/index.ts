@@ -4,3 +4,4 @@ export * from './seed';
 export * from './test-database';
 export * from './test-environment';
 export { waitFor, type WaitOptions } from '@chronicle/worker-sdk/testing';
+export * from './worker-handlers';

@@ -7,13 +7,12 @@ import {
   type WorkerCaller,
 } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { JsonLogger, loadConfig } from '@chronicle/platform';
-import { createTestDatabase, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
+import { JsonLogger } from '@chronicle/platform';
+import { createTestDatabase, seedRuns, testJob, workerHandlers, type TestDatabase } from '@chronicle/testing';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns } from '../workers/claim-ready-runs';
-import { CompleteRuns, CompleteRunsHandler } from '../workers/complete-runs.command';
+import { CompleteRuns } from '../workers/complete-runs.command';
 import { ReadySignal } from '../workers/ready-signal';
-import { TeamsServed } from '../workers/teams-served';
 import { TransitionRun, TransitionRunHandler } from './transition-run.command';
 
 const waiting = testJob({ name: 'ops.waiting' });
@@ -84,14 +83,9 @@ describe("a team's transitions of a run, decided from the runs read model", () =
       error: 'boom',
       retryable: true,
     }));
-    const { results } = await new CompleteRunsHandler(
-      store,
-      readModels.pool,
-      loadConfig({}),
-      new ReadySignal(),
-      new TeamsServed(readModels.pool),
-      reservations,
-    ).execute(new CompleteRuns(worker, failures));
+    const { results } = await workerHandlers(store, readModels.pool, reservations).complete.execute(
+      new CompleteRuns(worker, failures),
+    );
     expect(results.map((r) => ('state' in r ? r.state : r.refused.code)).sort()).toEqual(['dead', 'dead']);
   });
   afterAll(async () => {

@@ -1,11 +1,9 @@
 import { runStreamId, type WorkerCaller } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { loadConfig, withTransaction } from '@chronicle/platform';
+import { withTransaction } from '@chronicle/platform';
 import { runsProjection } from '@chronicle/projections';
-import { createTestDatabase, seedRuns, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
-import { LeaseRuns, LeaseRunsHandler } from '../workers/lease-runs.command';
-import { ReadySignal } from '../workers/ready-signal';
-import { TeamsServed } from '../workers/teams-served';
+import { createTestDatabase, seedRuns, testJob, workerHandlers, waitFor, type TestDatabase } from '@chronicle/testing';
+import { LeaseRuns } from '../workers/lease-runs.command';
 import { RunReservations } from './run-reservations';
 
 const job = testJob({ name: 'ops.reserved' });
@@ -57,14 +55,7 @@ describe('runs reserved while their rows lag the log (a log of its own)', () => 
 
   it('leaves a run whose lease is in the log but not in its row out of claims until the projector applied it', async () => {
     const reservations = new RunReservations(logger);
-    const leases = new LeaseRunsHandler(
-      store,
-      readModels.pool,
-      loadConfig({}),
-      new ReadySignal(),
-      new TeamsServed(readModels.pool),
-      reservations,
-    );
+    const leases = workerHandlers(store, readModels.pool, reservations).lease;
     const lease = async (): Promise<string[]> =>
       (
         await leases.execute(

@@ -1,12 +1,8 @@
 import { DEFAULT_PRIORITY_WEIGHTS, runStreamId, type WorkerCaller } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { JsonLogger, loadConfig } from '@chronicle/platform';
-import { createTestDatabase, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, seedRuns, testJob, workerHandlers, type TestDatabase } from '@chronicle/testing';
 import { claimReadyRuns } from './claim-ready-runs';
-import { CompleteRuns, CompleteRunsHandler } from './complete-runs.command';
-import { RunReservations } from '../unit-of-work/run-reservations';
-import { ReadySignal } from './ready-signal';
-import { TeamsServed } from './teams-served';
+import { CompleteRuns } from './complete-runs.command';
 
 const job = testJob({ name: 'ops.split' });
 const caller: WorkerCaller = { kind: 'worker', team: 'ops', queues: ['ops'] };
@@ -46,14 +42,7 @@ describe('worker decisions with a log of its own', () => {
       { type: 'LeaseExtended', data: { leaseExpiresAt: new Date(Date.now() + 60_000).toISOString() } },
     ]);
 
-    const completions = new CompleteRunsHandler(
-      store,
-      readModels.pool,
-      loadConfig({}),
-      new ReadySignal(),
-      new TeamsServed(readModels.pool),
-      new RunReservations(new JsonLogger('error')),
-    );
+    const completions = workerHandlers(store, readModels.pool).complete;
     const {
       results: [result],
     } = await completions.execute(

@@ -1,0 +1,20 @@
+import type { Pool } from 'pg';
+import { CompleteRunsHandler, LeaseRunsHandler, ReadySignal, RunReservations, TeamsServed } from '@chronicle/commands';
+import type { EventStore } from '@chronicle/event-store';
+import { JsonLogger, loadConfig } from '@chronicle/platform';
+
+/**
+ * The worker protocol's command handlers as Nest wires them, on a store and read models of a
+ * test's choosing (one log of its own, for instance), sharing one reservation registry.
+ */
+export function workerHandlers(
+  store: EventStore,
+  pool: Pool,
+  reservations: RunReservations = new RunReservations(new JsonLogger('error')),
+): { lease: LeaseRunsHandler; complete: CompleteRunsHandler } {
+  const [config, ready, teamsServed] = [loadConfig({}), new ReadySignal(), new TeamsServed(pool)];
+  return {
+    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations),
+    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations),
+  };
+}
