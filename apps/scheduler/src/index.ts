@@ -6,3 +6,4 @@ export * from './reaper/lease-reaper';
 export * from './reaper/reap-expired-leases.sql';
 export * from './scheduler.module';
 export * from './scheduler.service';
+export * from './vacuum/hot-tables-vacuum';

@@ -15,16 +15,21 @@ import {
 import { LeaseReaper } from './reaper/lease-reaper';
 import { Materialiser } from './materialiser/materialiser';
 import { OverlapResolver } from './overlap/overlap-resolver';
+import { HotTablesVacuum } from './vacuum/hot-tables-vacuum';
 
 /** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
 const REAP_INTERVAL_MS = 250;
 /** Reference 3.5: the materialiser looks at every schedule each second, MATERIALISE_LOOKAHEAD_SECONDS (60) ahead. */
 const MATERIALISE_INTERVAL_MS = 1000;
+/** How often the hot tables' dead rows are looked at (HotTablesVacuum); a vacuum runs beside the passes. */
+const VACUUM_CHECK_INTERVAL_MS = 10_000;
 
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;
+  private vacuumTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
+  private vacuuming: Promise<void> = Promise.resolve();
   private stopped = false;
 
   constructor(
@@ -66,11 +71,23 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         });
     };
     tick();
+    const vacuum = new HotTablesVacuum(this.pool, log);
+    const vacuumTick = (): void => {
+      this.vacuuming = vacuum
+        .vacuumOnce()
+        .then(() => undefined)
+        .catch((err: unknown) => log.error('hot table vacuum failed', { err: String(err) }))
+        .finally(() => {
+          if (!this.stopped) this.vacuumTimer = setTimeout(vacuumTick, VACUUM_CHECK_INTERVAL_MS);
+        });
+    };
+    this.vacuumTimer = setTimeout(vacuumTick, VACUUM_CHECK_INTERVAL_MS);
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running;
+    clearTimeout(this.vacuumTimer);
+    await Promise.all([this.running, this.vacuuming]);
   }
 }
