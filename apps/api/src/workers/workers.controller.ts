@@ -15,6 +15,7 @@ import {
   requireQueue,
   requireWorker,
   type Caller,
+  type DomainError,
   type WorkerCaller,
 } from '@chronicle/domain';
 import type { LeasedRun } from '@chronicle/worker-sdk';
@@ -83,7 +84,7 @@ export class WorkersController {
       ),
     );
     return {
-      results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)),
+      results: perRun(results),
     };
   }
 
@@ -125,10 +126,17 @@ export class WorkersController {
       ),
     );
     return {
-      results: results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r)),
+      results: perRun(results),
       ...(body.lease == null ? {} : { leases }),
     };
   }
+}
+
+/** A batch's answer per run: the run's result, or the problem that refused that run alone. */
+function perRun<Result extends { runId: string }>(
+  results: ReadonlyArray<Result | { runId: string; refused: DomainError }>,
+): Array<Result | { runId: string; problem: Record<string, unknown> }> {
+  return results.map((r) => ('refused' in r ? { runId: r.runId, problem: domainProblem(r.refused) } : r));
 }
 
 /** What a worker asks to lease, checked against its token's queues. */
