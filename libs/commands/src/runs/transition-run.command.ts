@@ -5,7 +5,6 @@ import {
   ABSENT,
   actorOf,
   decide,
-  DomainError,
   isWaiting,
   RUN_EVENT_SCHEMA_VERSION,
   type Caller,
@@ -15,7 +14,7 @@ import {
 } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { type Clock, CLOCK, EVENT_STORE, PG_POOL } from '@chronicle/platform';
-import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
+import { changedWhileDecided, decideAndAppendRuns } from '../unit-of-work/decide-runs';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { lockAndLoadRuns } from '../workers/complete-runs.sql';
 import { ReadySignal } from '../workers/ready-signal';
@@ -63,7 +62,7 @@ export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
     });
     if (proposed.length === 0) return before;
     const run = decided[0]?.after;
-    if (run === undefined) throw new DomainError('conflict', `run ${runId} changed while it was decided; ask again`);
+    if (run === undefined) throw changedWhileDecided(runId);
     // A replayed run waits again: wake this process's long-polls.
     if (isWaiting(run.status)) this.ready.notify();
     return run;

@@ -1,10 +1,18 @@
-import { type RunEvent, type PresentRun, evolve, type RunSnapshot, runStreamId } from '@chronicle/domain';
+import { DomainError, type RunEvent, type PresentRun, evolve, type RunSnapshot, runStreamId } from '@chronicle/domain';
 import { WrongExpectedRevisionError, type StreamAppend, type UnitOfWork } from '@chronicle/event-store';
 import { updateRuns } from '@chronicle/projections';
 
 export interface RunDecision {
   readonly after: PresentRun;
   readonly events: readonly RunEvent[];
+}
+
+/**
+ * A decision on a run that its append refused: with a log of its own, the row it was decided from
+ * lagged the run's stream. Nothing was written; the caller may ask again.
+ */
+export function changedWhileDecided(runId: string): DomainError {
+  return new DomainError('conflict', `run ${runId} changed while it was decided; ask again`);
 }
 
 /** Runs whose locks the unit of work holds, how to decide each, and the metadata of their events. */

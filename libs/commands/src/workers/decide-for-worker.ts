@@ -10,7 +10,12 @@ import {
 } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
-import { decideAndAppendBatches, type RunBatch, type RunDecision } from '../unit-of-work/decide-runs';
+import {
+  changedWhileDecided,
+  decideAndAppendBatches,
+  type RunBatch,
+  type RunDecision,
+} from '../unit-of-work/decide-runs';
 import type { RunReservations } from '../unit-of-work/run-reservations';
 import { lockAndLoadRuns } from './complete-runs.sql';
 
@@ -78,8 +83,7 @@ export async function prepareWorkerDecisions(
       const run = after.get(runId);
       if (run !== undefined) return { runId, run };
       // Decided, but its append met a newer revision (a log of its own, the row behind it): not lost, not done.
-      if (proposed.has(runId))
-        return { runId, refused: new DomainError('conflict', `run ${runId} changed while it was decided; ask again`) };
+      if (proposed.has(runId)) return { runId, refused: changedWhileDecided(runId) };
       return { runId, refused: refused.get(runId) ?? new DomainError('not-found', `run ${runId} not found`) };
     });
   };
