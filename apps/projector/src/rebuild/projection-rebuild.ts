@@ -238,16 +238,22 @@ export async function verifyProjections(
   });
 }
 
-/** Until every live projection's checkpoint is at `position` or past it (the projector has applied as much), 10 s at most. */
+/**
+ * Until every live projection's checkpoint is at `position` or past it (the projector has applied as
+ * much), 10 s at most, and no longer than 1 s without any checkpoint moving (no projector running).
+ */
 async function waitForLiveCheckpoints(
   pool: Pool,
   projections: readonly Projection[],
   position: LogPosition,
 ): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
+  let [seen, movedAt] = ['', Date.now()];
+  while (Date.now() < deadline && Date.now() - movedAt < 1000) {
     const checkpoints = await Promise.all(projections.map((p) => loadCheckpoint(pool, p.name)));
     if (checkpoints.every((c) => c !== undefined && comparePositions(c.position, position) >= 0)) return;
+    const now = checkpoints.map((c) => `${c?.position.commit}:${c?.position.prepare}`).join(',');
+    if (now !== seen) [seen, movedAt] = [now, Date.now()];
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -172,7 +172,7 @@ export async function diffTable(db: Queryable, schema: string, table: string, li
     return rows.map((r) => ({ table, ...r }));
   }
   const keyOf = (alias: string): string =>
-    `json_build_object(${keys.map((k) => `'${k.replace(/"/g, '')}', ${alias}.${k}`).join(', ')})::text`;
+    `jsonb_build_object(${keys.map((k) => `'${k.replace(/"/g, '')}', ${alias}.${k}`).join(', ')})::text`;
   const rowOf = (alias: string): string => `ROW(${compared.map((c) => `${alias}.${c}`).join(', ')})`;
   const { rows } = await db.query<{ key: string; kind: RowDifference['kind'] }>(
     `SELECT CASE WHEN l.${keys[0]} IS NULL THEN ${keyOf('s')} ELSE ${keyOf('l')} END AS key,
