@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npx chronicle`: the built CLI (npm run build; npm start builds too).
 'use strict';
+/* global __dirname, require, process */
 const fs = require('node:fs');
 const path = require('node:path');
 
