@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npx chronicle`: the built CLI (npm run build; npm start builds too).
 'use strict';
-/* global __dirname, require, process */
+/* global __dirname */
 const fs = require('node:fs');
 const path = require('node:path');
 
