@@ -6,6 +6,7 @@ import {
   createShadowTables,
   diffTable,
   dropSchema,
+  indexShadowTables,
   inSchema,
   lockLiveTables,
   overlayLiveRows,
@@ -106,6 +107,12 @@ class ShadowBuild {
     this.events = before.events;
   }
 
+  /** The live tables' indexes on the shadows, once most rows are in. */
+  async index(): Promise<void> {
+    for (const projection of this.projections)
+      await indexShadowTables(this.pool, this.schemaOf(projection), projection.tables);
+  }
+
   async dropShadows(): Promise<void> {
     for (const projection of this.projections) await dropSchema(this.pool, this.schemaOf(projection));
   }
@@ -152,6 +159,7 @@ export async function rebuildProjection(
     try {
       await build.create();
       await build.catchUp();
+      await build.index();
       // The log read (PostgreSQL's readAll stops before the oldest transaction still running) can end
       // short of rows commands wrote through meanwhile: those are taken from the live tables, once now
       // and, for the rows written since (a margin for transactions that started earlier), under the lock.
@@ -232,6 +240,8 @@ export async function verifyProjections(
   return exclusively(pool, 'projection-verify', async () => {
     try {
       await build.create();
+      await build.catchUp();
+      await build.index();
       let persistent: Map<string, RowDifference> | undefined;
       for (let round = 1; round <= settings.rounds; round++) {
         await build.catchUp();
