@@ -58,6 +58,7 @@ module.exports = {
       OURS.platform,
       ...FOUNDATIONS,
     ]),
+    layer('cli', 'apps/cli', ['apps/projector', OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
     layer('projector', 'apps/projector', [
       OURS.projections,
       OURS.runtime,

@@ -2,3 +2,4 @@ export * from './api-client';
 export * from './start-app';
 export * from './team-tokens';
 export * from './wait-healthy';
+export * from './build-dist';

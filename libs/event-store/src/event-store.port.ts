@@ -148,6 +148,13 @@ export interface EventStore {
    */
   subscribeToAll(options?: SubscribeOptions): AsyncIterable<readonly RecordedEvent[]>;
 
+  /**
+   * How many events the global log holds after `from` (exclusive), counting
+   * at most `limit`: how far a reader at `from` (a projection's checkpoint)
+   * is behind the log's head. Bounded so that asking is cheap whatever the lag.
+   */
+  countEventsAfter(from: LogPosition, limit: number): Promise<number>;
+
   /** Resolves when the store answers; rejects with EventStoreUnavailableError otherwise. */
   ping(): Promise<void>;
 

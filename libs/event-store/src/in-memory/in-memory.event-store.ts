@@ -8,6 +8,7 @@ import {
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
+  type LogPosition,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
@@ -121,6 +122,10 @@ export class InMemoryEventStore implements EventStore {
       readBatch: (from, maxCount) => this.readAll({ from, maxCount }),
       waitForAppend: (ms, signal) => this.appended.wait(ms, signal),
     });
+  }
+
+  async countEventsAfter(from: LogPosition, limit: number): Promise<number> {
+    return Math.min(limit, this.log.filter((e) => comparePositions(e.position, from) > 0).length);
   }
 
   async ping(): Promise<void> {}

@@ -173,6 +173,11 @@ export class KurrentDbEventStore implements EventStore {
     return events;
   }
 
+  /** KurrentDB numbers no events globally: the events after `from` are read (their count only kept), `limit` at most. */
+  async countEventsAfter(from: LogPosition, limit: number): Promise<number> {
+    return (await this.readAll({ from, maxCount: limit })).length;
+  }
+
   async *subscribeToAll(options: SubscribeOptions = {}): AsyncGenerator<readonly RecordedEvent[]> {
     const { signal } = options;
     const from = options.from ?? START;

@@ -72,11 +72,42 @@ function withWriteThrough(
   if (writeThrough === undefined) return { name: 'es_append', text: APPEND_SQL, values };
   // The write's $n follow the append's four.
   const write = writeThrough.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + APPEND_PARAMETERS}`);
+  // A data-modifying WITH must be at the top level: a write's own WITH list joins the append's.
+  const { ctes, main } = splitWith(write);
   return {
     ...(writeThrough.name === undefined ? {} : { name: `es_append+${writeThrough.name}` }),
-    text: `WITH appended AS MATERIALIZED (${APPEND_SQL}), written AS (${write}) SELECT * FROM appended`,
+    text: `WITH appended AS MATERIALIZED (${APPEND_SQL}), ${ctes === '' ? '' : `${ctes}, `}written AS (${main}) SELECT * FROM appended`,
     values: [...values, ...writeThrough.values],
   };
+}
+
+/**
+ * `WITH a AS (...), b AS (...) main` -> its WITH list and its main statement (a statement without
+ * WITH: no list). Parentheses are counted, so the statements must not hold unbalanced ones in
+ * literals: they are ours, with every value a parameter.
+ */
+export function splitWith(sql: string): { ctes: string; main: string } {
+  const text = sql.trim();
+  if (!/^WITH\s/i.test(text)) return { ctes: '', main: text };
+  let depth = 0;
+  for (let i = 4; i < text.length; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')') {
+      depth--;
+      if (depth === 0) {
+        const rest = text.slice(i + 1);
+        const next = /^\s*,/.exec(rest);
+        if (next !== null) {
+          i += next[0].length;
+          continue;
+        }
+        if (rest.trim() === '') break;
+        return { ctes: text.slice(4, i + 1).trim(), main: rest.trim() };
+      }
+    }
+  }
+  throw new Error('a WITH statement without a main statement');
 }
 
 function translateAppendError(err: unknown, appends: readonly PreparedAppend[]): unknown {

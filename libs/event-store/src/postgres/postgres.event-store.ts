@@ -8,6 +8,7 @@ import {
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
+  type LogPosition,
   type ReadAllOptions,
   type ReadModelWrite,
   type ReadStreamOptions,
@@ -19,7 +20,7 @@ import {
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
-import { readAllEvents, readStreamEvents } from './read-events.sql';
+import { countEventsAfter, readAllEvents, readStreamEvents } from './read-events.sql';
 
 export interface PostgresEventStoreOptions {
   /** Idle wait of a caught-up subscription before it reads again (appends in this process wake it at once). */
@@ -99,6 +100,10 @@ export class PostgresEventStore implements EventStore {
       readBatch: (from, maxCount) => this.readAll({ from, maxCount }),
       waitForAppend: (ms, signal) => this.appended.wait(ms, signal),
     });
+  }
+
+  countEventsAfter(from: LogPosition, limit: number): Promise<number> {
+    return guard(() => countEventsAfter(this.pool, from, limit));
   }
 
   async ping(): Promise<void> {

@@ -67,6 +67,26 @@ export async function readAllEvents(db: Queryable, from: LogPosition, maxCount: 
   return rows.map(toRecordedEvent);
 }
 
+/**
+ * Events after `from`, up to `limit`: the same range scan of events_pkey as
+ * the global read, stopping at the limit, reading no event's data (an
+ * index-only scan where the visibility map allows). Events of transactions
+ * still below the readers' horizon count: they are in the log, and a reader
+ * has yet to get to them.
+ */
+export async function countEventsAfter(db: Queryable, from: LogPosition, limit: number): Promise<number> {
+  const { rows } = await db.query<{ behind: number }>({
+    name: 'es_count_after',
+    text: `SELECT count(*)::int AS behind FROM (
+             SELECT 1 FROM events
+              WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+              ORDER BY transaction_id, global_position
+              LIMIT $3) AS after_position`,
+    values: [(from.commit < 0n ? 0n : from.commit).toString(), from.prepare.toString(), limit],
+  });
+  return rows[0]!.behind;
+}
+
 function toRecordedEvent(row: EventRow): RecordedEvent {
   let data: { value: unknown } | undefined;
   let metadata: { value: EventMetadata } | undefined;

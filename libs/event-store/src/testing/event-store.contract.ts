@@ -171,6 +171,20 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect(page).toHaveLength(2);
     });
 
+    it('counts the events after a position, up to a limit: how far a reader there is behind the head', async () => {
+      await store.appendToStreams([
+        { streamId: stream('x'), expected: 'no_stream', events: [event('X0'), event('X1')] },
+        { streamId: stream('y'), expected: 'no_stream', events: [event('Y0')] },
+      ]);
+      await store.appendToStream(stream('x'), 1n, [event('X2'), event('X3')]);
+      const all = await readMine(START, 5);
+      expect(all.map((e) => e.type)).toEqual(['X0', 'X1', 'Y0', 'X2', 'X3']);
+      expect(await store.countEventsAfter(all[0]!.position, 100)).toBe(4);
+      expect(await store.countEventsAfter(all[2]!.position, 100)).toBe(2);
+      expect(await store.countEventsAfter(all[0]!.position, 3)).toBe(3);
+      expect(await store.countEventsAfter(all[4]!.position, 100)).toBe(0);
+    });
+
     it('never lets a reader of the global log skip an event under concurrent writers', async () => {
       const writers = 8;
       const appendsPerWriter = 24;
