@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
@@ -74,7 +75,7 @@ describe('the chronicle CLI, operator commands (npx chronicle)', () => {
 
     const rebuilt = await chronicle(['--json', 'projections', 'rebuild', 'runs'], env);
     expect(rebuilt.code).toBe(0);
-    expect(JSON.parse(rebuilt.stdout)).toMatchObject({ projection: 'runs' });
+    expect(JSON.parse(rebuilt.stdout)).toMatchObject({ projection: 'runs', events: 51 });
     const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'scheduled'");
     expect(rows[0]!.n).toBe(50);
 
@@ -85,7 +86,24 @@ describe('the chronicle CLI, operator commands (npx chronicle)', () => {
 
     const verified = await chronicle(['projections', 'verify'], env);
     expect(verified.code).toBe(0);
-    expect(verified.stdout).toMatch(/verified 3 projections over \d+ events .*: 0 differences/);
+    expect(verified.stdout).toMatch(/verified 3 projections over 51 events .*: 0 differences/);
+  });
+
+  it('shows a progress bar with rate and ETA on a terminal, plain output otherwise', async () => {
+    // util-linux's script(1) gives the command a pseudo-terminal, as a person's shell would.
+    const script = '/usr/bin/script';
+    if (!existsSync(script)) {
+      console.warn(`progress bar test skipped: ${script} (util-linux) is not installed`);
+      return;
+    }
+    const onTerminal = await run(script, ['-qec', `${process.execPath} ${bin} projections verify`, '/dev/null'], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: database.url, EVENT_STORE_URL: '', TERM: 'xterm' },
+    });
+    expect(onTerminal.stdout).toMatch(/verifying \[[\u2588\u2591]+\] \d+\/51 events \| \d+ events\/s \| ETA /);
+    expect(onTerminal.stdout).toContain('0 differences');
+    const piped = await chronicle(['projections', 'verify'], env);
+    expect(piped.stderr).not.toMatch(/\u2588/);
   });
 
   it('exits 1 and lists the rows when a read model differs from the log', async () => {

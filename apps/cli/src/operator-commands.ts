@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { createEventStore, type EventStore } from '@chronicle/event-store';
 import { createPool, loadConfig, migrate } from '@chronicle/platform';
 import { PROJECTIONS, loadCheckpoint } from '@chronicle/projections';
-import { rebuildProjection, verifyProjections, type RebuildProgress } from '@chronicle/projector';
+import { eventsInLog, rebuildProjection, verifyProjections, type RebuildProgress } from '@chronicle/projector';
 import { CliError, EXIT, type Output } from './output';
 
 /** What the operator commands run against: the read models' database and the log the configuration names. */
@@ -54,7 +54,7 @@ export function operatorCommands(output: Output): Command[] {
         const projection = PROJECTIONS.find((p) => p.name === name);
         if (projection === undefined)
           throw new CliError(`no projection ${name}: ${PROJECTIONS.map((p) => p.name).join(', ')}`, EXIT.usage);
-        const progress = output.progress(`rebuilding ${name}`, undefined);
+        const progress = output.progress(`rebuilding ${name}`, await eventsInLog(store));
         const report = await rebuildProjection(store, pool, projection, {
           batchSize: options.batchSize,
           onProgress: (p: RebuildProgress) => progress.update(p.events, p.phase),
@@ -73,7 +73,7 @@ export function operatorCommands(output: Output): Command[] {
     .option('--batch-size <events>', 'events per read of the log', positiveInteger, 5000)
     .action((options: { batchSize: number }) =>
       operate(async ({ pool, store }) => {
-        const progress = output.progress('verifying', undefined);
+        const progress = output.progress('verifying', await eventsInLog(store));
         const report = await verifyProjections(store, pool, PROJECTIONS, {
           batchSize: options.batchSize,
           onProgress: (p: RebuildProgress) => progress.update(p.events, p.phase),

@@ -14,6 +14,11 @@ import {
   type RowDifference,
 } from './shadow-tables.sql';
 
+/** The events in the log, for a progress bar's total (counted up to 100 million). */
+export function eventsInLog(store: EventStore): Promise<number> {
+  return store.countEventsAfter(START, 100_000_000);
+}
+
 /** How far a rebuild or a verification has read the log. */
 export interface RebuildProgress {
   readonly phase: 'building' | 'swapping' | 'comparing';
@@ -37,6 +42,8 @@ export interface RebuildReport {
 }
 
 const DEFAULTS = { batchSize: 5000, lockTimeoutMs: 2000, swapAttempts: 10 } as const;
+/** How long a catch-up waits for committed events its reader cannot see yet. */
+const HEAD_WAIT_MS = 30_000;
 
 /**
  * Builds projections afresh from the log into shadow tables, each projection
@@ -61,11 +68,22 @@ class ShadowBuild {
       await createShadowTables(this.pool, this.schemaOf(projection), projection.tables);
   }
 
-  /** Reads to the log's head, each batch applied to every shadow in a transaction of its own. */
+  /**
+   * Reads to the log's head, each batch applied to every shadow in a transaction of its own. The
+   * head is the store's count of events after the position, not the end of a read: PostgreSQL's
+   * reader stops short of events committed after the oldest transaction still running on the
+   * server, so it waits for those (up to `HEAD_WAIT_MS`; the overlay and the projector's resuming
+   * from the checkpoint cover what it still could not read).
+   */
   async catchUp(): Promise<void> {
-    await this.readToHead((projection, events) =>
-      inSchema(this.pool, this.schemaOf(projection), (tx) => projection.apply(tx, events)),
-    );
+    const deadline = Date.now() + HEAD_WAIT_MS;
+    const apply = (projection: Projection, events: RecordedEvent[]): Promise<void> =>
+      inSchema(this.pool, this.schemaOf(projection), (tx) => projection.apply(tx, events));
+    await this.readToHead(apply);
+    while ((await this.store.countEventsAfter(this.position, 1)) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await this.readToHead(apply);
+    }
   }
 
   /**
