@@ -76,7 +76,9 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['^dist/', '^libs/worker-sdk/dist/', '^examples/', 'node_modules'] },
+    exclude: {
+      path: ['^dist/', '^libs/worker-sdk/dist/', '^examples/', 'node_modules', '^e2e/openapi-client/generated/'],
+    },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: {

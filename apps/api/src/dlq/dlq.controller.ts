@@ -1,13 +1,13 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { GetDeadLetter, ListDeadLetters, TransitionRun, type AttemptView } from '@chronicle/commands';
 import {
   NAME_PATTERN,
+  parseRunId,
   requireTeam,
-  splitAction,
   type Caller,
   type PresentRun,
   type RunDeadData,
@@ -15,22 +15,26 @@ import {
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { ApiAnswer } from '../http/answers';
+import { ApiProblems } from '../http/problem-responses';
+import { Run } from '../runs/run-answers';
 import { runView, type RunView } from '../runs/run-view';
+import { DeadRunDetail, DeadRunPage } from './dlq-answers';
 
 class DlqQuery {
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ description: "only this job's dead runs", pattern: NAME_PATTERN.source })
   @IsOptional()
   @IsString()
   @Matches(NAME_PATTERN, { message: 'job must be a job name' })
   job?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ description: 'the nextCursor of the previous page', maxLength: 500 })
   @IsOptional()
   @IsString()
   @MaxLength(500)
   cursor?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 50 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -48,9 +52,12 @@ interface DeadRunView {
   readonly deadAt: string;
 }
 
+const RUN_ID = ApiParam({ name: 'id', description: 'the run id', example: 'run_8K2' });
+
 /** The dead-letter queue: inspect, replay, discard (reference FR-06), each decision an event with its actor. */
 @Controller('v1/dlq')
 @UseGuards(AuthGuard)
+@ApiProblems('forbidden') // team tokens only
 export class DlqController {
   constructor(
     @Inject(CLOCK) private readonly clock: Clock,
@@ -59,6 +66,9 @@ export class DlqController {
   ) {}
 
   @Get()
+  @ApiOperation({ operationId: 'listDeadLetters', summary: "The team's dead runs, newest first, keyset-paged (team)" })
+  @ApiAnswer(200, DeadRunPage, { description: 'a page; pages neither repeat nor skip while runs keep dying' })
+  @ApiProblems('validation-error')
   async list(
     @CurrentCaller() caller: Caller,
     @Query() query: DlqQuery,
@@ -70,6 +80,10 @@ export class DlqController {
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'getDeadLetter', summary: 'A dead run with its attempt history (team)' })
+  @RUN_ID
+  @ApiAnswer(200, DeadRunDetail, { description: 'the dead run' })
+  @ApiProblems('not-found')
   async show(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
@@ -78,15 +92,33 @@ export class DlqController {
     return { ...deadRunView(run), attempts };
   }
 
-  /** POST /v1/dlq/{id}:replay and :discard */
-  @Post(':idAction')
+  /** POST /v1/dlq/{id}:replay (the colon is literal), and :discard. */
+  @Post(':id\\:replay')
   @HttpCode(200)
-  async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
-    const { name: id, action } = splitAction(idAction, ['replay', 'discard']);
+  @ApiOperation({ operationId: 'replayDeadLetter', summary: 'Back to ready, with a fresh attempt budget (team)' })
+  @RUN_ID
+  @ApiAnswer(200, Run, { description: 'the run, ready' })
+  @ApiProblems('not-found', 'invalid-transition', 'conflict')
+  replay(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
+    return this.transition(caller, id, 'ReplayRun');
+  }
+
+  @Post(':id\\:discard')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'discardDeadLetter',
+    summary: 'Out of the DLQ view; its history stays in the log (team)',
+  })
+  @RUN_ID
+  @ApiAnswer(200, Run, { description: 'the run, dead and discarded' })
+  @ApiProblems('not-found', 'invalid-transition', 'conflict')
+  discard(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
+    return this.transition(caller, id, 'DiscardRun');
+  }
+
+  private async transition(caller: Caller, id: string, type: 'ReplayRun' | 'DiscardRun'): Promise<RunView> {
     const run = await this.commands.execute(
-      new TransitionRun(requireTeam(caller), id, (now) =>
-        action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now },
-      ),
+      new TransitionRun(requireTeam(caller), parseRunId(id), (now) => ({ type, now })),
     );
     return runView(run, this.clock.now());
   }

@@ -17,7 +17,7 @@ export interface ProblemDetails {
 export const problemType = (slug: string): string => `/problems/${slug}`;
 
 /** The HTTP status of each domain refusal: the only place codes meet HTTP. */
-const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
+export const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
   'validation-error': 400,
   'invalid-schedule': 400,
   unauthorized: 401,
@@ -43,7 +43,7 @@ export function domainProblem(error: DomainError): ProblemDetails {
   };
 }
 
-const SLUG_BY_STATUS: Record<number, string> = {
+export const SLUG_BY_STATUS: Record<number, string> = {
   400: 'validation-error',
   401: 'unauthorized',
   403: 'forbidden',
