@@ -3,9 +3,10 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { GetDeadLetter, ListDeadLetters, TransitionRun, type AttemptView } from '@chronicle/commands';
+import { GetDeadLetter, ListDeadLetters, type AttemptView } from '@chronicle/commands';
 import {
   NAME_PATTERN,
+  requireReader,
   requireTeam,
   splitAction,
   type Caller,
@@ -15,6 +16,8 @@ import {
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { REST_PAGE } from '../http/page-names';
+import { deadLetterCommand } from '../runs/run-requests';
 import { runView, type RunView } from '../runs/run-view';
 
 class DlqQuery {
@@ -64,9 +67,13 @@ export class DlqController {
     @Query() query: DlqQuery,
   ): Promise<{ items: DeadRunView[]; nextCursor: string | null }> {
     const page = await this.queries.execute(
-      new ListDeadLetters(requireTeam(caller), query.job, query.cursor, query.limit ?? 50),
+      new ListDeadLetters(requireReader(caller), query.job, {
+        after: query.cursor,
+        size: query.limit,
+        names: REST_PAGE,
+      }),
     );
-    return { items: page.runs.map(deadRunView), nextCursor: page.nextCursor };
+    return { items: page.items.map(({ node }) => deadRunView(node)), nextCursor: page.nextCursor };
   }
 
   @Get(':id')
@@ -83,12 +90,7 @@ export class DlqController {
   @HttpCode(200)
   async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
     const { name: id, action } = splitAction(idAction, ['replay', 'discard']);
-    const run = await this.commands.execute(
-      new TransitionRun(requireTeam(caller), id, (now) =>
-        action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now },
-      ),
-    );
-    return runView(run, this.clock.now());
+    return runView(await this.commands.execute(deadLetterCommand(caller, id, action)), this.clock.now());
   }
 }
 

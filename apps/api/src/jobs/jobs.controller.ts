@@ -3,33 +3,15 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsOptional } from 'class-validator';
 import type { Response } from 'express';
-import {
-  acceptSchedule,
-  backfillRequests,
-  DefineJob,
-  EnqueueRuns,
-  GetJob,
-  parseSchedule,
-  previewFireTimes,
-  SetJobPaused,
-} from '@chronicle/commands';
-import {
-  assertPayloadSize,
-  DomainError,
-  jobDefinition,
-  parseName,
-  requireQueue,
-  requireTeam,
-  splitAction,
-  type Caller,
-  type DefinedJob,
-  type JobDefinition,
-} from '@chronicle/domain';
+import { backfillRequests, EnqueueRuns, GetJob } from '@chronicle/commands';
+import { DomainError, parseName, requireReader, requireTeam, splitAction, type Caller } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { runView, type RunView } from '../runs/run-view';
 import { JobBody } from './job-dto';
+import { defineJobCommand, jobFireTimes, setJobPausedCommand } from './job-requests';
+import { jobView, type JobView } from './job-view';
 
 /** The body of :backfill; pause and resume take none. */
 class BackfillBody {
@@ -61,24 +43,14 @@ export class JobsController {
     @Body() body: JobBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<JobView> {
-    const team = requireTeam(caller);
-    const name = parseName(rawName, 'job name');
-    requireQueue(team, body.queue);
-    assertPayloadSize(body.payload);
-    const schedule =
-      body.schedule === undefined
-        ? undefined
-        : { ...body.schedule, ...acceptSchedule(body.schedule, this.clock.now()) };
-    const { job, created } = await this.commands.execute(
-      new DefineJob(team, jobDefinition(name, team.team, { ...body, schedule })),
-    );
+    const { job, created } = await this.commands.execute(defineJobCommand(caller, rawName, body, this.clock.now()));
     response.status(created ? 201 : 200);
-    return view(job);
+    return jobView(job);
   }
 
   @Get(':name')
   async get(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
-    return view(await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name'))));
+    return jobView(await this.queries.execute(new GetJob(requireReader(caller), parseName(rawName, 'job name'))));
   }
 
   /** The job's next fire times, with its jitter. */
@@ -88,14 +60,9 @@ export class JobsController {
     @Param('name') rawName: string,
     @Query('count') countText?: string,
   ): Promise<{ fireTimes: string[] }> {
-    const count = countText === undefined ? 10 : Number(countText);
-    if (!Number.isInteger(count) || count < 1 || count > 100)
-      throw new DomainError('validation-error', 'count must be a whole number from 1 to 100', { field: 'count' });
+    const count = countText === undefined ? undefined : Number(countText);
     const job = await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name')));
-    if (job.definition.schedule === null) return { fireTimes: [] };
-    return {
-      fireTimes: previewFireTimes(parseSchedule(job.definition.schedule), this.clock.now(), count, job.definition.name),
-    };
+    return { fireTimes: jobFireTimes(job, count, this.clock.now()) };
   }
 
   /** POST /v1/jobs/{name}:pause, :resume and :backfill, the colon form of reference 4.1. */
@@ -109,7 +76,7 @@ export class JobsController {
     const { name, action } = splitAction(nameAction, ['pause', 'resume', 'backfill']);
     const team = requireTeam(caller);
     if (action !== 'backfill')
-      return view(await this.commands.execute(new SetJobPaused(team, name, action === 'pause')));
+      return jobView(await this.commands.execute(setJobPausedCommand(team, name, action === 'pause')));
     if (body.from === undefined || body.to === undefined)
       throw new DomainError('validation-error', 'a backfill needs from and to');
     const job = await this.queries.execute(new GetJob(team, name));
@@ -128,14 +95,4 @@ export class JobsController {
           );
     return { runs: results.map(({ run, created }) => ({ ...runView(run, now), created })) };
   }
-}
-
-export interface JobView extends Omit<JobDefinition, 'team'> {
-  readonly team: string;
-  readonly version: number;
-  readonly paused: boolean;
-}
-
-function view(job: DefinedJob): JobView {
-  return { ...job.definition, version: job.version, paused: job.paused };
 }

@@ -1,12 +1,10 @@
 import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import type { Response } from 'express';
-import { EnqueueRuns, GetJob, GetRun, GetRunEvents, TransitionRun } from '@chronicle/commands';
+import { EnqueueRuns, GetJob, GetRun, GetRunEvents } from '@chronicle/commands';
 import {
   assertPayloadSize,
   dueTimeOf,
-  parseIdempotencyKey,
-  parseName,
   parseRunId,
   requireQueue,
   requireTeam,
@@ -19,6 +17,7 @@ import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { CompiledBody } from '../http/compiled-body';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
+import { cancelRunCommand, enqueueOneRun } from './run-requests';
 import { runView, type RunView } from './run-view';
 
 @Controller('v1')
@@ -39,32 +38,17 @@ export class RunsController {
     @Headers('idempotency-key') rawIdempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<RunView> {
-    const team = requireTeam(caller);
-    const job = await this.queries.execute(new GetJob(team, parseName(rawName, 'job name')));
-    requireQueue(team, job.definition.queue);
     const now = this.clock.now();
-    const dueAt = dueTimeOf(body, now);
-    const idempotencyKey = parseIdempotencyKey(rawIdempotencyKey);
-    assertPayloadSize(body.payload);
-    const [result] = await this.commands.execute(
-      new EnqueueRuns(
-        team,
-        [
-          {
-            job,
-            request: {
-              payload: body.payload,
-              dueAt,
-              ifRunning: body.ifRunning ?? 'queue',
-              ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-            },
-          },
-        ],
-        'api',
-      ),
+    const { run, created } = await enqueueOneRun(
+      { commands: this.commands, queries: this.queries },
+      caller,
+      rawName,
+      body,
+      rawIdempotencyKey,
+      now,
     );
-    response.status(result!.created ? 201 : 200);
-    return runView(result!.run, now);
+    response.status(created ? 201 : 200);
+    return runView(run, now);
   }
 
   /** POST /v1/runs:batch (the colon is literal): up to 1,000 runs, 200 with each run and whether it was new. */
@@ -124,9 +108,6 @@ export class RunsController {
   @HttpCode(200)
   async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
     const { name } = splitAction(idAction, ['cancel']);
-    const run = await this.commands.execute(
-      new TransitionRun(requireTeam(caller), parseRunId(name), (now) => ({ type: 'CancelRun', now })),
-    );
-    return runView(run, this.clock.now());
+    return runView(await this.commands.execute(cancelRunCommand(caller, name)), this.clock.now());
   }
 }

@@ -1,11 +1,11 @@
 import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsInt, IsObject, IsOptional, Max, Min } from 'class-validator';
-import { acceptSchedule, previewFireTimes } from '@chronicle/commands';
-import { requireTeam, type Caller } from '@chronicle/domain';
+import type { Caller } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { scheduleFireTimes } from '../jobs/job-requests';
 
 class PreviewBody {
   @ApiProperty()
@@ -34,8 +34,7 @@ export class SchedulesController {
   @Post('schedules\\:preview')
   @HttpCode(200)
   preview(@CurrentCaller() caller: Caller, @Body() body: PreviewBody): { fireTimes: string[] } {
-    requireTeam(caller);
-    const after = body.after === undefined ? this.clock.now() : new Date(body.after);
-    return { fireTimes: previewFireTimes(acceptSchedule(body.schedule, after), after, body.count ?? 10) };
+    const after = body.after === undefined ? undefined : new Date(body.after);
+    return { fireTimes: scheduleFireTimes(caller, body.schedule, after, body.count, this.clock.now()) };
   }
 }
