@@ -6,6 +6,8 @@ import { AuthGuard } from './auth/auth.guard';
 import { DlqController } from './dlq/dlq.controller';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
 import { JobsController } from './jobs/jobs.controller';
+import { JobsListingController } from './listings/jobs-listing.controller';
+import { RunsListingController } from './listings/runs-listing.controller';
 import { TeamQuotasController } from './quotas/team-quotas.controller';
 import { RunsController } from './runs/runs.controller';
 import { SchedulesController } from './schedules/schedules.controller';
@@ -23,7 +25,9 @@ import { WorkersController } from './workers/workers.controller';
     QueuesController,
     TeamQuotasController,
     JobsController,
+    JobsListingController,
     RunsController,
+    RunsListingController,
     WorkersController,
     DlqController,
     SchedulesController,
