@@ -27,6 +27,19 @@ INSERT INTO run_listing (run_id, team, job, queue, due_at) SELECT run_id, team, 
 CREATE INDEX run_listing_team_idx ON run_listing (team, due_at DESC, run_id DESC);
 CREATE INDEX run_listing_job_idx ON run_listing (job, due_at DESC, run_id DESC);
 CREATE INDEX run_listing_queue_idx ON run_listing (queue, due_at DESC, run_id DESC);
+-- A job is one team's, a queue mostly: without this the planner takes a
+-- team's and a queue's (or job's) rows as independent, expects few of both
+-- and sorts them instead of reading one index in its order.
+CREATE STATISTICS run_listing_keys (dependencies) ON team, job, queue FROM run_listing;
+ANALYZE run_listing;
+
+-- A listing of runs in a state reads `runs` itself: the waiting and leased
+-- runs by the partial indexes they already have (runs_pending_idx and the
+-- claim's, a sort of only those), the dead and cancelled, which pile up, by
+-- these, in the listings' order. A run enters them when it dies or is
+-- cancelled (and again when discarded), never when it is leased or succeeds.
+CREATE INDEX runs_ended_team_idx ON runs (team, due_at DESC, run_id DESC) WHERE state IN ('dead', 'cancelled');
+CREATE INDEX runs_ended_job_idx ON runs (job, due_at DESC, run_id DESC) WHERE state IN ('dead', 'cancelled');
 
 -- Jobs by name within a team and within a queue (the admin's list of all
 -- jobs is the primary key's order). Jobs change rarely: these cost little.

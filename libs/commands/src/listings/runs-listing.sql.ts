@@ -1,5 +1,5 @@
 import { sqlList, type Queryable } from '@chronicle/platform';
-import type { PresentRun, RunState } from '@chronicle/domain';
+import { RunState, type PresentRun } from '@chronicle/domain';
 import { RUN_COLUMNS, runFromRow, WAITING_SQL, type RunRow } from '@chronicle/projections';
 
 /** What runs a listing keeps: each field given narrows it. `team` is the team already allowed. */
@@ -37,20 +37,24 @@ export interface RunsPageQuery {
 type ListedRow = RunRow & { readonly list_due_at: Date; readonly list_run_id: string };
 
 /*
- * A page is one range scan of an index of `run_listing` (migrations/0012) in its own order, joined to
- * `runs` by primary key for the state and the rest of the row: LIMIT stops the scan, nothing is sorted.
- * The index is the most selective filter given: the job's (run_listing_job_idx), the queue's
- * (run_listing_queue_idx) or the team's (run_listing_team_idx); other filters are checked on the way.
- * Plans on 200,000 runs in listings.sql.int-spec.ts:
+ * A page is one range scan of an index in the listings' order, stopped by LIMIT: nothing is sorted but
+ * what one page needs. Two shapes, chosen by the state asked for:
  *
- *   Limit -> Nested Loop -> Index Scan using run_listing_team_idx on run_listing l
- *                                Index Cond: ((team = $1) AND (ROW(due_at, run_id) < ROW($2, $3)))
- *                        -> Index Scan using runs_pkey on runs r   Index Cond: (run_id = l.run_id)
+ * - Any state, or succeeded (most runs): an index of `run_listing` (migrations/0012), the most
+ *   selective filter given, the job's, the queue's or the team's; each run joined from `runs` by
+ *   primary key for its state and the rest of its row.
+ *     Limit -> Nested Loop -> Index Only Scan using run_listing_team_idx on run_listing l
+ *                                 Index Cond: ((team = $1) AND (ROW(due_at, run_id) < ROW($2, $3)))
+ *                          -> Index Scan using runs_pkey on runs r   Index Cond: (run_id = l.run_id)
+ * - Another state: `runs` alone, where the run's state is: the dead and cancelled by
+ *   runs_ended_team_idx or runs_ended_job_idx in their order, the waiting and leased (the work not
+ *   done, a bounded few) by their partial indexes (runs_pending_idx, runs_ready_job_idx,
+ *   runs_leased_job_idx), sorted.
  *
- * The admin's listing of every team merges the first page of each team (teams are few; a page of each
- * is read from run_listing_team_idx) and sorts only those. The SQL text is built from the filters given,
- * so that each statement is planned for the index it can use (no `$1 IS NULL OR ...`); values are
- * always parameters.
+ * The admin's listing of every team merges a page of each team's (teams are few) and sorts only those.
+ * The SQL text holds only the filters given, so that each statement is planned for the index it can
+ * use (no `$1 IS NULL OR ...`); values are always parameters. Plans on 200,000 runs:
+ * listings.sql.int-spec.ts.
  */
 
 /** One page of runs, newest due first. */
@@ -67,12 +71,14 @@ export function runsPageSql(query: RunsPageQuery): { text: string; values: unkno
     return `$${values.length}`;
   };
   const { filter } = query;
+  const from = sourceOf(filter.state);
   const everyTeam = filter.team === undefined && filter.job === undefined && filter.queue === undefined;
-  const conditions = [everyTeam ? 'l.team = t.id' : undefined, ...filterConditions(filter, query, param)].filter(
-    (c) => c !== undefined,
-  );
+  const conditions = [
+    ...(everyTeam ? [`${from.keys}.team = t.id`] : []),
+    ...filterConditions(filter, query, from, param),
+  ];
   const limit = param(query.limit);
-  const page = pageSql(conditions, limit);
+  const page = pageSql(from, conditions, limit);
   if (!everyTeam) return { text: page, values };
   return {
     text: `SELECT p.* FROM teams t CROSS JOIN LATERAL (${page}) p
@@ -84,7 +90,7 @@ export function runsPageSql(query: RunsPageQuery): { text: string; values: unkno
 
 /**
  * A page of the runs of each of these jobs (GraphQL's Job.runs for a page of jobs): one statement, one
- * range scan of run_listing_job_idx per job.
+ * range scan per job (run_listing_job_idx, or `runs`' own for a state).
  */
 export async function listRunsOfJobs(
   db: Queryable,
@@ -98,34 +104,58 @@ export async function listRunsOfJobs(
     values.push(value);
     return `$${values.length}`;
   };
-  const conditions = ['l.job = j.name', ...filterConditions({ ...query.filter, job: undefined }, query, param)];
+  const from = sourceOf(query.filter.state);
+  const conditions = [
+    `${from.keys}.job = j.name`,
+    ...filterConditions({ ...query.filter, job: undefined }, query, from, param),
+  ];
   const { rows } = await db.query<ListedRow & { list_job: string }>({
     text: `SELECT j.name AS list_job, p.* FROM unnest($1::text[]) AS j(name)
-             CROSS JOIN LATERAL (${pageSql(conditions, param(query.limit))}) p`,
+             CROSS JOIN LATERAL (${pageSql(from, conditions, param(query.limit))}) p`,
     values,
   });
   for (const row of rows) byJob.get(row.list_job)?.push(listed(row));
   return byJob;
 }
 
-function pageSql(conditions: readonly string[], limit: string): string {
-  return `SELECT ${RUN_COLUMNS}, l.due_at AS list_due_at, l.run_id AS list_run_id
-            FROM run_listing l JOIN runs r ON r.run_id = l.run_id
+/** Where a page is read from: `keys` is the alias whose team, job, queue, due_at and run_id order it. */
+interface Source {
+  readonly from: string;
+  readonly keys: 'l' | 'r';
+}
+
+const BY_LISTING: Source = { from: 'run_listing l JOIN runs r ON r.run_id = l.run_id', keys: 'l' };
+const BY_STATE: Source = { from: 'runs r', keys: 'r' };
+
+function sourceOf(state: RunState | undefined): Source {
+  return state === undefined || state === RunState.succeeded ? BY_LISTING : BY_STATE;
+}
+
+function pageSql(source: Source, conditions: readonly string[], limit: string): string {
+  const k = source.keys;
+  return `SELECT ${RUN_COLUMNS}, ${k}.due_at AS list_due_at, ${k}.run_id AS list_run_id
+            FROM ${source.from}
            WHERE ${conditions.join(' AND ')}
-           ORDER BY l.due_at DESC, l.run_id DESC
+           ORDER BY ${k}.due_at DESC, ${k}.run_id DESC
            LIMIT ${limit}`;
 }
 
-function filterConditions(filter: RunsFilter, query: RunsPageQuery, param: (value: unknown) => string): string[] {
+function filterConditions(
+  filter: RunsFilter,
+  query: RunsPageQuery,
+  source: Source,
+  param: (value: unknown) => string,
+): string[] {
+  const k = source.keys;
   const conditions: string[] = [];
-  if (filter.job !== undefined) conditions.push(`l.job = ${param(filter.job)}`);
-  if (filter.queue !== undefined) conditions.push(`l.queue = ${param(filter.queue)}`);
-  if (filter.team !== undefined) conditions.push(`l.team = ${param(filter.team)}`);
-  if (filter.dueAfter !== undefined) conditions.push(`l.due_at >= ${param(filter.dueAfter)}`);
-  if (filter.dueBefore !== undefined) conditions.push(`l.due_at < ${param(filter.dueBefore)}`);
+  if (filter.job !== undefined) conditions.push(`${k}.job = ${param(filter.job)}`);
+  if (filter.queue !== undefined) conditions.push(`${k}.queue = ${param(filter.queue)}`);
+  if (filter.team !== undefined) conditions.push(`${k}.team = ${param(filter.team)}`);
+  if (filter.dueAfter !== undefined) conditions.push(`${k}.due_at >= ${param(filter.dueAfter)}`);
+  if (filter.dueBefore !== undefined) conditions.push(`${k}.due_at < ${param(filter.dueBefore)}`);
   if (query.after !== undefined)
     conditions.push(
-      `(l.due_at, l.run_id) < (${param(query.after.dueAt)}::timestamptz, ${param(query.after.runId)}::text)`,
+      `(${k}.due_at, ${k}.run_id) < (${param(query.after.dueAt)}::timestamptz, ${param(query.after.runId)}::text)`,
     );
   if (filter.state !== undefined) conditions.push(stateCondition(filter.state, () => param(query.now)));
   return conditions;
