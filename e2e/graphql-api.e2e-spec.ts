@@ -2,7 +2,6 @@ import { ApiModule } from '@chronicle/api';
 import { jobStreamId } from '@chronicle/domain';
 import { createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
 import {
-  apiClient,
   createTeam,
   graphqlClient,
   startApp,
@@ -89,11 +88,6 @@ describe('GraphQL at POST /graphql', () => {
     );
     expect(answer.errors).toBeUndefined();
     return answer.data!.enqueueRun;
-  };
-  const runOf = async (client: GraphqlClient, id: string): Promise<RunView> => {
-    const answer = await client<{ run: RunView }>(`query ($id: ID!) { run(id: $id) { ${RUN_FIELDS} } }`, { id });
-    expect(answer.errors).toBeUndefined();
-    return answer.data!.run;
   };
   /** The worker leases the queue's runs and fails each once: with one attempt, they die. */
   const leaseAndFail = async (worker: ApiClient, queue: string, count: number): Promise<void> => {
