@@ -40,7 +40,7 @@ type ListedRow = RunRow & { readonly list_due_at: Date; readonly list_run_id: st
  * A page is one range scan of an index in the listings' order, stopped by LIMIT: nothing is sorted but
  * what one page needs. Two shapes, chosen by the state asked for:
  *
- * - Any state, or succeeded (most runs): an index of `run_listing` (migrations/0012), the most
+ * - Any state, or succeeded (most runs): an index of `run_listing` (migrations/0013), the most
  *   selective filter given, the job's, the queue's or the team's; each run joined from `runs` by
  *   primary key for its state and the rest of its row.
  *     Limit -> Nested Loop -> Index Only Scan using run_listing_team_idx on run_listing l
