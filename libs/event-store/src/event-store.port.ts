@@ -135,6 +135,12 @@ export interface EventStore {
   readStream(streamId: string, options?: ReadStreamOptions): Promise<readonly RecordedEvent[]>;
 
   /**
+   * The whole of many streams, each in order, by stream id (an unknown stream reads as empty): a page of
+   * runs with their histories in one read where the store allows it, not one read per run.
+   */
+  readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>>;
+
+  /**
    * The global log after `from`, in commit order, gap-free: it never returns
    * an event while an earlier-ordered one may still commit.
    */

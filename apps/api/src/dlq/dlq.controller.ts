@@ -3,10 +3,10 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiParam, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { GetDeadLetter, ListDeadLetters, TransitionRun, type AttemptView } from '@chronicle/commands';
+import { GetDeadLetter, ListDeadLetters, type AttemptView } from '@chronicle/commands';
 import {
   NAME_PATTERN,
-  parseRunId,
+  requireReader,
   requireTeam,
   type Caller,
   type PresentRun,
@@ -16,8 +16,10 @@ import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
+import { REST_PAGE } from '../http/page-names';
 import { ApiProblems } from '../http/problem-responses';
 import { Run } from '../runs/run-answers';
+import { deadLetterCommand } from '../runs/run-requests';
 import { runView, type RunView } from '../runs/run-view';
 import { DeadRunDetail, DeadRunPage } from './dlq-answers';
 
@@ -74,9 +76,13 @@ export class DlqController {
     @Query() query: DlqQuery,
   ): Promise<{ items: DeadRunView[]; nextCursor: string | null }> {
     const page = await this.queries.execute(
-      new ListDeadLetters(requireTeam(caller), query.job, query.cursor, query.limit ?? 50),
+      new ListDeadLetters(requireReader(caller), query.job, {
+        after: query.cursor,
+        size: query.limit,
+        names: REST_PAGE,
+      }),
     );
-    return { items: page.runs.map(deadRunView), nextCursor: page.nextCursor };
+    return { items: page.items.map(({ node }) => deadRunView(node)), nextCursor: page.nextCursor };
   }
 
   @Get(':id')
@@ -100,7 +106,7 @@ export class DlqController {
   @ApiAnswer(200, Run, { description: 'the run, ready' })
   @ApiProblems('not-found', 'invalid-transition', 'conflict')
   replay(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
-    return this.transition(caller, id, 'ReplayRun');
+    return this.transition(caller, id, 'replay');
   }
 
   @Post(':id\\:discard')
@@ -113,14 +119,11 @@ export class DlqController {
   @ApiAnswer(200, Run, { description: 'the run, dead and discarded' })
   @ApiProblems('not-found', 'invalid-transition', 'conflict')
   discard(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
-    return this.transition(caller, id, 'DiscardRun');
+    return this.transition(caller, id, 'discard');
   }
 
-  private async transition(caller: Caller, id: string, type: 'ReplayRun' | 'DiscardRun'): Promise<RunView> {
-    const run = await this.commands.execute(
-      new TransitionRun(requireTeam(caller), parseRunId(id), (now) => ({ type, now })),
-    );
-    return runView(run, this.clock.now());
+  private async transition(caller: Caller, id: string, action: 'replay' | 'discard'): Promise<RunView> {
+    return runView(await this.commands.execute(deadLetterCommand(caller, id, action)), this.clock.now());
   }
 }
 

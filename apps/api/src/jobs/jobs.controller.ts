@@ -3,27 +3,8 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBody, ApiOperation, ApiParam, ApiProperty, ApiQuery } from '@nestjs/swagger';
 import { IsISO8601, IsOptional } from 'class-validator';
 import type { Response } from 'express';
-import {
-  acceptSchedule,
-  backfillRequests,
-  DefineJob,
-  EnqueueRuns,
-  GetJob,
-  parseSchedule,
-  previewFireTimes,
-  SetJobPaused,
-} from '@chronicle/commands';
-import {
-  assertPayloadSize,
-  DomainError,
-  jobDefinition,
-  parseName,
-  requireQueue,
-  requireTeam,
-  type Caller,
-  type DefinedJob,
-  type JobDefinition,
-} from '@chronicle/domain';
+import { backfillRequests, EnqueueRuns, GetJob } from '@chronicle/commands';
+import { DomainError, parseName, requireReader, requireTeam, type Caller } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
@@ -33,6 +14,8 @@ import { EnqueuedRuns } from '../runs/run-answers';
 import { runView, type RunView } from '../runs/run-view';
 import { FireTimes, Job, NIGHTLY_EXPORT, NIGHTLY_EXPORT_JOB } from './job-answers';
 import { JobBody } from './job-dto';
+import { defineJobCommand, jobFireTimes, setJobPausedCommand } from './job-requests';
+import { jobView, type JobView } from './job-view';
 
 /** The body of :backfill; pause and resume take none. */
 class BackfillBody {
@@ -77,19 +60,9 @@ export class JobsController {
     @Body() body: JobBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<JobView> {
-    const team = requireTeam(caller);
-    const name = parseName(rawName, 'job name');
-    requireQueue(team, body.queue);
-    assertPayloadSize(body.payload);
-    const schedule =
-      body.schedule === undefined
-        ? undefined
-        : { ...body.schedule, ...acceptSchedule(body.schedule, this.clock.now()) };
-    const { job, created } = await this.commands.execute(
-      new DefineJob(team, jobDefinition(name, team.team, { ...body, schedule })),
-    );
+    const { job, created } = await this.commands.execute(defineJobCommand(caller, rawName, body, this.clock.now()));
     response.status(created ? 201 : 200);
-    return view(job);
+    return jobView(job);
   }
 
   @Get(':name')
@@ -98,7 +71,7 @@ export class JobsController {
   @ApiAnswer(200, Job, { description: 'the job', example: NIGHTLY_EXPORT_JOB })
   @ApiProblems('validation-error', 'not-found')
   async get(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
-    return view(await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name'))));
+    return jobView(await this.queries.execute(new GetJob(requireReader(caller), parseName(rawName, 'job name'))));
   }
 
   /** The job's next fire times, with its jitter. */
@@ -113,14 +86,9 @@ export class JobsController {
     @Param('name') rawName: string,
     @Query('count') countText?: string,
   ): Promise<{ fireTimes: string[] }> {
-    const count = countText === undefined ? 10 : Number(countText);
-    if (!Number.isInteger(count) || count < 1 || count > 100)
-      throw new DomainError('validation-error', 'count must be a whole number from 1 to 100', { field: 'count' });
+    const count = countText === undefined ? undefined : Number(countText);
     const job = await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name')));
-    if (job.definition.schedule === null) return { fireTimes: [] };
-    return {
-      fireTimes: previewFireTimes(parseSchedule(job.definition.schedule), this.clock.now(), count, job.definition.name),
-    };
+    return { fireTimes: jobFireTimes(job, count, this.clock.now()) };
   }
 
   /** POST /v1/jobs/{name}:pause (the colon is literal, reference 4.1's custom method), and :resume. */
@@ -184,18 +152,6 @@ export class JobsController {
   }
 
   private async setPaused(caller: Caller, rawName: string, paused: boolean): Promise<JobView> {
-    return view(
-      await this.commands.execute(new SetJobPaused(requireTeam(caller), parseName(rawName, 'job name'), paused)),
-    );
+    return jobView(await this.commands.execute(setJobPausedCommand(caller, rawName, paused)));
   }
-}
-
-export interface JobView extends Omit<JobDefinition, 'team'> {
-  readonly team: string;
-  readonly version: number;
-  readonly paused: boolean;
-}
-
-function view(job: DefinedJob): JobView {
-  return { ...job.definition, version: job.version, paused: job.paused };
 }

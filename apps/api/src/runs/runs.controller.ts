@@ -2,14 +2,12 @@ import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, UseGuards
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiHeader, ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { EnqueueRuns, GetJob, GetRun, GetRunEvents, TransitionRun } from '@chronicle/commands';
+import { EnqueueRuns, GetJob, GetRun, GetRunEvents } from '@chronicle/commands';
 import {
   assertPayloadSize,
   dueTimeOf,
   IDEMPOTENCY_KEY_PATTERN,
   IDEMPOTENCY_KEY_RULE,
-  parseIdempotencyKey,
-  parseName,
   parseRunId,
   requireQueue,
   requireTeam,
@@ -24,6 +22,7 @@ import { CompiledBody } from '../http/compiled-body';
 import { ApiProblems } from '../http/problem-responses';
 import { EnqueuedRuns, Run, RunEvents } from './run-answers';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
+import { cancelRunCommand, enqueueOneRun } from './run-requests';
 import { runView, type RunView } from './run-view';
 
 const RUN_ID = ApiParam({ name: 'id', description: 'the run id', example: 'run_8K2' });
@@ -60,32 +59,17 @@ export class RunsController {
     @Headers('idempotency-key') rawIdempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<RunView> {
-    const team = requireTeam(caller);
-    const job = await this.queries.execute(new GetJob(team, parseName(rawName, 'job name')));
-    requireQueue(team, job.definition.queue);
     const now = this.clock.now();
-    const dueAt = dueTimeOf(body, now);
-    const idempotencyKey = parseIdempotencyKey(rawIdempotencyKey);
-    assertPayloadSize(body.payload);
-    const [result] = await this.commands.execute(
-      new EnqueueRuns(
-        team,
-        [
-          {
-            job,
-            request: {
-              payload: body.payload,
-              dueAt,
-              ifRunning: body.ifRunning ?? 'queue',
-              ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-            },
-          },
-        ],
-        'api',
-      ),
+    const { run, created } = await enqueueOneRun(
+      { commands: this.commands, queries: this.queries },
+      caller,
+      rawName,
+      body,
+      rawIdempotencyKey,
+      now,
     );
-    response.status(result!.created ? 201 : 200);
-    return runView(result!.run, now);
+    response.status(created ? 201 : 200);
+    return runView(run, now);
   }
 
   /** POST /v1/runs:batch (the colon is literal): up to 1,000 runs, 200 with each run and whether it was new. */
@@ -162,9 +146,6 @@ export class RunsController {
   @ApiAnswer(200, Run, { description: 'the run, cancelled' })
   @ApiProblems('forbidden', 'not-found', 'invalid-transition', 'conflict')
   async cancel(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
-    const run = await this.commands.execute(
-      new TransitionRun(requireTeam(caller), parseRunId(id), (now) => ({ type: 'CancelRun', now })),
-    );
-    return runView(run, this.clock.now());
+    return runView(await this.commands.execute(cancelRunCommand(caller, id)), this.clock.now());
   }
 }

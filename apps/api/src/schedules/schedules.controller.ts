@@ -1,8 +1,7 @@
 import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, IsInt, IsObject, IsOptional, Max, Min } from 'class-validator';
-import { acceptSchedule, previewFireTimes } from '@chronicle/commands';
-import { requireTeam, type Caller } from '@chronicle/domain';
+import type { Caller } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
@@ -10,6 +9,7 @@ import { ApiAnswer } from '../http/answers';
 import { schemaPath } from '../http/named-schemas';
 import { ApiProblems } from '../http/problem-responses';
 import { FireTimes } from '../jobs/job-answers';
+import { scheduleFireTimes } from '../jobs/job-requests';
 import { ScheduleBody } from '../jobs/schedule-schemas';
 
 class PreviewBody {
@@ -46,8 +46,7 @@ export class SchedulesController {
   @ApiAnswer(200, FireTimes, { description: 'its next fire times' })
   @ApiProblems('invalid-schedule')
   preview(@CurrentCaller() caller: Caller, @Body() body: PreviewBody): { fireTimes: string[] } {
-    requireTeam(caller);
-    const after = body.after === undefined ? this.clock.now() : new Date(body.after);
-    return { fireTimes: previewFireTimes(acceptSchedule(body.schedule, after), after, body.count ?? 10) };
+    const after = body.after === undefined ? undefined : new Date(body.after);
+    return { fireTimes: scheduleFireTimes(caller, body.schedule, after, body.count, this.clock.now()) };
   }
 }

@@ -108,6 +108,10 @@ export class InMemoryEventStore implements EventStore {
     return events.slice(0, options.maxCount ?? events.length);
   }
 
+  async readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>> {
+    return new Map(streamIds.map((id) => [id, [...(this.streams.get(id) ?? [])]]));
+  }
+
   async readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {
     const from = options.from ?? START;
     return this.log.filter((e) => comparePositions(e.position, from) > 0).slice(0, options.maxCount ?? 1000);

@@ -20,7 +20,7 @@ import {
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
-import { countEventsAfter, readAllEvents, readStreamEvents } from './read-events.sql';
+import { countEventsAfter, readAllEvents, readStreamEvents, readStreamsEvents } from './read-events.sql';
 
 export interface PostgresEventStoreOptions {
   /** Idle wait of a caught-up subscription before it reads again (appends in this process wake it at once). */
@@ -85,6 +85,10 @@ export class PostgresEventStore implements EventStore {
 
   readStream(streamId: string, options?: ReadStreamOptions): Promise<readonly RecordedEvent[]> {
     return guard(() => readStreamEvents(this.pool, streamId, options));
+  }
+
+  readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>> {
+    return guard(() => readStreamsEvents(this.pool, streamIds));
   }
 
   readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {

@@ -46,6 +46,25 @@ export async function readStreamEvents(
 }
 
 /**
+ * Many whole streams in one statement: one probe of events_stream_revision_key per stream (the
+ * `= ANY` list), then a sort of just their events.
+ */
+export async function readStreamsEvents(
+  db: Queryable,
+  streamIds: readonly string[],
+): Promise<Map<string, RecordedEvent[]>> {
+  const byStream = new Map<string, RecordedEvent[]>(streamIds.map((id) => [id, []]));
+  if (streamIds.length === 0) return byStream;
+  const { rows } = await db.query<EventRow>({
+    name: 'es_read_streams',
+    text: `SELECT ${COLUMNS} FROM events WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, stream_revision`,
+    values: [[...new Set(streamIds)]],
+  });
+  for (const row of rows) byStream.get(row.stream_id)?.push(toRecordedEvent(row));
+  return byStream;
+}
+
+/**
  * The global log after `from`, gap-free under concurrent writers: only
  * transactions older than the oldest one still running are read, so an event
  * whose transaction commits later can never sort before what was returned.

@@ -143,6 +143,24 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect(await store.readStream(stream('never-written'))).toEqual([]);
     });
 
+    it('reads many streams at once, each whole and in order, an unknown one as empty', async () => {
+      await store.appendToStreams([
+        { streamId: stream('a'), expected: 'no_stream', events: [event('A0'), event('A1')] },
+        { streamId: stream('b'), expected: 'no_stream', events: [event('B0')] },
+      ]);
+      await store.appendToStream(stream('a'), 1n, [event('A2')]);
+      const read = await store.readStreams([stream('b'), stream('a'), stream('never-written'), stream('a')]);
+      expect([...read.keys()].sort()).toEqual([stream('a'), stream('b'), stream('never-written')].sort());
+      expect(read.get(stream('a'))!.map((e) => [e.type, e.revision])).toEqual([
+        ['A0', 0n],
+        ['A1', 1n],
+        ['A2', 2n],
+      ]);
+      expect(read.get(stream('b'))!.map((e) => e.streamId)).toEqual([stream('b')]);
+      expect(read.get(stream('never-written'))).toEqual([]);
+      expect((await store.readStreams([])).size).toBe(0);
+    });
+
     it('reads the global log in order and continues exactly after a position', async () => {
       for (let i = 0; i < 5; i++) {
         await store.appendToStreams([
