@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { CommandsModule } from '@chronicle/commands';
 import { type JsonLogger, LOGGER } from '@chronicle/platform';
 import { AuthGuard } from './auth/auth.guard';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { DlqController } from './dlq/dlq.controller';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
 import { JobsController } from './jobs/jobs.controller';
@@ -13,11 +14,11 @@ import { QueuesController, TeamsController } from './teams/teams.controller';
 import { WorkersController } from './workers/workers.controller';
 
 /**
- * The REST /v1 API and the worker protocol: controllers send commands and queries; every error leaves
+ * The REST /v1 API, the worker protocol and the dashboard: controllers send commands and queries; every error leaves
  * as RFC 9457 problem details.
  */
 @Module({
-  imports: [CommandsModule],
+  imports: [CommandsModule, DashboardModule],
   controllers: [
     TeamsController,
     QueuesController,
