@@ -182,7 +182,7 @@ describe('the dashboard', () => {
       await page.keyboard.press('Tab');
       await page.keyboard.press('Enter'); // the focused Sign in button
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-      expect(await page.evaluate(() => sessionStorage.getItem('chronicle.token'))).toBe(billingToken);
+      expect(await page.evaluate("sessionStorage.getItem('chronicle.token')")).toBe(billingToken);
 
       await page.reload();
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
@@ -327,7 +327,7 @@ describe('the dashboard', () => {
         await page.goto(`${app.url}${path}`);
         await page.locator('main h1').waitFor();
         await page.waitForLoadState('networkidle');
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
         expect({ path, overflow }).toEqual({ path, overflow: 0 });
       }
       await page.goto(`${app.url}/dashboard/`);
