@@ -32,22 +32,35 @@ export async function resetCheckpoint(db: Queryable, projection: string, version
   );
 }
 
+/** One projection's checkpoint move, from where it is to the end of a batch. */
+export interface CheckpointMove {
+  readonly projection: string;
+  readonly from: LogPosition;
+  readonly to: LogPosition;
+}
+
 /**
- * Move the checkpoint from `from` to `to`, in the batch's transaction. The
- * compare-and-set is the fence: if another runner moved it meanwhile, nothing
- * is updated and the caller rolls the batch back.
+ * Move each projection's checkpoint from `from` to `to`, in the batch's
+ * transaction, in one statement. The compare-and-set is the fence: if
+ * another runner moved any of them meanwhile, that one is not updated, the
+ * answer is false, and the caller rolls the batch back.
  */
-export async function advanceCheckpoint(
-  db: Queryable,
-  projection: string,
-  from: LogPosition,
-  to: LogPosition,
-): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE projection_checkpoints
-        SET commit_position = $4, prepare_position = $5, updated_at = now()
-      WHERE projection = $1 AND commit_position = $2 AND prepare_position = $3`,
-    [projection, from.commit.toString(), from.prepare.toString(), to.commit.toString(), to.prepare.toString()],
-  );
-  return rowCount === 1;
+export async function advanceCheckpoints(db: Queryable, moves: readonly CheckpointMove[]): Promise<boolean> {
+  if (moves.length === 0) return true;
+  const { rowCount } = await db.query({
+    name: 'projection_checkpoints_advance',
+    text: `UPDATE projection_checkpoints c
+              SET commit_position = m.to_commit, prepare_position = m.to_prepare, updated_at = now()
+             FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])
+                  AS m(projection, from_commit, from_prepare, to_commit, to_prepare)
+            WHERE c.projection = m.projection AND c.commit_position = m.from_commit AND c.prepare_position = m.from_prepare`,
+    values: [
+      moves.map((m) => m.projection),
+      moves.map((m) => m.from.commit.toString()),
+      moves.map((m) => m.from.prepare.toString()),
+      moves.map((m) => m.to.commit.toString()),
+      moves.map((m) => m.to.prepare.toString()),
+    ],
+  });
+  return rowCount === moves.length;
 }

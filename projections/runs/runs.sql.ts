@@ -1,3 +1,4 @@
+import type { ReadModelWrite } from '@chronicle/event-store';
 import { sqlList, type Queryable } from '@chronicle/platform';
 import { WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
 
@@ -59,8 +60,12 @@ export function runFromRow(row: RunRow): PresentRun {
  * older revision never overwrites a newer row.
  */
 export async function updateRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
-  if (states.length === 0) return;
-  await db.query({
+  if (states.length > 0) await db.query(runsUpdate(states));
+}
+
+/** updateRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough). */
+export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
+  return {
     name: 'runs_update',
     text: `UPDATE runs AS r
               SET state = x.state, available_at = x.available_at, attempt = x.attempt, attempt_limit = x.attempt_limit,
@@ -70,14 +75,19 @@ export async function updateRuns(db: Queryable, states: readonly PresentRun[]): 
              FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
             WHERE r.run_id = x.run_id AND r.revision < x.revision`,
     values: [JSON.stringify(states.map(stateFields))],
-  });
+  };
 }
 
 /** Many runs in one statement (batch enqueue, the materialiser, the projector). */
 export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
-  if (states.length === 0) return;
-  await db.query(
-    `INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
+  if (states.length > 0) await db.query(runsUpsert(states));
+}
+
+/** upsertRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough). */
+export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
+  return {
+    name: 'runs_upsert',
+    text: `INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision, updated_at)
      SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.definition, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision, now()
@@ -90,7 +100,7 @@ export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): 
             last_error = EXCLUDED.last_error, dead_at = EXCLUDED.dead_at, death = EXCLUDED.death,
             discarded = EXCLUDED.discarded, revision = EXCLUDED.revision, updated_at = now()
       WHERE r.revision < EXCLUDED.revision`,
-    [
+    values: [
       JSON.stringify(
         states.map((s) => ({
           ...stateFields(s),
@@ -103,7 +113,7 @@ export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): 
         })),
       ),
     ],
-  );
+  };
 }
 
 /** The columns a transition changes, as jsonb_to_recordset reads them (stateFields writes them). */

@@ -1,7 +1,13 @@
 import type { Pool, PoolClient } from 'pg';
 import { comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '@chronicle/event-store';
 import { type Queryable, withTransaction, type JsonLogger } from '@chronicle/platform';
-import { type Projection, advanceCheckpoint, loadCheckpoint, resetCheckpoint } from '@chronicle/projections';
+import {
+  type CheckpointMove,
+  type Projection,
+  advanceCheckpoints,
+  loadCheckpoint,
+  resetCheckpoint,
+} from '@chronicle/projections';
 
 export interface ProjectionRunnerOptions {
   readonly batchSize?: number;
@@ -102,13 +108,17 @@ export class ProjectionRunner {
   private async applyBatch(positions: readonly LogPosition[], batch: readonly RecordedEvent[]): Promise<LogPosition[]> {
     const to = batch[batch.length - 1]!.position;
     await withTransaction(this.pool, async (tx) => {
+      const moves: CheckpointMove[] = [];
       for (const [i, projection] of this.projections.entries()) {
         const from = positions[i]!;
         if (comparePositions(from, to) >= 0) continue;
         await applyTo(tx, projection, batch, from);
-        if (!(await advanceCheckpoint(tx, projection.name, from, to)))
-          throw new CheckpointMovedError(`checkpoint of ${projection.name} moved by another runner`);
+        moves.push({ projection: projection.name, from, to });
       }
+      if (!(await advanceCheckpoints(tx, moves)))
+        throw new CheckpointMovedError(
+          `a checkpoint of ${moves.map((m) => m.projection).join(', ')} moved by another runner`,
+        );
     });
     return positions.map((from) => (comparePositions(from, to) >= 0 ? from : to));
   }

@@ -82,6 +82,13 @@ export interface SubscribeOptions {
   readonly signal?: AbortSignal;
 }
 
+/** A statement on the read models, as node-postgres takes it (a name prepares it once per connection). */
+export interface ReadModelWrite {
+  readonly name?: string;
+  readonly text: string;
+  readonly values: unknown[];
+}
+
 /**
  * One decision's writes: the read models' transaction, and the appends to
  * the log that go with it. What the hot path needs, on every store.
@@ -96,8 +103,14 @@ export interface UnitOfWork {
    * lock-first rule). Otherwise the append commits on its own, at once:
    * a failure after it leaves the rows behind the log until the projector
    * applies the events, and rows stay guarded by their revisions.
+   *
+   * `writeThrough`: the read models' write that goes with these events (the
+   * rows they change), run once the append succeeded: in the same statement
+   * as the append when `atomic` (one round trip for log and rows), on `tx`
+   * after the append committed otherwise. Its parameters are numbered from
+   * $1 as if it ran alone; it must not depend on the append's results.
    */
-  append(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]>;
+  append(appends: readonly StreamAppend[], writeThrough?: ReadModelWrite): Promise<readonly AppendResult[]>;
   /** True when the log shares the read models' transaction. */
   readonly atomic: boolean;
 }

@@ -13,6 +13,14 @@ export function separateUnitOfWork<T>(
   work: (uow: UnitOfWork) => Promise<T>,
 ): Promise<T> {
   return withTransaction(readModels, (tx) =>
-    work({ tx, atomic: false, append: (appends) => store.appendToStreams(appends) }),
+    work({
+      tx,
+      atomic: false,
+      append: async (appends, writeThrough) => {
+        const results = await store.appendToStreams(appends);
+        if (writeThrough !== undefined) await tx.query(writeThrough);
+        return results;
+      },
+    }),
   );
 }

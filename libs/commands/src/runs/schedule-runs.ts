@@ -8,12 +8,12 @@ import {
   type RunSnapshot,
 } from '@chronicle/domain';
 import type { UnitOfWork } from '@chronicle/event-store';
-import { upsertRuns } from '@chronicle/projections';
+import { runsUpsert } from '@chronicle/projections';
 
 /**
  * New runs, every one decided by the run decider (ScheduleRun) like any
  * other transition: one append expecting no stream for each, one row
- * upsert. The enqueue endpoints, backfills, the materialiser and the test
+ * upsert, sent with the append. The enqueue endpoints, backfills, the materialiser and the test
  * seeds all create runs here. Resolves with the runs as they now are.
  */
 export async function scheduleNewRuns(
@@ -26,14 +26,14 @@ export async function scheduleNewRuns(
     const events = decide({ type: 'ScheduleRun', run }, ABSENT);
     return { run, events, after: events.reduce<RunSnapshot>(evolve, ABSENT) as PresentRun };
   });
+  const created = decided.map((d) => d.after);
   await uow.append(
     decided.map(({ run, events }) => ({
       streamId: runStreamId(run.runId),
       expected: 'no_stream' as const,
       events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
     })),
+    runsUpsert(created),
   );
-  const created = decided.map((d) => d.after);
-  await upsertRuns(uow.tx, created);
   return created;
 }

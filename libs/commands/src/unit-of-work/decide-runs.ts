@@ -1,6 +1,6 @@
 import { DomainError, type RunEvent, type PresentRun, evolve, type RunSnapshot, runStreamId } from '@chronicle/domain';
 import { WrongExpectedRevisionError, type StreamAppend, type UnitOfWork } from '@chronicle/event-store';
-import { updateRuns } from '@chronicle/projections';
+import { runsUpdate } from '@chronicle/projections';
 
 export interface RunDecision {
   readonly after: PresentRun;
@@ -27,7 +27,9 @@ export interface RunBatch {
  * the scheduler's passes: for runs whose locks the unit of work holds,
  * decide each, append every run's events in one multi-stream append
  * expecting the revision read, and write the rows through. A run the
- * decider turns down is left out. With a log of its own (no shared
+ * decider turns down is left out. The rows go with the append
+ * (UnitOfWork.append's writeThrough: one statement when the log shares the
+ * transaction). With a log of its own (no shared
  * transaction), a run whose stream moved on since its row was written (the
  * row lags the log until the projector applies it) is dropped from the
  * batch and the rest appended again: the append decides, the row proposed.
@@ -67,7 +69,11 @@ export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly 
     }
   while (decisions.size > 0) {
     try {
-      await uow.append([...decisions.values()].map((d) => d.append));
+      const chosen = [...decisions.values()];
+      await uow.append(
+        chosen.map((d) => d.append),
+        runsUpdate(chosen.map((d) => d.after)),
+      );
       break;
     } catch (err) {
       // In a shared transaction a failed append has aborted it: only a log of its own can go on.
@@ -76,11 +82,6 @@ export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly 
     }
   }
   const decided = batches.map((): RunDecision[] => []);
-  if (decisions.size === 0) return decided;
   for (const { after, events, batch } of decisions.values()) decided[batch]!.push({ after, events });
-  await updateRuns(
-    uow.tx,
-    [...decisions.values()].map((d) => d.after),
-  );
   return decided;
 }

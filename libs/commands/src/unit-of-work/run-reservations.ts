@@ -57,11 +57,13 @@ export class RunReservations {
             : {
                 tx: uow.tx,
                 atomic: false,
-                append: async (appends) => {
+                append: async (appends, writeThrough) => {
                   const results = await uow.append(appends);
                   for (const { streamId, nextRevision } of results)
                     if (streamId.startsWith(RUN_STREAM_PREFIX))
                       appended.set(streamId.slice(RUN_STREAM_PREFIX.length), Number(nextRevision));
+                  // After the runs are known appended: a failing write leaves them reserved.
+                  if (writeThrough !== undefined) await uow.tx.query(writeThrough);
                   return results;
                 },
               },

@@ -74,9 +74,10 @@ export const CLAIM_SQL = `WITH served AS (
    LIMIT $3`;
 
 /**
- * Step 1 of the claim (DESIGN.md, claim protocol), in one statement: pick
- * up to `limit` ready runs by the dispatch policy and take each run stream's
- * advisory lock, the very lock es_append takes. A try-lock instead of FOR
+ * Steps 1 and 2 of the claim (DESIGN.md, claim protocol), in one statement:
+ * pick up to `limit` ready runs by the dispatch policy, take each run
+ * stream's advisory lock, the very lock es_append takes, and read the locked
+ * runs as they are under the locks (CLAIM_AND_READ_SQL). A try-lock instead of FOR
  * UPDATE: concurrent dispatchers skip each other's candidates, and no row
  * lock gives the transaction an id before its append (the event store's
  * ordering rule).
@@ -127,10 +128,10 @@ export async function lockReadyRuns(
   limit: number,
   weights: PriorityWeights,
   reserved: readonly string[],
-): Promise<{ runIds: string[]; capped: boolean }> {
-  const { rows } = await db.query<{ run_id: string; capped: boolean }>({
-    name: 'claim_lock_ready_runs',
-    text: CLAIM_SQL,
+): Promise<{ runs: PresentRun[]; now: Date; limitedJobs: Set<string>; capped: boolean }> {
+  const { rows } = await db.query<(RunRow & { db_now: Date; limited: boolean; capped: boolean }) | NoRunRow>({
+    name: 'claim_lock_and_read_ready_runs',
+    text: CLAIM_AND_READ_SQL,
     values: [
       scope.queues,
       scope.team,
@@ -141,8 +142,41 @@ export async function lockReadyRuns(
       reserved,
     ],
   });
-  return { runIds: rows.map((r) => r.run_id), capped: rows.some((r) => r.capped) };
+  const locked = rows.filter(
+    (r): r is RunRow & { db_now: Date; limited: boolean; capped: boolean } => r.state !== null,
+  );
+  return {
+    runs: locked.map(runFromRow),
+    now: locked[0]?.db_now ?? new Date(),
+    limitedJobs: new Set(locked.filter((r) => r.limited).map((r) => r.definition.job)),
+    capped: rows.some((r) => r.capped),
+  };
 }
+
+/** The one row of CLAIM_AND_READ_SQL when it locked no run that is still ready. */
+interface NoRunRow {
+  readonly state: null;
+  readonly capped: boolean;
+}
+
+/**
+ * Steps 1 and 2 of the claim in one round trip: CLAIM_SQL takes the locks,
+ * then lock_and_read_runs (migrations/0011; the locks are ours already, so
+ * it waits for nothing) reads the locked runs in a statement of its own,
+ * whose snapshot is taken after the locks were granted: a run that another
+ * claim leased and committed in between reads as it now is, and is left out
+ * unless still ready. With the database's clock, and whether each run's job
+ * has a run limit. Always one row at least, for `capped`.
+ */
+const CLAIM_AND_READ_SQL = `WITH claimed AS MATERIALIZED (${CLAIM_SQL})
+  SELECT x.*, c.capped
+    FROM (SELECT coalesce(bool_or(claimed.capped), false) AS capped FROM claimed) c
+    LEFT JOIN LATERAL (
+      SELECT ${RUN_COLUMNS}, now() AS db_now,
+             EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited
+        FROM lock_and_read_runs(ARRAY(SELECT claimed.run_id FROM claimed)) r
+       WHERE r.state IN (${WAITING_SQL}) AND r.available_at <= now()
+    ) x ON true`;
 
 /** How many teams a platform worker's queues serve (1 for a team's own worker). */
 export async function countTeamsServed(db: Queryable, queues: readonly string[]): Promise<number> {
@@ -176,24 +210,6 @@ export async function withinConcurrencyLimits(
     left.set(run.definition.job, room - 1);
     return room > 0;
   });
-}
-
-/**
- * Step 2: the locked runs' current state, read after the locks, with the
- * database's clock, and which of their jobs have a run limit.
- */
-export async function loadLockedRuns(
-  db: Queryable,
-  runIds: readonly string[],
-): Promise<{ runs: PresentRun[]; now: Date; limitedJobs: Set<string> }> {
-  const { rows } = await db.query<RunRow & { db_now: Date; limited: boolean }>({
-    name: 'claim_load_locked_runs',
-    text: `SELECT ${RUN_COLUMNS}, now() AS db_now, EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited FROM runs r
-            WHERE r.run_id = ANY($1::text[]) AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()`,
-    values: [runIds],
-  });
-  const limitedJobs = new Set(rows.filter((r) => r.limited).map((r) => r.definition.job));
-  return { runs: rows.map(runFromRow), now: rows[0]?.db_now ?? new Date(), limitedJobs };
 }
 
 /** When the next run of these queues becomes ready: the long-poll's timer. */

@@ -10,7 +10,7 @@ import type { UnitOfWork } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { decideAndAppendBatches, type RunBatch, type RunDecision } from '../unit-of-work/decide-runs';
-import { loadLockedRuns, lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
+import { lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
 
 /** What a worker asks a claim for. */
 export interface ClaimRequest {
@@ -21,11 +21,11 @@ export interface ClaimRequest {
 }
 
 /**
- * One claim in the caller's unit of work, five round trips for the whole
- * batch: lock candidates (the dispatch policy), read them, append every
- * RunLeased (expecting the revision read, under the lock no other writer can
- * move it), write the rows through; two more when a concurrency-limited
- * job's runs are among them. Committing is the caller's. `capped`: runs of
+ * One claim in the caller's unit of work, two round trips for the whole
+ * batch: lock candidates (the dispatch policy) and read them, then append
+ * every RunLeased (expecting the revision read, under the lock no other
+ * writer can move it) with the rows written through; two more when a
+ * concurrency-limited job's runs are among them. Committing is the caller's. `capped`: runs of
  * a limited job were left out for its headroom, so the batch may be short.
  * `reserved`: runs not to propose (RunReservations.reservedRunIds).
  */
@@ -61,10 +61,10 @@ export async function prepareClaim(
     actor: `worker:${caller.team ?? 'platform'}:${request.workerId}`,
     schemaVersion: RUN_EVENT_SCHEMA_VERSION,
   };
-  const { runIds, capped } = await lockReadyRuns(tx, scope, request.max, weights, reserved);
-  if (runIds.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped };
-  const locked = await loadLockedRuns(tx, runIds);
-  const [runs, now] = [await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs), locked.now];
+  const locked = await lockReadyRuns(tx, scope, request.max, weights, reserved);
+  const { capped, now } = locked;
+  if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped };
+  const runs = await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs);
   const decideOne = (run: PresentRun): RunEvent[] =>
     decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run);
   return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length };

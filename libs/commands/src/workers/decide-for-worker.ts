@@ -28,7 +28,8 @@ export type WorkerDecision =
  * one unit of work: lock the runs' streams, read their rows, decide each (a
  * refusal, such as a stale fencing token, refuses that run alone), append
  * every outcome in one multi-stream append expecting the revisions read,
- * write the rows through. Five round trips for up to 100 runs. A run the
+ * write the rows through. Four round trips for up to 100 runs (BEGIN, lock
+ * and read, append with the rows, COMMIT). A run the
  * worker may not see (another team's, another queue's) reads as absent.
  * Runs appended whose rows then fail to commit stay reserved.
  */

@@ -1,7 +1,7 @@
 import { type Queryable, SQLSTATE, sqlStateOf } from '@chronicle/platform';
 import type { PreparedAppend } from '../append-validation';
 import { InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
-import type { AppendResult, ExpectedRevision } from '../event-store.port';
+import type { AppendResult, ExpectedRevision, ReadModelWrite } from '../event-store.port';
 
 interface AppendRow {
   r_stream: string;
@@ -16,14 +16,25 @@ const EXPECTED_CODE: Record<Exclude<ExpectedRevision, bigint>, bigint> = {
   stream_exists: -3n,
 };
 
+const APPEND_SQL = 'SELECT * FROM es_append($1::text[], $2::bigint[], $3::uuid[], $4::json)';
+const APPEND_PARAMETERS = 4;
+
 /**
  * One round trip for the whole append, however many streams and events:
  * es_append (migrations/0001) locks the streams, checks every expected
  * revision, recognises a retry of an append that committed, and inserts,
  * atomically. Run inside a caller's transaction it must come before the
  * transaction's first write (see the function's comment).
+ *
+ * With `writeThrough`, the read models' write goes in the same statement, as
+ * a data-modifying WITH that PostgreSQL runs after the append's SELECT (an
+ * error in es_append fails both): the log and its rows in one round trip.
  */
-export async function appendEvents(db: Queryable, appends: readonly PreparedAppend[]): Promise<AppendResult[]> {
+export async function appendEvents(
+  db: Queryable,
+  appends: readonly PreparedAppend[],
+  writeThrough?: ReadModelWrite,
+): Promise<AppendResult[]> {
   const streams = appends.map((a) => a.streamId);
   const expected = appends.map((a) =>
     (typeof a.expected === 'bigint' ? a.expected : EXPECTED_CODE[a.expected]).toString(),
@@ -37,11 +48,7 @@ export async function appendEvents(db: Queryable, appends: readonly PreparedAppe
   let rows: AppendRow[];
   try {
     // Named: prepared once per connection, not parsed on every append.
-    ({ rows } = await db.query<AppendRow>({
-      name: 'es_append',
-      text: 'SELECT * FROM es_append($1::text[], $2::bigint[], $3::uuid[], $4::json)',
-      values: [streams, expected, lastIds, events],
-    }));
+    ({ rows } = await db.query<AppendRow>(withWriteThrough([streams, expected, lastIds, events], writeThrough)));
   } catch (err) {
     throw translateAppendError(err, appends);
   }
@@ -55,6 +62,52 @@ export async function appendEvents(db: Queryable, appends: readonly PreparedAppe
       position: { commit: BigInt(row.r_commit), prepare: BigInt(row.r_position) },
     };
   });
+}
+
+/** The append's statement, alone or with the write that goes with it. */
+function withWriteThrough(
+  values: unknown[],
+  writeThrough: ReadModelWrite | undefined,
+): { name?: string; text: string; values: unknown[] } {
+  if (writeThrough === undefined) return { name: 'es_append', text: APPEND_SQL, values };
+  // The write's $n follow the append's four.
+  const write = writeThrough.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + APPEND_PARAMETERS}`);
+  // A data-modifying WITH must be at the top level: a write's own WITH list joins the append's.
+  const { ctes, main } = splitWith(write);
+  return {
+    ...(writeThrough.name === undefined ? {} : { name: `es_append+${writeThrough.name}` }),
+    text: `WITH appended AS MATERIALIZED (${APPEND_SQL}), ${ctes === '' ? '' : `${ctes}, `}written AS (${main}) SELECT * FROM appended`,
+    values: [...values, ...writeThrough.values],
+  };
+}
+
+/**
+ * `WITH a AS (...), b AS (...) main` -> its WITH list and its main statement (a statement without
+ * WITH: no list). Parentheses are counted, so the statements must not hold unbalanced ones in
+ * literals: they are ours, with every value a parameter.
+ */
+export function splitWith(sql: string): { ctes: string; main: string } {
+  const text = sql.trim();
+  if (!/^WITH\s/i.test(text)) return { ctes: '', main: text };
+  let depth = 0;
+  for (let i = 4; i < text.length; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')') {
+      depth--;
+      if (depth === 0) {
+        const rest = text.slice(i + 1);
+        const next = /^\s*,/.exec(rest);
+        if (next !== null) {
+          i += next[0].length;
+          continue;
+        }
+        if (rest.trim() === '') break;
+        return { ctes: text.slice(4, i + 1).trim(), main: rest.trim() };
+      }
+    }
+  }
+  throw new Error('a WITH statement without a main statement');
 }
 
 function translateAppendError(err: unknown, appends: readonly PreparedAppend[]): unknown {

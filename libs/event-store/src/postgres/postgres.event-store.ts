@@ -9,6 +9,7 @@ import {
   type EventToAppend,
   type ExpectedRevision,
   type ReadAllOptions,
+  type ReadModelWrite,
   type ReadStreamOptions,
   type RecordedEvent,
   type StreamAppend,
@@ -68,7 +69,7 @@ export class PostgresEventStore implements EventStore {
     // wake-up per decision would have every projection read the log after every
     // claim and completion. They find the events at their next poll.
     return withTransaction(readModels, (tx) =>
-      work({ tx, atomic: true, append: (appends) => this.appendWith(tx, appends) }),
+      work({ tx, atomic: true, append: (appends, writeThrough) => this.appendWith(tx, appends, writeThrough) }),
     );
   }
 
@@ -77,8 +78,8 @@ export class PostgresEventStore implements EventStore {
    * Call it before the transaction writes anything else; the caller notifies
    * nobody until commit, so subscribers find the events by polling.
    */
-  appendWith(db: Queryable, appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    return guard(() => appendEvents(db, prepareAppends(appends)));
+  appendWith(db: Queryable, appends: readonly StreamAppend[], writeThrough?: ReadModelWrite): Promise<AppendResult[]> {
+    return guard(() => appendEvents(db, prepareAppends(appends), writeThrough));
   }
 
   readStream(streamId: string, options?: ReadStreamOptions): Promise<readonly RecordedEvent[]> {

@@ -309,6 +309,38 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
         expect((await store.readStream(s)).map((e) => e.type)).toEqual(fixture.atomic ? [] : ['Appended']);
       });
 
+      it('writes the rows that go with an append through writeThrough, once the append is in', async () => {
+        const [a, b] = [stream('through-a'), stream('through-b')];
+        await store.unitOfWork(fixture.readModels, (uow) =>
+          uow.append([{ streamId: a, expected: 'no_stream', events: [event('A1')] }], {
+            name: 'uow_probe_insert',
+            text: 'INSERT INTO uow_probe (id) SELECT unnest($1::text[])',
+            values: [[a, b]],
+          }),
+        );
+        expect((await store.readStream(a)).map((e) => e.type)).toEqual(['A1']);
+        expect(await rowsOf([a, b])).toEqual([a, b].sort());
+      });
+
+      it('runs no writeThrough when its append is refused', async () => {
+        const [fresh, moved] = [stream('through-fresh'), stream('through-moved')];
+        await store.appendToStream(moved, 'no_stream', [event('First')]);
+        const refusal = await store
+          .unitOfWork(fixture.readModels, (uow) =>
+            uow.append(
+              [
+                { streamId: fresh, expected: 'no_stream', events: [event('Never')] },
+                { streamId: moved, expected: 'no_stream', events: [event('Stale')] },
+              ],
+              { text: 'INSERT INTO uow_probe (id) VALUES ($1)', values: [fresh] },
+            ),
+          )
+          .catch((err: unknown) => err);
+        expect(refusal).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(await store.readStream(fresh)).toEqual([]);
+        expect(await rowsOf([fresh])).toEqual([]);
+      });
+
       it('refuses a stale expected revision with the stream named, and writes nothing', async () => {
         const [fresh, moved] = [stream('fresh'), stream('moved')];
         await store.appendToStream(moved, 'no_stream', [event('First'), event('Second')]);
