@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ApiModule } from '@chronicle/api';
 import { ProjectorModule } from '@chronicle/projector';
-import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
 import { buildDashboard, findChromium, launchChromium, screenshot } from './support/browser';
 import { startApp, type RunningApp } from './support/start-app';
@@ -201,6 +201,27 @@ describe('the dashboard', () => {
       for (const title of ['Schedule lag', 'Throughput', 'Lease expiries and new dead runs'])
         await page.locator('figure.chart figcaption', { hasText: title }).waitFor();
       expect(await page.locator('figure.chart canvas').count()).toBe(3);
+      // The charts' numbers, from the projector's run-activity read model: one success and one failure,
+      // in whichever minutes they fell.
+      const throughput = page.locator('figure.chart', { hasText: 'Throughput' });
+      await throughput.getByText('Numbers, last 10 minutes').click();
+      await waitFor(
+        async () => {
+          const cells = await throughput
+            .locator('tbody tr')
+            .evaluateAll((rows) =>
+              rows.map((row) => [...row.querySelectorAll('td')].map((td) => Number(td.textContent))),
+            );
+          const succeeded = cells.reduce((sum, [n = 0]) => sum + n, 0);
+          const failed = cells.reduce((sum, [, n = 0]) => sum + n, 0);
+          return succeeded === 1 && failed === 1;
+        },
+        {
+          timeoutMs: OVERVIEW_REFRESH_MS + UI_TIMEOUT_MS,
+          pollMs: 200,
+          description: 'throughput of 1 success and 1 failure',
+        },
+      );
 
       // The next poll shows a new ready run without a reload (nothing leases it: this file's last enqueue).
       expect((await billing.team.post('/v1/jobs/billing.sync-ledger/runs', {})).status).toBe(201);
