@@ -13,6 +13,20 @@ export interface Projection {
   readonly version: number;
   /** Events of these types are applied; others only move the checkpoint. */
   readonly eventTypes: ReadonlySet<string> | 'all';
+  /**
+   * The tables it owns, in the default schema: emptied by `reset`, built
+   * afresh beside the live ones by a rebuild (which runs `apply` with a
+   * shadow schema first in the search path) and swapped in.
+   */
+  readonly tables: readonly string[];
+  /**
+   * Commands write these tables' rows too, in their own transactions (the
+   * write-through of runs and jobs), each row with the revision of the
+   * stream it reflects: a rebuild then takes the live rows that are newer
+   * than the log it read. A table only the projector writes (counters) is
+   * exactly the log up to the checkpoint and takes nothing from the live one.
+   */
+  readonly writtenThrough: boolean;
   apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void>;
   /** Empties the projection's tables before a rebuild. */
   reset(db: Queryable): Promise<void>;

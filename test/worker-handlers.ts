@@ -18,3 +18,6 @@ export function workerHandlers(
     complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations),
   };
 }
+
+/** The commands those handlers execute, for tests outside the commands' layer (the projector's). */
+export { CompleteRuns, LeaseRuns } from '@chronicle/commands';

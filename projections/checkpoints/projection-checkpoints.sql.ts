@@ -21,14 +21,24 @@ export async function loadCheckpoint(db: Queryable, projection: string): Promise
 }
 
 /** Start (or restart, for a new version) a projection from the beginning of the log. */
-export async function resetCheckpoint(db: Queryable, projection: string, version: number): Promise<void> {
+export function resetCheckpoint(db: Queryable, projection: string, version: number): Promise<void> {
+  return setCheckpoint(db, projection, version, START);
+}
+
+/** A projection's checkpoint set to a position, whatever it was: a rebuilt projection's, as it is swapped in. */
+export async function setCheckpoint(
+  db: Queryable,
+  projection: string,
+  version: number,
+  position: LogPosition,
+): Promise<void> {
   await db.query(
     `INSERT INTO projection_checkpoints (projection, version, commit_position, prepare_position)
      VALUES ($1, $2, $3, $4)
      ON CONFLICT (projection) DO UPDATE
         SET version = EXCLUDED.version, commit_position = EXCLUDED.commit_position,
             prepare_position = EXCLUDED.prepare_position, updated_at = now()`,
-    [projection, version, START.commit.toString(), START.prepare.toString()],
+    [projection, version, position.commit.toString(), position.prepare.toString()],
   );
 }
 

@@ -17,6 +17,8 @@ export const jobsProjection: Projection = {
   name: 'jobs',
   version: 1,
   eventTypes: new Set(Object.values(JobEventType)),
+  tables: ['jobs'],
+  writtenThrough: true,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     const byJob = groupByStream(events, 'job-');

@@ -13,6 +13,8 @@ export const runsProjection: Projection = {
   name: 'runs',
   version: 1,
   eventTypes: new Set(Object.values(RunEventType)),
+  tables: ['runs'],
+  writtenThrough: true,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     const byRun = groupByStream(events, 'run-');

@@ -15,6 +15,8 @@ export const streamActivityProjection: Projection = {
   name: 'stream-activity',
   version: 2,
   eventTypes: 'all',
+  tables: ['stream_activity'],
+  writtenThrough: false,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     // One statement per batch: the last event per stream wins inside the batch.

@@ -103,6 +103,8 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
       name: 'counting',
       version: 1,
       eventTypes: 'all',
+      tables: [],
+      writtenThrough: false,
       apply: async (_tx: Queryable, events: readonly RecordedEvent[]) => void seen.push(...events.map((e) => e.type)),
       reset: async () => undefined,
     };

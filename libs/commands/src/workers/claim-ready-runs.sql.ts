@@ -161,7 +161,7 @@ interface NoRunRow {
 
 /**
  * Steps 1 and 2 of the claim in one round trip: CLAIM_SQL takes the locks,
- * then lock_and_read_runs (migrations/0011; the locks are ours already, so
+ * then lock_and_read_runs (migrations/0012; the locks are ours already, so
  * it waits for nothing) reads the locked runs in a statement of its own,
  * whose snapshot is taken after the locks were granted: a run that another
  * claim leased and committed in between reads as it now is, and is left out

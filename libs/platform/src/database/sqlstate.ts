@@ -4,6 +4,8 @@ export const SQLSTATE = {
   untranslatableCharacter: '22P05',
   invalidTextRepresentation: '22P02',
   programLimitExceeded: '54000',
+  /** A lock not granted within lock_timeout (or NOWAIT). */
+  lockNotAvailable: '55P03',
   /** Raised by es_append when a stream is not at its expected revision. */
   wrongExpectedRevision: 'ES409',
 } as const;

@@ -1,0 +1,190 @@
+import type { Pool, PoolClient } from 'pg';
+import type { Queryable } from '@chronicle/platform';
+
+/** The schema the read models live in: the one the migrations create them in. */
+export const LIVE_SCHEMA = 'public';
+
+/** A schema name of ours from a free text (a projection's name): lower case letters, digits, underscores. */
+export function schemaName(prefix: string, name: string): string {
+  return `${prefix}_${name.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`;
+}
+
+/**
+ * Empty copies of the live tables in a schema of their own, created afresh:
+ * columns, defaults, generated columns, constraints, indexes (LIKE ...
+ * INCLUDING ALL) and the storage settings LIKE leaves out (the hot tables'
+ * autovacuum settings), so that the copy can take the live table's place.
+ */
+export async function createShadowTables(db: Queryable, schema: string, tables: readonly string[]): Promise<void> {
+  await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await db.query(`CREATE SCHEMA ${schema}`);
+  for (const table of tables) {
+    await db.query(`CREATE TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL)`);
+    const { rows } = await db.query<{ options: string[] | null }>(
+      'SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass',
+      [`${LIVE_SCHEMA}.${table}`],
+    );
+    const options = rows[0]?.options ?? [];
+    if (options.length > 0) await db.query(`ALTER TABLE ${schema}.${table} SET (${options.join(', ')})`);
+  }
+}
+
+export async function dropSchema(db: Queryable, schema: string): Promise<void> {
+  await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+}
+
+/**
+ * `work` in a transaction whose unqualified table names are `schema`'s
+ * first: a projection's own statements then write its shadow tables. Its
+ * prepared statements are planned again for that search path (PostgreSQL
+ * re-plans a prepared statement whose search path changed).
+ */
+export async function inSchema<T>(pool: Pool, schema: string, work: (tx: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SET LOCAL search_path TO ${schema}, ${LIVE_SCHEMA}`);
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Swaps the shadow tables in, in the caller's transaction: the live tables
+ * (locked ACCESS EXCLUSIVE by the caller) move to `retired`, the shadow
+ * ones to the live schema. Statements waiting for the live tables' locks
+ * look their names up again once granted, so they go on with the new ones.
+ */
+export async function swapTables(
+  tx: Queryable,
+  shadow: string,
+  retired: string,
+  tables: readonly string[],
+): Promise<void> {
+  await tx.query(`DROP SCHEMA IF EXISTS ${retired} CASCADE`);
+  await tx.query(`CREATE SCHEMA ${retired}`);
+  for (const table of tables) {
+    await tx.query(`ALTER TABLE ${LIVE_SCHEMA}.${table} SET SCHEMA ${retired}`);
+    await tx.query(`ALTER TABLE ${shadow}.${table} SET SCHEMA ${LIVE_SCHEMA}`);
+  }
+}
+
+/** Takes the live tables' ACCESS EXCLUSIVE locks, waiting at most `timeoutMs` (then lock_not_available). */
+export async function lockLiveTables(tx: Queryable, tables: readonly string[], timeoutMs: number): Promise<void> {
+  await tx.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
+  await tx.query(`LOCK TABLE ${tables.map((t) => `${LIVE_SCHEMA}.${t}`).join(', ')} IN ACCESS EXCLUSIVE MODE`);
+  await tx.query('SET LOCAL lock_timeout = 0');
+}
+
+/** A table's columns, and which of them are its primary key. */
+async function columnsOf(db: Queryable, table: string): Promise<Array<{ name: string; key: boolean }>> {
+  const { rows } = await db.query<{ name: string; key: boolean }>(
+    `SELECT a.attname AS name, coalesce(a.attnum = ANY(i.indkey), false) AS key
+       FROM pg_attribute a LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
+      WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+      ORDER BY a.attnum`,
+    [`${LIVE_SCHEMA}.${table}`],
+  );
+  return rows;
+}
+
+/**
+ * Copies into the shadow table the live rows that are newer than it (a
+ * projection's tables written through by commands, see
+ * Projection.writtenThrough): by primary key, a row the shadow lacks, or
+ * one at a higher `revision`; a table without a primary key (append-only)
+ * gets the live rows it lacks. `since`: only live rows written at or after
+ * it (`updated_at`), where the table has that column. Resolves with the
+ * rows copied.
+ */
+export async function overlayLiveRows(db: Queryable, schema: string, table: string, since?: Date): Promise<number> {
+  const columns = await columnsOf(db, table);
+  const names = columns.map((c) => quoteIdent(c.name));
+  const keys = columns.filter((c) => c.key).map((c) => quoteIdent(c.name));
+  const [live, shadow] = [`${LIVE_SCHEMA}.${table}`, `${schema}.${table}`];
+  const list = names.join(', ');
+  const recent = since !== undefined && columns.some((c) => c.name === 'updated_at') ? 'l.updated_at >= $1' : 'true';
+  const values = recent === 'true' ? [] : [since];
+  if (keys.length === 0) {
+    const { rowCount } = await db.query(
+      `INSERT INTO ${shadow} (${list}) SELECT ${list} FROM ${live} l WHERE ${recent} EXCEPT ALL SELECT ${list} FROM ${shadow}`,
+      values,
+    );
+    return rowCount ?? 0;
+  }
+  const revised = columns.some((c) => c.name === 'revision');
+  const matches = keys.map((k) => `s.${k} = l.${k}`).join(' AND ');
+  const newer = revised ? `s.revision >= l.revision` : 'true';
+  const update = names
+    .filter((n) => !keys.includes(n))
+    .map((n) => `${n} = EXCLUDED.${n}`)
+    .join(', ');
+  const { rowCount } = await db.query(
+    `INSERT INTO ${shadow} AS s (${list})
+     SELECT ${list.replace(/"([^"]+)"/g, 'l."$1"')} FROM ${live} l
+      WHERE ${recent} AND NOT EXISTS (SELECT 1 FROM ${shadow} s WHERE ${matches} AND ${newer})
+     ON CONFLICT (${keys.join(', ')}) DO ${revised ? `UPDATE SET ${update} WHERE s.revision < EXCLUDED.revision` : 'NOTHING'}`,
+    values,
+  );
+  return rowCount ?? 0;
+}
+
+/** A row of a table that differs between the live schema and a rebuilt one. */
+export interface RowDifference {
+  readonly table: string;
+  /** The row's key (its primary key's columns, or the whole row for a table without one), as JSON. */
+  readonly key: string;
+  readonly kind: 'missing' | 'unexpected' | 'different';
+}
+
+/** Columns that say when a row was written, not what it holds: not compared. */
+const WRITE_TIME_COLUMNS = new Set(['updated_at']);
+
+/**
+ * The rows of `table` that differ between the live schema and `schema`,
+ * by primary key (`missing`: only in the rebuilt one, that is absent from
+ * the live table; `unexpected`: only live; `different`: both, other
+ * values), write times left out. A table without a primary key is compared
+ * as a multiset of whole rows. At most `limit` differences.
+ */
+export async function diffTable(db: Queryable, schema: string, table: string, limit: number): Promise<RowDifference[]> {
+  const live = `${LIVE_SCHEMA}.${table}`;
+  // Generated columns are left out: they follow from the others.
+  const columns = await columnsOf(db, table);
+  const compared = columns.filter((c) => !WRITE_TIME_COLUMNS.has(c.name)).map((c) => quoteIdent(c.name));
+  const keys = columns.filter((c) => c.key).map((c) => quoteIdent(c.name));
+  const shadow = `${schema}.${table}`;
+  const list = compared.join(', ');
+  if (keys.length === 0) {
+    const { rows } = await db.query<{ key: string; kind: RowDifference['kind'] }>(
+      `(SELECT row_to_json(x)::text AS key, 'missing' AS kind FROM (SELECT ${list} FROM ${shadow} EXCEPT ALL SELECT ${list} FROM ${live}) x)
+       UNION ALL
+       (SELECT row_to_json(x)::text, 'unexpected' FROM (SELECT ${list} FROM ${live} EXCEPT ALL SELECT ${list} FROM ${shadow}) x)
+       LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ table, ...r }));
+  }
+  const keyOf = (alias: string): string =>
+    `json_build_object(${keys.map((k) => `'${k.replace(/"/g, '')}', ${alias}.${k}`).join(', ')})::text`;
+  const rowOf = (alias: string): string => `ROW(${compared.map((c) => `${alias}.${c}`).join(', ')})`;
+  const { rows } = await db.query<{ key: string; kind: RowDifference['kind'] }>(
+    `SELECT CASE WHEN l.${keys[0]} IS NULL THEN ${keyOf('s')} ELSE ${keyOf('l')} END AS key,
+            CASE WHEN l.${keys[0]} IS NULL THEN 'missing' WHEN s.${keys[0]} IS NULL THEN 'unexpected' ELSE 'different' END AS kind
+       FROM ${live} l FULL JOIN ${shadow} s ON ${keys.map((k) => `l.${k} = s.${k}`).join(' AND ')}
+      WHERE l.${keys[0]} IS NULL OR s.${keys[0]} IS NULL OR ${rowOf('l')} IS DISTINCT FROM ${rowOf('s')}
+      LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => ({ table, key: r.key, kind: r.kind }));
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
