@@ -26,6 +26,9 @@ export const runActivityProjection: Projection = {
   name: 'run-activity',
   version: 1,
   eventTypes: COUNTED,
+  tables: ['run_activity_minutes'],
+  // Counters: only the projector writes them, so a rebuild is exactly the log up to its checkpoint.
+  writtenThrough: false,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     const runEvents = events.filter((e) => e.streamId.startsWith(RUN_PREFIX) && COUNTED.has(e.type));
