@@ -49,7 +49,12 @@ describe('the dashboard', () => {
 
   describe('served by the API', () => {
     it('answers /dashboard and its pages with the app, under a CSP that allows no remote or inline script', async () => {
-      for (const path of ['/dashboard', '/dashboard/', '/dashboard/jobs/billing.export-invoices']) {
+      for (const path of [
+        '/dashboard',
+        '/dashboard/',
+        '/dashboard/jobs/billing.export-invoices',
+        '/dashboard/jobs/ops.v2',
+      ]) {
         const response = await fetch(`${app.url}${path}`);
         expect(response.status).toBe(200);
         expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');

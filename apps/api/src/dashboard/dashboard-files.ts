@@ -60,8 +60,8 @@ export function loadDashboardFiles(buildDir: string): ReadonlyMap<string, Dashbo
 
 /**
  * What a path below /dashboard/ answers with: a file of the build, or for a page of the app
- * (`jobs/billing.export`, no file) its index.html, which routes in the browser. A missing asset is
- * not a page: undefined, a 404.
+ * (`jobs/billing.export`, `runs/run_01…`: job names have dots, so an extension says nothing) its
+ * index.html, which routes in the browser. A missing hashed asset is not a page: undefined, a 404.
  */
 export function resolveDashboardPath(
   files: ReadonlyMap<string, DashboardFile>,
@@ -69,7 +69,7 @@ export function resolveDashboardPath(
 ): DashboardFile | undefined {
   const file = files.get(requested);
   if (file !== undefined) return file;
-  if (requested.startsWith(HASHED_ASSETS) || /\.[a-z0-9]+$/i.test(requested)) return undefined;
+  if (requested.startsWith(HASHED_ASSETS)) return undefined;
   return files.get('index.html');
 }
 

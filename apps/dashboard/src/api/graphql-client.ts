@@ -40,7 +40,7 @@ export async function graphql<T>(
     response = await fetch('/graphql', {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ query, variables }),
+      body: JSON.stringify({ query, variables: given(variables) }),
       signal: signal ?? null,
     });
   } catch (err) {
@@ -62,6 +62,11 @@ export async function graphql<T>(
   if (!response.ok || body.data == null)
     throw new ApiError('error', `the server answered ${response.status}`, response.status);
   return body.data;
+}
+
+/** A filter not set is an argument not given: the API reads an explicit null as asked for. */
+function given(variables: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(variables).filter(([, value]) => value !== null && value !== undefined));
 }
 
 /** Apollo says UNAUTHENTICATED; our API says unauthorized, with status 401. */
