@@ -23,6 +23,10 @@ export function TimeChart(props: {
   /** One array per series, aligned with `times`; null where there is no value. */
   values: ReadonlyArray<ReadonlyArray<number | null>>;
   format: (value: number) => string;
+  /** Counts: ticks at whole numbers only. */
+  integer?: boolean;
+  /** Sparse series (lag is only measured in minutes with leases): each value a dot, lone ones too. */
+  dots?: boolean;
 }) {
   const container = useRef<HTMLDivElement>(null);
   const chart = useRef<uPlot | null>(null);
@@ -43,12 +47,22 @@ export function TimeChart(props: {
             width: 2,
             dash: s.dashed === true ? [6, 4] : [],
             spanGaps: false,
-            value: (_: uPlot, v: number | null) => (v == null ? '—' : props.format(v)),
+            ...(props.dots === true ? { points: { show: true, size: 5 } } : {}),
           })),
         ],
-        axes: [{}, { values: (_: uPlot, ticks: number[]) => ticks.map((t) => props.format(t)), size: 64 }],
+        axes: [
+          { values: (_: uPlot, ticks: number[]) => ticks.map(minuteOf) },
+          {
+            values: (_: uPlot, ticks: number[]) => ticks.map((t) => props.format(t)),
+            size: 64,
+            ...(props.integer === true ? { incrs: INTEGER_STEPS } : {}),
+          },
+        ],
         scales: { x: { time: true }, y: { range: (_: uPlot, _min: number, max: number) => [0, Math.max(max, 1)] } },
-        legend: { live: true },
+        // Times are UTC everywhere on the dashboard, the axis's ticks included.
+        tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        // The legend names the series; the numbers are in the table below.
+        legend: { live: false },
         cursor: { drag: { x: false, y: false } },
       },
       data,
@@ -97,7 +111,7 @@ export function TimeChart(props: {
             <tbody>
               {recent.map(({ t, i }) => (
                 <tr key={t}>
-                  <th scope="row">{new Date(t * 1000).toISOString().slice(11, 16)}</th>
+                  <th scope="row">{minuteOf(t)}</th>
                   {props.values.map((v, j) => (
                     <td key={j}>{v[i] == null ? '—' : props.format(v[i]!)}</td>
                   ))}
@@ -109,4 +123,11 @@ export function TimeChart(props: {
       </details>
     </figure>
   );
+}
+
+const INTEGER_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000];
+
+/** 14:05, UTC, of Unix seconds. */
+function minuteOf(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().slice(11, 16);
 }

@@ -137,6 +137,7 @@ function Charts({ history }: { history: readonly HistoryPoint[] }) {
             minutes.map((t) => point(t, p)?.lagP50Seconds ?? null),
           ])}
           format={seconds}
+          dots
         />
         <TimeChart
           title="Throughput"
@@ -145,6 +146,7 @@ function Charts({ history }: { history: readonly HistoryPoint[] }) {
           series={THROUGHPUT_SERIES}
           values={[minutes.map((t) => sum(t, (h) => h.succeeded)), minutes.map((t) => sum(t, (h) => h.failed))]}
           format={perMinute}
+          integer
         />
         <TimeChart
           title="Lease expiries and new dead runs"
@@ -153,6 +155,7 @@ function Charts({ history }: { history: readonly HistoryPoint[] }) {
           series={TROUBLE_SERIES}
           values={[minutes.map((t) => sum(t, (h) => h.leaseExpired)), minutes.map((t) => sum(t, (h) => h.dead))]}
           format={perMinute}
+          integer
         />
       </div>
     </section>
