@@ -248,6 +248,7 @@ describe('the dashboard', () => {
 
       await page.getByRole('link', { name: 'billing.export-invoices' }).click();
       await page.getByRole('heading', { level: 1, name: 'Job billing.export-invoices' }).waitFor();
+      await page.locator('ol.fire-times li').nth(9).waitFor(); // the heading shows while the job loads
       expect(await page.locator('ol.fire-times li').count()).toBe(10);
       expect(await page.locator('ol.fire-times li time').first().getAttribute('datetime')).toMatch(/T0[01]:00:00/);
       await page.getByText('"timeZone": "Europe/Berlin"').waitFor();
