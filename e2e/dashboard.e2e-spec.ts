@@ -296,7 +296,7 @@ describe('the dashboard', () => {
       for (const time of await timeline.locator('time').all())
         expect(Date.parse((await time.getAttribute('datetime'))!)).toBeGreaterThan(Date.now() - 600_000);
       const attempt = page.getByRole('row', { name: /^1 / });
-      expect(await attempt.innerText()).toContain('ledger service answered 503');
+      expect(await attempt.innerText()).toMatch(/failure\s+.*ledger service answered 503/);
       await screenshot(page, 'run-1280x800');
     });
 

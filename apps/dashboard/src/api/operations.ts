@@ -104,15 +104,28 @@ export interface RunEvent {
   readonly actor: string | null;
   readonly data: Record<string, unknown>;
 }
+/** One attempt, as the API derives it from the run's events. */
+export interface Attempt {
+  readonly attempt: number;
+  readonly workerId: string | null;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  /** success, failure, lease_expired or running */
+  readonly outcome: string;
+  readonly error: string | null;
+}
 export interface RunDetail extends RunSummary {
   readonly team: string;
   readonly idempotencyKey: string;
   readonly leaseExpiresAt: string | null;
+  readonly payload: unknown;
+  readonly attempts: readonly Attempt[];
   readonly events: readonly RunEvent[];
 }
 export const RUN = `query Run($id: ID!) {
   run(id: $id) {
-    ${RUN_SUMMARY} team idempotencyKey leaseExpiresAt
+    ${RUN_SUMMARY} team idempotencyKey leaseExpiresAt payload
+    attempts { attempt workerId startedAt endedAt outcome error }
     events { type revision recordedAt actor data }
   }
 }`;
@@ -120,14 +133,17 @@ export interface RunData {
   readonly run: RunDetail | null;
 }
 
+export interface DeadRun extends RunSummary {
+  readonly deadAt: string | null;
+}
 export const DEAD_LETTERS = `query DeadLetters($job: String, $first: Int, $after: String) {
   deadLetters(job: $job, first: $first, after: $after) {
-    edges { cursor node { ${RUN_SUMMARY} } }
+    edges { cursor node { ${RUN_SUMMARY} deadAt } }
     pageInfo { hasNextPage endCursor }
   }
 }`;
 export interface DeadLettersData {
-  readonly deadLetters: Connection<RunSummary>;
+  readonly deadLetters: Connection<DeadRun>;
 }
 export const REPLAY_DEAD_LETTER = `mutation Replay($id: ID!) { replayDeadLetter(id: $id) { id state } }`;
 export const DISCARD_DEAD_LETTER = `mutation Discard($id: ID!) { discardDeadLetter(id: $id) { id state } }`;

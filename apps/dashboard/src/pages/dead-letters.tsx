@@ -5,17 +5,18 @@ import {
   DISCARD_DEAD_LETTER,
   REPLAY_DEAD_LETTER,
   type DeadLettersData,
-  type RunSummary,
+  type DeadRun,
 } from '../api/operations';
 import { ConfirmDialog } from '../components/confirm-dialog';
 import { Link } from '../components/link';
 import { ErrorNote } from '../components/notes';
+import { Time } from '../components/time';
 import { paths } from '../router';
 import { useApi } from '../use-api';
 
 const PAGE_SIZE = 25;
 
-type Decision = { readonly action: 'replay' | 'discard'; readonly run: RunSummary };
+type Decision = { readonly action: 'replay' | 'discard'; readonly run: DeadRun };
 
 /**
  * Dead runs, newest first, a cursor page at a time, each with its last error. Replay (back to ready
@@ -87,6 +88,7 @@ export function DeadLetters({ token }: { token: string }) {
             <tr>
               <th scope="col">run</th>
               <th scope="col">job</th>
+              <th scope="col">died</th>
               <th scope="col">attempts</th>
               <th scope="col">last error</th>
               <th scope="col">
@@ -102,6 +104,9 @@ export function DeadLetters({ token }: { token: string }) {
                 </th>
                 <td>
                   <Link href={paths.job(run.job)}>{run.job}</Link>
+                </td>
+                <td>
+                  <Time iso={run.deadAt} />
                 </td>
                 <td>{run.attempt}</td>
                 <td class="error-text">{run.lastError ?? '—'}</td>
@@ -125,7 +130,7 @@ export function DeadLetters({ token }: { token: string }) {
             ))}
             {runs.length === 0 && (
               <tr>
-                <td colSpan={5}>{loaded.loading ? 'Loading…' : 'No dead runs.'}</td>
+                <td colSpan={6}>{loaded.loading ? 'Loading…' : 'No dead runs.'}</td>
               </tr>
             )}
           </tbody>

@@ -1,7 +1,6 @@
-import { RunEventType, type RunScheduledData } from '@chronicle/domain/vocabulary';
 import { graphql } from '../api/graphql-client';
 import { RUN, type RunData } from '../api/operations';
-import { attemptsOf, eventSummary } from '../attempts';
+import { eventSummary } from '../event-summary';
 import { Link } from '../components/link';
 import { ErrorNote } from '../components/notes';
 import { PayloadView } from '../components/payload-view';
@@ -35,8 +34,7 @@ export function Run({ token, id }: { token: string; id: string }) {
         {loaded.loading && <p>Loading…</p>}
       </>
     );
-  const attempts = attemptsOf(run.events);
-  const scheduled = run.events.find((e) => e.type === RunEventType.RunScheduled);
+  const attempts = run.attempts;
 
   return (
     <>
@@ -84,7 +82,7 @@ export function Run({ token, id }: { token: string; id: string }) {
                 <tr>
                   <th scope="col">attempt</th>
                   <th scope="col">worker</th>
-                  <th scope="col">leased</th>
+                  <th scope="col">started</th>
                   <th scope="col">outcome</th>
                   <th scope="col">ended</th>
                   <th scope="col">error</th>
@@ -94,11 +92,11 @@ export function Run({ token, id }: { token: string; id: string }) {
                 {attempts.map((a, i) => (
                   <tr key={i}>
                     <th scope="row">{a.attempt}</th>
-                    <td>{a.workerId}</td>
+                    <td>{a.workerId ?? '—'}</td>
                     <td>
-                      <Time iso={a.leasedAt} />
+                      <Time iso={a.startedAt} />
                     </td>
-                    <td>{a.outcome ?? 'leased'}</td>
+                    <td>{a.outcome}</td>
                     <td>
                       <Time iso={a.endedAt} />
                     </td>
@@ -127,12 +125,10 @@ export function Run({ token, id }: { token: string; id: string }) {
         </ol>
       </section>
 
-      {scheduled !== undefined && (
-        <section aria-labelledby="payload">
-          <h2 id="payload">Payload</h2>
-          <PayloadView value={(scheduled.data as unknown as RunScheduledData).payload} label="Payload (JSON)" />
-        </section>
-      )}
+      <section aria-labelledby="payload">
+        <h2 id="payload">Payload</h2>
+        <PayloadView value={run.payload} label="Payload (JSON)" />
+      </section>
     </>
   );
 }
