@@ -78,6 +78,7 @@ module.exports = {
       from: { pathNot: '^apps/dashboard/' },
       to: { path: '^apps/dashboard/' },
     },
+    layer('cli', 'apps/cli', ['apps/projector', OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
     layer('projector', 'apps/projector', [
       OURS.projections,
       OURS.runtime,
@@ -95,7 +96,9 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['^dist/', '^libs/worker-sdk/dist/', '^examples/', 'node_modules'] },
+    exclude: {
+      path: ['^dist/', '^libs/worker-sdk/dist/', '^examples/', 'node_modules', '^e2e/openapi-client/generated/'],
+    },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: {

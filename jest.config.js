@@ -29,7 +29,7 @@ function moduleNameMapper() {
  * through require(esm), but jest's module loader does not (before Node 24.9),
  * so jest compiles them to CommonJS like our own code.
  */
-const ESM_PACKAGES = ['@nestjs'];
+const ESM_PACKAGES = ['@nestjs', '@apidevtools/json-schema-ref-parser'];
 const swcEsm = [
   '@swc/jest',
   { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },

@@ -9,6 +9,7 @@ import { runStreamId } from '@chronicle/domain';
 import { createEmptyDatabase } from '@chronicle/testing';
 import { createTeam } from './support/team-tokens';
 import { waitUntilHealthy } from './support/wait-healthy';
+import { buildDist } from './support/build-dist';
 
 /**
  * `npm start` as a user runs it: the built server, DATABASE_URL unset, so a
@@ -21,12 +22,7 @@ const serverMain = path.join(root, 'dist/apps/server/src/main.js');
 describe('the server process (npm start)', () => {
   let dataDir: string;
   beforeAll(async () => {
-    // What `npm run build` does: compile, then resolve our package names (@chronicle/...) to paths in dist/.
-    for (const bin of ['typescript/bin/tsc', 'tsc-alias/dist/bin/index.js'])
-      execFileSync(process.execPath, [path.join(root, 'node_modules', bin), '-p', 'tsconfig.build.json'], {
-        cwd: root,
-        stdio: 'pipe',
-      });
+    await buildDist();
     dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-e2e-data-'));
     await chmod(dataDir, 0o755); // as root, PostgreSQL runs as 'postgres' and must enter it
   }, 120_000);

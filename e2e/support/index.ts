@@ -1,4 +1,6 @@
 export * from './api-client';
+export * from './graphql-client';
 export * from './start-app';
 export * from './team-tokens';
 export * from './wait-healthy';
+export * from './build-dist';

@@ -13,7 +13,7 @@ export interface RunningApp {
 
 /**
  * The real Nest application, listening on a free port, on the given database and event store (and
- * clock: the system's unless given).
+ * clock: the system's unless given; configuration: the defaults, and `env`'s variables).
  */
 export async function startApp(
   pool: Pool,
@@ -21,10 +21,11 @@ export async function startApp(
   modules: ProcessDefinition['modules'],
   adminToken?: string,
   clock: Clock = systemClock,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<RunningApp> {
   const logger = new JsonLogger('error');
   const runtime = {
-    config: loadConfig({}),
+    config: loadConfig(env),
     logger,
     clock,
     pool,

@@ -3,6 +3,7 @@ import { apiClient, type ApiClient } from './api-client';
 export interface TeamClients {
   readonly team: ApiClient;
   readonly worker: ApiClient;
+  readonly teamToken: string;
   readonly workerToken: string;
 }
 
@@ -23,5 +24,5 @@ export async function createTeam(
   };
   const teamToken = await issue('team');
   const workerToken = await issue('worker');
-  return { team: apiClient(baseUrl, teamToken), worker: apiClient(baseUrl, workerToken), workerToken };
+  return { team: apiClient(baseUrl, teamToken), worker: apiClient(baseUrl, workerToken), teamToken, workerToken };
 }

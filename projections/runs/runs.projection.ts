@@ -13,7 +13,7 @@ export const runsProjection: Projection = {
   name: 'runs',
   version: 1,
   eventTypes: new Set(Object.values(RunEventType)),
-  tables: ['runs'],
+  tables: ['runs', 'run_listing'],
   writtenThrough: true,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
@@ -41,7 +41,7 @@ export const runsProjection: Projection = {
   },
 
   async reset(db: Queryable): Promise<void> {
-    await db.query('TRUNCATE runs');
+    await db.query('TRUNCATE runs, run_listing');
   },
 };
 

@@ -83,11 +83,16 @@ export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): 
   if (states.length > 0) await db.query(runsUpsert(states));
 }
 
-/** upsertRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough). */
+/**
+ * upsertRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough).
+ * A run's row that is new also gets its `run_listing` row (migrations/0013), in the same statement:
+ * `xmax = 0` tells the rows the INSERT created from those it updated.
+ */
 export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
   return {
     name: 'runs_upsert',
-    text: `INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
+    text: `WITH upserted AS (
+     INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision, updated_at)
      SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.definition, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision, now()
@@ -99,7 +104,11 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
             fencing_token = EXCLUDED.fencing_token, worker_id = EXCLUDED.worker_id, leased_at = EXCLUDED.leased_at,
             last_error = EXCLUDED.last_error, dead_at = EXCLUDED.dead_at, death = EXCLUDED.death,
             discarded = EXCLUDED.discarded, revision = EXCLUDED.revision, updated_at = now()
-      WHERE r.revision < EXCLUDED.revision`,
+      WHERE r.revision < EXCLUDED.revision
+     RETURNING r.run_id, r.team, r.job, r.queue, r.due_at, r.xmax = 0 AS inserted
+     )
+     INSERT INTO run_listing (run_id, team, job, queue, due_at)
+     SELECT run_id, team, job, queue, due_at FROM upserted WHERE inserted`,
     values: [
       JSON.stringify(
         states.map((s) => ({

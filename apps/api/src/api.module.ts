@@ -2,11 +2,14 @@ import { Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { CommandsModule } from '@chronicle/commands';
 import { type JsonLogger, LOGGER } from '@chronicle/platform';
-import { AuthGuard } from './auth/auth.guard';
+import { AuthModule } from './auth/auth.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DlqController } from './dlq/dlq.controller';
+import { GraphqlApiModule } from './graphql/graphql-api.module';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
 import { JobsController } from './jobs/jobs.controller';
+import { JobsListingController } from './listings/jobs-listing.controller';
+import { RunsListingController } from './listings/runs-listing.controller';
 import { TeamQuotasController } from './quotas/team-quotas.controller';
 import { RunsController } from './runs/runs.controller';
 import { SchedulesController } from './schedules/schedules.controller';
@@ -14,17 +17,19 @@ import { QueuesController, TeamsController } from './teams/teams.controller';
 import { WorkersController } from './workers/workers.controller';
 
 /**
- * The REST /v1 API, the worker protocol and the dashboard: controllers send commands and queries; every error leaves
- * as RFC 9457 problem details.
+ * The REST /v1 API, the worker protocol, POST /graphql and the dashboard: controllers and resolvers send commands and
+ * queries; every error leaves as RFC 9457 problem details (REST) or with their type as its code (GraphQL).
  */
 @Module({
-  imports: [CommandsModule, DashboardModule],
+  imports: [CommandsModule, AuthModule, GraphqlApiModule, DashboardModule],
   controllers: [
     TeamsController,
     QueuesController,
     TeamQuotasController,
     JobsController,
+    JobsListingController,
     RunsController,
+    RunsListingController,
     WorkersController,
     DlqController,
     SchedulesController,
@@ -46,7 +51,6 @@ import { WorkersController } from './workers/workers.controller';
         forbidUnknownValues: true,
       }),
     },
-    AuthGuard,
   ],
 })
 export class ApiModule {}

@@ -7,6 +7,10 @@ import { ListDeadLettersHandler } from './dlq/list-dead-letters.query';
 import { DefineJobHandler } from './jobs/define-job.command';
 import { GetJobHandler } from './jobs/get-job.query';
 import { SetJobPausedHandler } from './jobs/set-job-paused.command';
+import { GetEventsOfRunsHandler } from './listings/events-of-runs.query';
+import { ListJobsHandler } from './listings/list-jobs.query';
+import { ListRunsHandler, ListRunsOfJobsHandler } from './listings/list-runs.query';
+import { GetQueueStatsHandler } from './listings/queue-stats.query';
 import { GetTeamQuotasHandler, SetTeamQuotasHandler } from './quotas/team-quotas.command';
 import { EnqueueRunsHandler } from './runs/enqueue-runs.command';
 import { GetRunEventsHandler, GetRunHandler } from './runs/get-run.query';
@@ -59,6 +63,11 @@ export class RunReservationsModule {}
     HeartbeatRunsHandler,
     ListDeadLettersHandler,
     GetDeadLetterHandler,
+    ListJobsHandler,
+    ListRunsHandler,
+    ListRunsOfJobsHandler,
+    GetQueueStatsHandler,
+    GetEventsOfRunsHandler,
     CreateTeamHandler,
     IssueTokenHandler,
     GrantQueueHandler,

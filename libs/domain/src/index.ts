@@ -4,6 +4,7 @@ export * from './domain-error';
 export * from './job/job-decider';
 export * from './job/job-defaults';
 export * from './names';
+export * from './paging';
 export * from './payload-size';
 export * from './quota/enqueue-quota';
 export * from './run/due-time';

@@ -135,6 +135,12 @@ export interface EventStore {
   readStream(streamId: string, options?: ReadStreamOptions): Promise<readonly RecordedEvent[]>;
 
   /**
+   * The whole of many streams, each in order, by stream id (an unknown stream reads as empty): a page of
+   * runs with their histories in one read where the store allows it, not one read per run.
+   */
+  readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>>;
+
+  /**
    * The global log after `from`, in commit order, gap-free: it never returns
    * an event while an earlier-ordered one may still commit.
    */
@@ -147,6 +153,13 @@ export interface EventStore {
    * has handled (see ProjectionRunner) and passes it back as `from`.
    */
   subscribeToAll(options?: SubscribeOptions): AsyncIterable<readonly RecordedEvent[]>;
+
+  /**
+   * How many events the global log holds after `from` (exclusive), counting
+   * at most `limit`: how far a reader at `from` (a projection's checkpoint)
+   * is behind the log's head. Bounded so that asking is cheap whatever the lag.
+   */
+  countEventsAfter(from: LogPosition, limit: number): Promise<number>;
 
   /** Resolves when the store answers; rejects with EventStoreUnavailableError otherwise. */
   ping(): Promise<void>;

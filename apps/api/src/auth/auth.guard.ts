@@ -6,7 +6,7 @@ import { hashToken, ADMIN_TOKEN_HASH, PG_POOL } from '@chronicle/platform';
 import { DomainError, type Caller } from '@chronicle/domain';
 import { findToken } from '@chronicle/commands';
 
-/** Every /v1 call: `Authorization: Bearer <token>`, or 401. */
+/** Every /v1 call, and every GraphQL request: `Authorization: Bearer <token>`, or 401. */
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly known = new Map<string, { caller: Caller; until: number }>();
@@ -18,15 +18,18 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request & { caller?: Caller }>();
-    const match = /^Bearer\s+(\S{1,512})$/i.exec(request.headers.authorization ?? '');
+    request.caller = await this.authenticate(request.headers.authorization);
+    return true;
+  }
+
+  /** The caller of an Authorization header's bearer token, or an `unauthorized` refusal. */
+  async authenticate(authorization: string | undefined): Promise<Caller> {
+    const match = /^Bearer\s+(\S{1,512})$/i.exec(authorization ?? '');
     if (match === null) throw unauthorized('send Authorization: Bearer <token>');
     const hash = hashToken(match[1]!);
-    if (this.adminTokenHash !== null && timingSafeEqual(Buffer.from(hash), Buffer.from(this.adminTokenHash))) {
-      request.caller = { kind: 'admin' };
-      return true;
-    }
-    request.caller = await this.callerOf(hash);
-    return true;
+    if (this.adminTokenHash !== null && timingSafeEqual(Buffer.from(hash), Buffer.from(this.adminTokenHash)))
+      return { kind: 'admin' };
+    return this.callerOf(hash);
   }
 
   /**

@@ -1,13 +1,13 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { GetDeadLetter, ListDeadLetters, TransitionRun, type AttemptView } from '@chronicle/commands';
+import { GetDeadLetter, ListDeadLetters, type AttemptView } from '@chronicle/commands';
 import {
   NAME_PATTERN,
+  requireReader,
   requireTeam,
-  splitAction,
   type Caller,
   type PresentRun,
   type RunDeadData,
@@ -15,22 +15,28 @@ import {
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { ApiAnswer } from '../http/answers';
+import { REST_PAGE } from '../http/page-names';
+import { ApiProblems } from '../http/problem-responses';
+import { Run } from '../runs/run-answers';
+import { deadLetterCommand } from '../runs/run-requests';
 import { runView, type RunView } from '../runs/run-view';
+import { DeadRunDetail, DeadRunPage } from './dlq-answers';
 
 class DlqQuery {
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ description: "only this job's dead runs", pattern: NAME_PATTERN.source })
   @IsOptional()
   @IsString()
   @Matches(NAME_PATTERN, { message: 'job must be a job name' })
   job?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ description: 'the nextCursor of the previous page', maxLength: 500 })
   @IsOptional()
   @IsString()
   @MaxLength(500)
   cursor?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 50 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -48,9 +54,12 @@ interface DeadRunView {
   readonly deadAt: string;
 }
 
+const RUN_ID = ApiParam({ name: 'id', description: 'the run id', example: 'run_8K2' });
+
 /** The dead-letter queue: inspect, replay, discard (reference FR-06), each decision an event with its actor. */
 @Controller('v1/dlq')
 @UseGuards(AuthGuard)
+@ApiProblems('forbidden') // team tokens only
 export class DlqController {
   constructor(
     @Inject(CLOCK) private readonly clock: Clock,
@@ -59,17 +68,28 @@ export class DlqController {
   ) {}
 
   @Get()
+  @ApiOperation({ operationId: 'listDeadLetters', summary: "The team's dead runs, newest first, keyset-paged (team)" })
+  @ApiAnswer(200, DeadRunPage, { description: 'a page; pages neither repeat nor skip while runs keep dying' })
+  @ApiProblems('validation-error')
   async list(
     @CurrentCaller() caller: Caller,
     @Query() query: DlqQuery,
   ): Promise<{ items: DeadRunView[]; nextCursor: string | null }> {
     const page = await this.queries.execute(
-      new ListDeadLetters(requireTeam(caller), query.job, query.cursor, query.limit ?? 50),
+      new ListDeadLetters(requireReader(caller), query.job, {
+        after: query.cursor,
+        size: query.limit,
+        names: REST_PAGE,
+      }),
     );
-    return { items: page.runs.map(deadRunView), nextCursor: page.nextCursor };
+    return { items: page.items.map(({ node }) => deadRunView(node)), nextCursor: page.nextCursor };
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'getDeadLetter', summary: 'A dead run with its attempt history (team)' })
+  @RUN_ID
+  @ApiAnswer(200, DeadRunDetail, { description: 'the dead run' })
+  @ApiProblems('not-found')
   async show(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
@@ -78,17 +98,32 @@ export class DlqController {
     return { ...deadRunView(run), attempts };
   }
 
-  /** POST /v1/dlq/{id}:replay and :discard */
-  @Post(':idAction')
+  /** POST /v1/dlq/{id}:replay (the colon is literal), and :discard. */
+  @Post(':id\\:replay')
   @HttpCode(200)
-  async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
-    const { name: id, action } = splitAction(idAction, ['replay', 'discard']);
-    const run = await this.commands.execute(
-      new TransitionRun(requireTeam(caller), id, (now) =>
-        action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now },
-      ),
-    );
-    return runView(run, this.clock.now());
+  @ApiOperation({ operationId: 'replayDeadLetter', summary: 'Back to ready, with a fresh attempt budget (team)' })
+  @RUN_ID
+  @ApiAnswer(200, Run, { description: 'the run, ready' })
+  @ApiProblems('not-found', 'invalid-transition', 'conflict')
+  replay(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
+    return this.transition(caller, id, 'replay');
+  }
+
+  @Post(':id\\:discard')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'discardDeadLetter',
+    summary: 'Out of the DLQ view; its history stays in the log (team)',
+  })
+  @RUN_ID
+  @ApiAnswer(200, Run, { description: 'the run, dead and discarded' })
+  @ApiProblems('not-found', 'invalid-transition', 'conflict')
+  discard(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
+    return this.transition(caller, id, 'discard');
+  }
+
+  private async transition(caller: Caller, id: string, action: 'replay' | 'discard'): Promise<RunView> {
+    return runView(await this.commands.execute(deadLetterCommand(caller, id, action)), this.clock.now());
   }
 }
 

@@ -1,7 +1,8 @@
 /*
  * Request bodies as JSON Schema, written once: `CompiledBody` compiles each into a validator and serves it
  * in the OpenAPI document, and `Accepted<typeof S>` is the TypeScript type of what it lets through. The
- * schemas are OpenAPI 3.0's dialect of JSON Schema (`nullable`), which ajv reads as it is.
+ * schemas are OpenAPI 3.0's dialect of JSON Schema (`nullable`), which ajv reads as it is. The answers'
+ * schemas (http/answers.ts) are built from the same pieces, with `shape` for their objects.
  */
 
 declare const ACCEPTS: unique symbol;
@@ -78,8 +79,42 @@ export function object<R extends Fields, O extends Fields = Record<never, never>
 }
 
 /** The schema, accepting null too (OpenAPI 3.0's `nullable`; an enum lists null itself, as 3.0.3 asks). */
-function nullable(schema: Schema<unknown>): Schema<unknown> {
+export function nullable<T>(schema: Schema<T>): Schema<T | null> {
+  // OpenAPI 3.0 ignores what stands beside a $ref: a nullable named schema cannot be said, write it inline.
+  if ('$ref' in schema) throw new Error(`${String(schema['$ref'])} cannot be made nullable: inline its schema`);
   if (!('type' in schema)) return schema;
   const values = schema['enum'];
   return { ...schema, nullable: true, ...(Array.isArray(values) ? { enum: [...values, null] } : {}) };
+}
+
+/**
+ * An object the API answers with: the `required` fields are always there, the `optional` ones only
+ * sometimes. Nothing is said of other fields: a client ignores those it does not know, so the API may
+ * add some later.
+ */
+export function shape<R extends Fields, O extends Fields = Record<never, never>>(
+  fields: { required: R; optional?: O },
+  title?: string,
+): Schema<{ -readonly [K in keyof R]: Accepted<R[K]> } & { -readonly [K in keyof O]?: Accepted<O[K]> }> {
+  return {
+    ...(title === undefined ? {} : { title }),
+    type: 'object',
+    properties: { ...fields.required, ...fields.optional },
+    ...(Object.keys(fields.required).length === 0 ? {} : { required: Object.keys(fields.required) }),
+  };
+}
+
+/** The items of an answer: as many as there are (a request's arrays are bounded, see `array`). */
+export function list<T>(items: Schema<T>): Schema<T[]> {
+  return { type: 'array', items };
+}
+
+/** Exactly one of these schemas (each an object the others refuse). */
+export function union<S extends ReadonlyArray<Schema<unknown>>>(...schemas: S): Schema<Accepted<S[number]>> {
+  return { oneOf: schemas };
+}
+
+/** An instant as RFC 3339 text in UTC (`2026-03-15T01:02:30Z`). */
+export function dateTime(): Schema<string> {
+  return text({ format: 'date-time' });
 }

@@ -31,6 +31,7 @@ function answer(check: (body: unknown) => unknown, body: unknown): { status: num
       setHeader: () => response,
     };
     const host = {
+      getType: () => 'http',
       switchToHttp: () => ({ getRequest: () => ({ originalUrl: '/v1/x' }), getResponse: () => response }),
     } as unknown as ArgumentsHost;
     new ProblemDetailsFilter({ error: () => undefined } as unknown as JsonLogger).catch(error, host);

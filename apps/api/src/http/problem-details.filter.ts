@@ -16,8 +16,11 @@ export interface ProblemDetails {
 
 export const problemType = (slug: string): string => `/problems/${slug}`;
 
+/** The stable name of a problem: its type's last segment (`not-found`), GraphQL's `extensions.code`. */
+export const problemSlug = (problem: ProblemDetails): string => problem.type.slice(problem.type.lastIndexOf('/') + 1);
+
 /** The HTTP status of each domain refusal: the only place codes meet HTTP. */
-const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
+export const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
   'validation-error': 400,
   'invalid-schedule': 400,
   unauthorized: 401,
@@ -43,7 +46,7 @@ export function domainProblem(error: DomainError): ProblemDetails {
   };
 }
 
-const SLUG_BY_STATUS: Record<number, string> = {
+export const SLUG_BY_STATUS: Record<number, string> = {
   400: 'validation-error',
   401: 'unauthorized',
   403: 'forbidden',
@@ -66,10 +69,13 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   constructor(private readonly logger: JsonLogger) {}
 
   catch(error: unknown, host: ArgumentsHost): void {
+    // A GraphQL resolver's error is not a response of its own: it goes on to the GraphQL server, whose
+    // formatError (graphql/graphql-errors.ts) shows it through problemOf, as a field's error.
+    if (host.getType() !== 'http') throw error;
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
-    const problem: ProblemDetails = { ...this.toProblem(error), instance: request.originalUrl };
+    const problem: ProblemDetails = { ...problemOf(error), instance: request.originalUrl };
     if (problem.status >= 500)
       this.logger.error('request failed', {
         method: request.method,
@@ -81,55 +87,59 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
     response.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
   }
+}
 
-  private toProblem(error: unknown): ProblemDetails {
-    if (error instanceof DomainError) return domainProblem(error);
-    if (error instanceof EventStoreError) {
-      // A conflict left after the bounded retries, or the store being away.
-      const [status, slug] =
-        error.code === 'event-store-unavailable'
-          ? [503, 'unavailable']
-          : error.code === 'invalid-append'
-            ? [400, 'validation-error']
-            : [409, 'conflict'];
-      return { type: problemType(slug), title: slug.replace(/-/g, ' '), status, detail: error.message };
-    }
-    if (error instanceof HttpException) {
-      const status = error.getStatus();
-      const body = error.getResponse();
-      const message =
-        typeof body === 'object' && body !== null && 'message' in body
-          ? (body as { message: unknown }).message
-          : error.message;
-      const detail = Array.isArray(message) ? message.join('; ') : String(message);
-      return {
-        type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'),
-        title: HttpStatus[status]?.toString().replace(/_/g, ' ').toLowerCase() ?? 'error',
-        status,
-        detail,
-      };
-    }
-    // body-parser's errors: malformed JSON, oversized bodies, bad charsets.
-    const parserError = error as { type?: unknown; status?: unknown; message?: unknown };
-    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
-      const status = parserError.status;
-      const detail =
-        parserError.type === 'entity.parse.failed' ? 'request body is not valid JSON' : String(parserError.message);
-      return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: 'bad request', status, detail };
-    }
-    if (isUnavailable(error)) {
-      return {
-        type: problemType('unavailable'),
-        title: 'unavailable',
-        status: 503,
-        detail: 'the database is not reachable right now; retry shortly',
-      };
-    }
+/**
+ * Any error as the problem a client is shown, REST's and GraphQL's alike: domain refusals and the
+ * framework's own errors keep their status and type; anything else is a 500 with no internals.
+ */
+export function problemOf(error: unknown): ProblemDetails {
+  if (error instanceof DomainError) return domainProblem(error);
+  if (error instanceof EventStoreError) {
+    // A conflict left after the bounded retries, or the store being away.
+    const [status, slug] =
+      error.code === 'event-store-unavailable'
+        ? [503, 'unavailable']
+        : error.code === 'invalid-append'
+          ? [400, 'validation-error']
+          : [409, 'conflict'];
+    return { type: problemType(slug), title: slug.replace(/-/g, ' '), status, detail: error.message };
+  }
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const body = error.getResponse();
+    const message =
+      typeof body === 'object' && body !== null && 'message' in body
+        ? (body as { message: unknown }).message
+        : error.message;
+    const detail = Array.isArray(message) ? message.join('; ') : String(message);
     return {
-      type: problemType('internal-error'),
-      title: 'internal error',
-      status: 500,
-      detail: 'the server could not complete the request; it has been logged',
+      type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'),
+      title: HttpStatus[status]?.toString().replace(/_/g, ' ').toLowerCase() ?? 'error',
+      status,
+      detail,
     };
   }
+  // body-parser's errors: malformed JSON, oversized bodies, bad charsets.
+  const parserError = error as { type?: unknown; status?: unknown; message?: unknown };
+  if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+    const status = parserError.status;
+    const detail =
+      parserError.type === 'entity.parse.failed' ? 'request body is not valid JSON' : String(parserError.message);
+    return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: 'bad request', status, detail };
+  }
+  if (isUnavailable(error)) {
+    return {
+      type: problemType('unavailable'),
+      title: 'unavailable',
+      status: 503,
+      detail: 'the database is not reachable right now; retry shortly',
+    };
+  }
+  return {
+    type: problemType('internal-error'),
+    title: 'internal error',
+    status: 500,
+    detail: 'the server could not complete the request; it has been logged',
+  };
 }

@@ -12,22 +12,30 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { NAME_PATTERN, NAME_RULE, PRIORITIES } from '@chronicle/domain';
+import { JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES } from '@chronicle/domain';
+import { schemaPath } from '../http/named-schemas';
+import { Payload } from '../runs/run-answers';
+import { ScheduleBody } from './schedule-schemas';
 
 export class RetryBody {
-  @ApiProperty()
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: 100, description: 'attempts in all, the first included' })
   @IsInt()
   @Min(1)
   @Max(100)
   maxAttempts!: number;
 
-  @ApiProperty()
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 86_400 })
   @IsInt()
   @Min(0)
   @Max(86_400)
   baseSeconds!: number;
 
-  @ApiProperty()
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    maximum: 604_800,
+    description: 'full-jitter backoff: rand(0, min(maxSeconds, baseSeconds * 2^(n-1)))',
+  })
   @IsInt()
   @Min(0)
   @Max(604_800)
@@ -36,43 +44,54 @@ export class RetryBody {
 
 /** PUT /v1/jobs/{name}: reference 4.2, the name comes from the path. */
 export class JobBody {
-  @ApiProperty()
+  @ApiProperty({ pattern: NAME_PATTERN.source, description: `a queue the token was granted: ${NAME_RULE}` })
   @IsString()
   @Matches(NAME_PATTERN, { message: `queue must be ${NAME_RULE}` })
   queue!: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ enum: PRIORITIES, default: JOB_DEFAULTS.priority })
   @IsOptional()
   @IsIn(PRIORITIES)
   priority?: 'critical' | 'default' | 'bulk';
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 21_600,
+    default: JOB_DEFAULTS.timeoutSeconds,
+    description: 'a lease and its heartbeats never reach past this',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(21_600)
   timeoutSeconds?: number;
 
-  @ApiPropertyOptional({ type: () => RetryBody })
+  @ApiPropertyOptional({ type: () => RetryBody, default: JOB_DEFAULTS.retry })
   @IsOptional()
   @ValidateNested()
   @Type(() => RetryBody)
   @IsObject()
   retry?: RetryBody;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 10_000,
+    description: 'at most this many of its runs leased at once; none: no limit',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(10_000)
   concurrency?: number;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ allOf: [{ $ref: schemaPath(Payload) }], description: 'what each run gets; default null' })
   @IsOptional()
   @IsDefined()
   payload?: unknown;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ allOf: [{ $ref: schemaPath(ScheduleBody) }], description: 'none: runs are enqueued only' })
   @IsOptional()
   @IsObject()
   schedule?: Record<string, unknown>;

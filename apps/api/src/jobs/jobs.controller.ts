@@ -1,51 +1,41 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiParam, ApiProperty, ApiQuery } from '@nestjs/swagger';
 import { IsISO8601, IsOptional } from 'class-validator';
 import type { Response } from 'express';
-import {
-  acceptSchedule,
-  backfillRequests,
-  DefineJob,
-  EnqueueRuns,
-  GetJob,
-  parseSchedule,
-  previewFireTimes,
-  SetJobPaused,
-} from '@chronicle/commands';
-import {
-  assertPayloadSize,
-  DomainError,
-  jobDefinition,
-  parseName,
-  requireQueue,
-  requireTeam,
-  splitAction,
-  type Caller,
-  type DefinedJob,
-  type JobDefinition,
-} from '@chronicle/domain';
+import { backfillRequests, EnqueueRuns, GetJob } from '@chronicle/commands';
+import { DomainError, parseName, requireReader, requireTeam, type Caller } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { ApiAnswer } from '../http/answers';
+import { ApiProblems } from '../http/problem-responses';
+import { EnqueuedRuns } from '../runs/run-answers';
 import { runView, type RunView } from '../runs/run-view';
+import { FireTimes, Job, NIGHTLY_EXPORT, NIGHTLY_EXPORT_JOB } from './job-answers';
 import { JobBody } from './job-dto';
+import { defineJobCommand, jobFireTimes, setJobPausedCommand } from './job-requests';
+import { jobView, type JobView } from './job-view';
 
 /** The body of :backfill; pause and resume take none. */
 class BackfillBody {
-  @ApiPropertyOptional()
+  // Both are needed; their absence is refused with one message (a backfill needs from and to).
+  @ApiProperty({ format: 'date-time', description: 'the first fire time to backfill (inclusive)' })
   @IsOptional()
   @IsISO8601({ strict: true, strictSeparator: true })
   from?: string;
 
-  @ApiPropertyOptional()
+  @ApiProperty({ format: 'date-time', description: 'the last (inclusive), not in the future' })
   @IsOptional()
   @IsISO8601({ strict: true, strictSeparator: true })
   to?: string;
 }
 
+const JOB_NAME = ApiParam({ name: 'name', description: 'the job name', example: 'billing.export-invoices' });
+
 @Controller('v1/jobs')
 @UseGuards(AuthGuard)
+@ApiProblems('forbidden') // team tokens only, on queues they were granted
 export class JobsController {
   constructor(
     private readonly commands: CommandBus,
@@ -55,61 +45,93 @@ export class JobsController {
 
   /** Create (201) or update (200); the same definition again changes nothing. */
   @Put(':name')
+  @ApiOperation({ operationId: 'defineJob', summary: 'Create or update a job definition (team)' })
+  @JOB_NAME
+  @ApiBody({
+    type: JobBody,
+    examples: { 'nightly-export': { summary: 'reference 4.2: a nightly export', value: NIGHTLY_EXPORT } },
+  })
+  @ApiAnswer(201, Job, { description: 'created, version 1', example: NIGHTLY_EXPORT_JOB })
+  @ApiAnswer(200, Job, { description: 'updated (a new version), or the same definition again (no new version)' })
+  @ApiProblems('invalid-schedule', 'not-found', 'conflict', 'payload-too-large')
   async put(
     @CurrentCaller() caller: Caller,
     @Param('name') rawName: string,
     @Body() body: JobBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<JobView> {
-    const team = requireTeam(caller);
-    const name = parseName(rawName, 'job name');
-    requireQueue(team, body.queue);
-    assertPayloadSize(body.payload);
-    const schedule =
-      body.schedule === undefined
-        ? undefined
-        : { ...body.schedule, ...acceptSchedule(body.schedule, this.clock.now()) };
-    const { job, created } = await this.commands.execute(
-      new DefineJob(team, jobDefinition(name, team.team, { ...body, schedule })),
-    );
+    const { job, created } = await this.commands.execute(defineJobCommand(caller, rawName, body, this.clock.now()));
     response.status(created ? 201 : 200);
-    return view(job);
+    return jobView(job);
   }
 
   @Get(':name')
+  @ApiOperation({ operationId: 'getJob', summary: 'A job definition (team)' })
+  @JOB_NAME
+  @ApiAnswer(200, Job, { description: 'the job', example: NIGHTLY_EXPORT_JOB })
+  @ApiProblems('validation-error', 'not-found')
   async get(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
-    return view(await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name'))));
+    return jobView(await this.queries.execute(new GetJob(requireReader(caller), parseName(rawName, 'job name'))));
   }
 
   /** The job's next fire times, with its jitter. */
   @Get(':name/preview')
+  @ApiOperation({ operationId: 'previewJob', summary: "A job's next fire times, its jitter included (team)" })
+  @JOB_NAME
+  @ApiQuery({ name: 'count', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } })
+  @ApiAnswer(200, FireTimes, { description: 'none for a job without a schedule' })
+  @ApiProblems('validation-error', 'not-found')
   async preview(
     @CurrentCaller() caller: Caller,
     @Param('name') rawName: string,
     @Query('count') countText?: string,
   ): Promise<{ fireTimes: string[] }> {
-    const count = countText === undefined ? 10 : Number(countText);
-    if (!Number.isInteger(count) || count < 1 || count > 100)
-      throw new DomainError('validation-error', 'count must be a whole number from 1 to 100', { field: 'count' });
+    const count = countText === undefined ? undefined : Number(countText);
     const job = await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name')));
-    if (job.definition.schedule === null) return { fireTimes: [] };
-    return {
-      fireTimes: previewFireTimes(parseSchedule(job.definition.schedule), this.clock.now(), count, job.definition.name),
-    };
+    return { fireTimes: jobFireTimes(job, count, this.clock.now()) };
   }
 
-  /** POST /v1/jobs/{name}:pause, :resume and :backfill, the colon form of reference 4.1. */
-  @Post(':nameAction')
+  /** POST /v1/jobs/{name}:pause (the colon is literal, reference 4.1's custom method), and :resume. */
+  @Post(':name\\:pause')
   @HttpCode(200)
-  async action(
+  @ApiOperation({
+    operationId: 'pauseJob',
+    summary: 'Pause a job: its runs are neither leased nor materialised (team)',
+  })
+  @JOB_NAME
+  @ApiAnswer(200, Job, { description: 'the job, paused' })
+  @ApiProblems('validation-error', 'not-found', 'conflict')
+  async pause(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
+    return this.setPaused(caller, rawName, true);
+  }
+
+  @Post(':name\\:resume')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'resumeJob', summary: 'Resume a paused job (team)' })
+  @JOB_NAME
+  @ApiAnswer(200, Job, { description: 'the job, not paused' })
+  @ApiProblems('validation-error', 'not-found', 'conflict')
+  async resume(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
+    return this.setPaused(caller, rawName, false);
+  }
+
+  /** POST /v1/jobs/{name}:backfill: the runs of a past range of the job's schedule, at most 1,000. */
+  @Post(':name\\:backfill')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'backfillJob',
+    summary: "Enqueue the runs of a past range of the job's schedule, at most 1,000; asking twice adds nothing (team)",
+  })
+  @JOB_NAME
+  @ApiAnswer(200, EnqueuedRuns, { description: "the range's runs, new or there already" })
+  @ApiProblems('invalid-schedule', 'not-found', 'conflict', 'quota-exceeded')
+  async backfill(
     @CurrentCaller() caller: Caller,
-    @Param('nameAction') nameAction: string,
+    @Param('name') rawName: string,
     @Body() body: BackfillBody,
-  ): Promise<JobView | { runs: Array<RunView & { created: boolean }> }> {
-    const { name, action } = splitAction(nameAction, ['pause', 'resume', 'backfill']);
+  ): Promise<{ runs: Array<RunView & { created: boolean }> }> {
     const team = requireTeam(caller);
-    if (action !== 'backfill')
-      return view(await this.commands.execute(new SetJobPaused(team, name, action === 'pause')));
+    const name = parseName(rawName, 'job name');
     if (body.from === undefined || body.to === undefined)
       throw new DomainError('validation-error', 'a backfill needs from and to');
     const job = await this.queries.execute(new GetJob(team, name));
@@ -128,14 +150,8 @@ export class JobsController {
           );
     return { runs: results.map(({ run, created }) => ({ ...runView(run, now), created })) };
   }
-}
 
-export interface JobView extends Omit<JobDefinition, 'team'> {
-  readonly team: string;
-  readonly version: number;
-  readonly paused: boolean;
-}
-
-function view(job: DefinedJob): JobView {
-  return { ...job.definition, version: job.version, paused: job.paused };
+  private async setPaused(caller: Caller, rawName: string, paused: boolean): Promise<JobView> {
+    return jobView(await this.commands.execute(setJobPausedCommand(caller, rawName, paused)));
+  }
 }

@@ -1,18 +1,23 @@
 import { Body, Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsNumber, IsOptional, IsPositive, Max, Min } from 'class-validator';
 import { GetTeamQuotas, SetTeamQuotas } from '@chronicle/commands';
 import { effectiveBurst, requireAdmin, type Caller, type TeamQuotas } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { ApiAnswer } from '../http/answers';
+import { ApiProblems } from '../http/problem-responses';
+import { TeamQuotas as TeamQuotasAnswer } from '../teams/team-answers';
 
 /** PUT /v1/teams/{team}/quotas: the whole set; a field left out or null is unlimited. */
 class TeamQuotasBody {
   @ApiPropertyOptional({
     type: Number,
     nullable: true,
-    description: 'new runs per second, over any window; null: unlimited',
+    minimum: 0,
+    maximum: 1_000_000,
+    description: 'new runs per second, over any window (more than 0); null: unlimited',
   })
   @IsOptional()
   @IsNumber({ allowNaN: false, allowInfinity: false })
@@ -21,8 +26,10 @@ class TeamQuotasBody {
   enqueueRatePerSecond?: number | null;
 
   @ApiPropertyOptional({
-    type: Number,
+    type: 'integer',
     nullable: true,
+    minimum: 1,
+    maximum: 1_000_000,
     description: 'runs that may be enqueued at once; needs a rate; null: max(1, ceil(rate))',
   })
   @IsOptional()
@@ -33,8 +40,10 @@ class TeamQuotasBody {
 
   // The pending count reads up to this many index entries per enqueue: capped to keep it cheap.
   @ApiPropertyOptional({
-    type: Number,
+    type: 'integer',
     nullable: true,
+    minimum: 1,
+    maximum: 100_000,
     description: 'runs not in a final state (scheduled, ready, retry_wait, leased); null: unlimited',
   })
   @IsOptional()
@@ -51,6 +60,7 @@ interface TeamQuotasView extends TeamQuotas {
 /** Admin only: a team's enqueue quotas (README "Quotas"). No quotas: unlimited. */
 @Controller('v1/teams')
 @UseGuards(AuthGuard)
+@ApiProblems('forbidden') // the admin only
 export class TeamQuotasController {
   constructor(
     private readonly commands: CommandBus,
@@ -58,12 +68,18 @@ export class TeamQuotasController {
   ) {}
 
   @Get(':team/quotas')
+  @ApiOperation({ operationId: 'getTeamQuotas', summary: "A team's enqueue quotas (admin)" })
+  @ApiAnswer(200, TeamQuotasAnswer, { description: 'its quotas; all null: none' })
+  @ApiProblems('not-found')
   async get(@CurrentCaller() caller: Caller, @Param('team') team: string): Promise<TeamQuotasView> {
     requireAdmin(caller);
     return view(team, await this.queries.execute(new GetTeamQuotas(team)));
   }
 
   @Put(':team/quotas')
+  @ApiOperation({ operationId: 'setTeamQuotas', summary: "Set a team's enqueue quotas, all of them at once (admin)" })
+  @ApiAnswer(200, TeamQuotasAnswer, { description: 'its quotas now' })
+  @ApiProblems('not-found')
   async put(
     @CurrentCaller() caller: Caller,
     @Param('team') team: string,

@@ -1,25 +1,34 @@
 import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiHeader, ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { EnqueueRuns, GetJob, GetRun, GetRunEvents, TransitionRun } from '@chronicle/commands';
+import { EnqueueRuns, GetJob, GetRun, GetRunEvents } from '@chronicle/commands';
 import {
   assertPayloadSize,
   dueTimeOf,
-  parseIdempotencyKey,
-  parseName,
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENCY_KEY_RULE,
   parseRunId,
   requireQueue,
   requireTeam,
-  splitAction,
   type Caller,
   type DefinedJob,
 } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { ApiAnswer } from '../http/answers';
 import { CompiledBody } from '../http/compiled-body';
+import { ApiProblems } from '../http/problem-responses';
+import { EnqueuedRuns, Run, RunEvents } from './run-answers';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
+import { cancelRunCommand, enqueueOneRun } from './run-requests';
 import { runView, type RunView } from './run-view';
+
+const RUN_ID = ApiParam({ name: 'id', description: 'the run id', example: 'run_8K2' });
+
+/** Enqueueing's refusals; an idempotency key seen before answers the run it made, even over a quota. */
+const ENQUEUE_PROBLEMS = ApiProblems('forbidden', 'not-found', 'concurrency-limit', 'conflict', 'quota-exceeded');
 
 @Controller('v1')
 @UseGuards(AuthGuard)
@@ -32,6 +41,17 @@ export class RunsController {
 
   /** 201 for a new run; 200 with the same run when the Idempotency-Key was seen. */
   @Post('jobs/:name/runs')
+  @ApiOperation({ operationId: 'enqueueRun', summary: 'Enqueue a run now, at runAt or after delaySeconds (team)' })
+  @ApiParam({ name: 'name', description: 'the job name', example: 'billing.export-invoices' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: `${IDEMPOTENCY_KEY_RULE}: the same key again answers the same run (200)`,
+    schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
+  })
+  @ApiAnswer(201, Run, { description: 'enqueued' })
+  @ApiAnswer(200, Run, { description: 'the run this Idempotency-Key enqueued before' })
+  @ENQUEUE_PROBLEMS
   async enqueue(
     @CurrentCaller() caller: Caller,
     @Param('name') rawName: string,
@@ -39,37 +59,25 @@ export class RunsController {
     @Headers('idempotency-key') rawIdempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<RunView> {
-    const team = requireTeam(caller);
-    const job = await this.queries.execute(new GetJob(team, parseName(rawName, 'job name')));
-    requireQueue(team, job.definition.queue);
     const now = this.clock.now();
-    const dueAt = dueTimeOf(body, now);
-    const idempotencyKey = parseIdempotencyKey(rawIdempotencyKey);
-    assertPayloadSize(body.payload);
-    const [result] = await this.commands.execute(
-      new EnqueueRuns(
-        team,
-        [
-          {
-            job,
-            request: {
-              payload: body.payload,
-              dueAt,
-              ifRunning: body.ifRunning ?? 'queue',
-              ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-            },
-          },
-        ],
-        'api',
-      ),
+    const { run, created } = await enqueueOneRun(
+      { commands: this.commands, queries: this.queries },
+      caller,
+      rawName,
+      body,
+      rawIdempotencyKey,
+      now,
     );
-    response.status(result!.created ? 201 : 200);
-    return runView(result!.run, now);
+    response.status(created ? 201 : 200);
+    return runView(run, now);
   }
 
   /** POST /v1/runs:batch (the colon is literal): up to 1,000 runs, 200 with each run and whether it was new. */
   @Post('runs\\:batch')
   @HttpCode(200)
+  @ApiOperation({ operationId: 'enqueueRuns', summary: 'Enqueue up to 1,000 runs in one call, all or none (team)' })
+  @ApiAnswer(200, EnqueuedRuns, { description: 'each run, in the order asked, and whether it was new' })
+  @ENQUEUE_PROBLEMS
   async enqueueBatch(
     @CurrentCaller() caller: Caller,
     @CompiledBody(BatchEnqueueBody) body: BatchEnqueueBody,
@@ -100,12 +108,23 @@ export class RunsController {
   }
 
   @Get('runs/:id')
+  @ApiOperation({ operationId: 'getRun', summary: 'A run and its state (admin, its team, or a worker of its queue)' })
+  @RUN_ID
+  @ApiAnswer(200, Run, { description: 'the run' })
+  @ApiProblems('not-found')
   async get(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
     return runView(await this.queries.execute(new GetRun(caller, parseRunId(id))), this.clock.now());
   }
 
   /** The run's whole history, in order: what an auditor replays. */
   @Get('runs/:id/events')
+  @ApiOperation({
+    operationId: 'getRunEvents',
+    summary: "A run's whole history, with who decided each step (as getRun)",
+  })
+  @RUN_ID
+  @ApiAnswer(200, RunEvents, { description: 'its events, oldest first' })
+  @ApiProblems('not-found')
   async events(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<{ events: unknown[] }> {
     const events = await this.queries.execute(new GetRunEvents(caller, parseRunId(id)));
     return {
@@ -119,14 +138,14 @@ export class RunsController {
     };
   }
 
-  /** POST /v1/runs/{id}:cancel */
-  @Post('runs/:idAction')
+  /** POST /v1/runs/{id}:cancel (the colon is literal). */
+  @Post('runs/:id\\:cancel')
   @HttpCode(200)
-  async action(@CurrentCaller() caller: Caller, @Param('idAction') idAction: string): Promise<RunView> {
-    const { name } = splitAction(idAction, ['cancel']);
-    const run = await this.commands.execute(
-      new TransitionRun(requireTeam(caller), parseRunId(name), (now) => ({ type: 'CancelRun', now })),
-    );
-    return runView(run, this.clock.now());
+  @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a scheduled, ready or retry_wait run (team)' })
+  @RUN_ID
+  @ApiAnswer(200, Run, { description: 'the run, cancelled' })
+  @ApiProblems('forbidden', 'not-found', 'invalid-transition', 'conflict')
+  async cancel(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
+    return runView(await this.commands.execute(cancelRunCommand(caller, id)), this.clock.now());
   }
 }

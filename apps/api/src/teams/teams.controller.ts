@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   ArrayNotEmpty,
@@ -26,16 +26,26 @@ import {
 } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { ApiAnswer } from '../http/answers';
+import { ApiProblems } from '../http/problem-responses';
+import { IssuedToken as IssuedTokenAnswer, QueueGrants, Team } from './team-answers';
 
 class CreateTeamBody {
-  @ApiProperty()
+  @ApiProperty({ pattern: TEAM_ID_PATTERN.source, description: TEAM_ID_RULE, example: 'billing' })
   @IsString()
   @Matches(TEAM_ID_PATTERN, { message: `id must be ${TEAM_ID_RULE}` })
   id!: string;
 }
 
 class QueuesBody {
-  @ApiProperty({ type: [String] })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', pattern: NAME_PATTERN.source },
+    minItems: 1,
+    maxItems: 100,
+    description: 'the queues it may use: a team token grants its team these queues',
+    example: ['billing'],
+  })
   @IsArray()
   @ArrayNotEmpty()
   @ArrayMaxSize(100)
@@ -45,26 +55,33 @@ class QueuesBody {
 }
 
 class IssueTokenBody extends QueuesBody {
-  @ApiProperty()
+  @ApiProperty({ enum: ['team', 'worker'], description: 'team: define jobs, enqueue; worker: lease and complete' })
   @IsIn(['team', 'worker'])
   kind!: 'team' | 'worker';
 }
 
 class IssuePlatformTokenBody extends QueuesBody {
-  @ApiProperty({ description: 'worker: a platform worker token, serving every team granted the queues' })
+  @ApiProperty({
+    enum: ['worker'],
+    description: 'worker: a platform worker token, serving every team granted the queues',
+  })
   @IsIn(['worker'])
   kind!: 'worker';
 }
 
 class GrantBody {
-  @ApiProperty()
+  @ApiProperty({ pattern: TEAM_ID_PATTERN.source, description: 'the team to serve' })
   @IsString()
   @Matches(TEAM_ID_PATTERN, { message: 'team must be a team id' })
   team!: string;
 
   @ApiProperty({
     required: false,
-    description: "the team's share of claims on the queue against weight-1 teams (1-100, default 1)",
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    default: 1,
+    description: "the team's share of claims on the queue against weight-1 teams",
   })
   @IsOptional()
   @IsInt()
@@ -76,10 +93,14 @@ class GrantBody {
 /** Admin only: teams, and the tokens their jobs and workers use. */
 @Controller('v1/teams')
 @UseGuards(AuthGuard)
+@ApiProblems('forbidden') // the admin only
 export class TeamsController {
   constructor(private readonly commands: CommandBus) {}
 
   @Post()
+  @ApiOperation({ operationId: 'createTeam', summary: 'Create a team (admin)' })
+  @ApiAnswer(201, Team, { description: 'created' })
+  @ApiAnswer(200, Team, { description: 'it existed already' })
   async createTeam(
     @CurrentCaller() caller: Caller,
     @Body() body: CreateTeamBody,
@@ -93,6 +114,9 @@ export class TeamsController {
 
   @Post(':team/tokens')
   @HttpCode(201)
+  @ApiOperation({ operationId: 'issueToken', summary: "Issue a team or worker token for a team's queues (admin)" })
+  @ApiAnswer(201, IssuedTokenAnswer, { description: 'the token, shown this once' })
+  @ApiProblems('not-found')
   issueToken(
     @CurrentCaller() caller: Caller,
     @Param('team') team: string,
@@ -106,6 +130,7 @@ export class TeamsController {
 /** Admin only: shared queues (grants to several teams) and platform worker tokens serving them. */
 @Controller('v1')
 @UseGuards(AuthGuard)
+@ApiProblems('forbidden') // the admin only
 export class QueuesController {
   constructor(
     private readonly commands: CommandBus,
@@ -114,6 +139,11 @@ export class QueuesController {
 
   @Post('tokens')
   @HttpCode(201)
+  @ApiOperation({
+    operationId: 'issuePlatformToken',
+    summary: 'Issue a platform worker token, serving every team granted its queues (admin)',
+  })
+  @ApiAnswer(201, IssuedTokenAnswer, { description: 'the token, shown this once' })
   issuePlatformToken(
     @CurrentCaller() caller: Caller,
     @Body() body: IssuePlatformTokenBody,
@@ -123,6 +153,10 @@ export class QueuesController {
   }
 
   @Post('queues/:queue/grants')
+  @ApiOperation({ operationId: 'grantQueue', summary: "Grant a queue to a team, or change the grant's weight (admin)" })
+  @ApiAnswer(201, QueueGrants, { description: 'granted' })
+  @ApiAnswer(200, QueueGrants, { description: 'the grant was there: its weight is set' })
+  @ApiProblems('not-found')
   async grant(
     @CurrentCaller() caller: Caller,
     @Param('queue') queue: string,
@@ -138,6 +172,9 @@ export class QueuesController {
   }
 
   @Get('queues/:queue/grants')
+  @ApiOperation({ operationId: 'listQueueGrants', summary: 'The teams a queue serves (admin)' })
+  @ApiAnswer(200, QueueGrants, { description: 'its grants' })
+  @ApiProblems('validation-error')
   async grants(
     @CurrentCaller() caller: Caller,
     @Param('queue') queue: string,

@@ -1,5 +1,6 @@
 import { Controller, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
   CompleteRuns,
@@ -21,8 +22,18 @@ import {
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { ApiAnswer } from '../http/answers';
 import { CompiledBody } from '../http/compiled-body';
 import { domainProblem } from '../http/problem-details.filter';
+import { ApiProblems } from '../http/problem-responses';
+import {
+  CompletionResult,
+  CompletionResults,
+  HeartbeatResult,
+  HeartbeatResults,
+  Leases,
+  LEASES_EXAMPLE,
+} from './worker-answers';
 import {
   CompleteBody,
   CompleteManyBody,
@@ -32,14 +43,29 @@ import {
   type LeaseNextBody,
 } from './worker-dto';
 
-/** The worker protocol: lease, heartbeat, complete; every call after the lease carries the fencing token. */
+const RUN_ID = ApiParam({ name: 'id', description: 'the run id', example: 'run_8K2' });
+
+/**
+ * The worker protocol: lease, heartbeat, complete; every call after the lease carries the fencing token.
+ * Its documentation is decorators only, read once when the document is built: these hot endpoints do
+ * no more per request than before.
+ */
 @Controller('v1')
 @UseGuards(AuthGuard)
+@ApiProblems('forbidden') // worker tokens only, for queues they were issued for
 export class WorkersController {
   constructor(private readonly commands: CommandBus) {}
 
   @Post('lease')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'leaseRuns',
+    summary: 'Lease up to max ready runs of these queues, long-polling up to waitSeconds (worker)',
+  })
+  @ApiAnswer(200, Leases, {
+    description: 'the runs leased; none if nothing was ready in time',
+    example: LEASES_EXAMPLE,
+  })
   async lease(
     @CurrentCaller() caller: Caller,
     @CompiledBody(LeaseBody) body: LeaseBody,
@@ -60,6 +86,10 @@ export class WorkersController {
   /** One heartbeat: a batch of one, its refusal (409 stale-lease, 404) the answer's status. */
   @Post('runs/:id/heartbeat')
   @HttpCode(200)
+  @ApiOperation({ operationId: 'heartbeatRun', summary: "Extend a run's lease, with its fencing token (worker)" })
+  @RUN_ID
+  @ApiAnswer(200, HeartbeatResult, { description: "the lease, extended (never past the job's timeoutSeconds)" })
+  @ApiProblems('not-found', 'stale-lease', 'conflict')
   async heartbeat(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
@@ -73,6 +103,8 @@ export class WorkersController {
   /** POST /v1/runs:heartbeat (the colon is literal): up to 100 heartbeats in one transaction; 200 with each run's new expiry or problem. */
   @Post('runs\\:heartbeat')
   @HttpCode(200)
+  @ApiOperation({ operationId: 'heartbeatRuns', summary: 'Up to 100 heartbeats in one transaction (worker)' })
+  @ApiAnswer(200, HeartbeatResults, { description: 'per heartbeat, its new expiry or its own problem' })
   async heartbeatMany(
     @CurrentCaller() caller: Caller,
     @CompiledBody(HeartbeatManyBody) body: HeartbeatManyBody,
@@ -91,6 +123,10 @@ export class WorkersController {
   /** One completion: a batch of one, its refusal (409 stale-lease, 404) the answer's status. */
   @Post('runs/:id/complete')
   @HttpCode(200)
+  @ApiOperation({ operationId: 'completeRun', summary: 'Report success or failure, with the fencing token (worker)' })
+  @RUN_ID
+  @ApiAnswer(200, CompletionResult, { description: "the run's state after it" })
+  @ApiProblems('not-found', 'stale-lease', 'conflict')
   async complete(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
@@ -110,6 +146,13 @@ export class WorkersController {
    */
   @Post('runs\\:complete')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'completeRuns',
+    summary: 'Up to 100 outcomes in one transaction, and with lease the next runs (worker)',
+  })
+  @ApiAnswer(200, CompletionResults, {
+    description: 'per completion, its result or its own problem; the leases asked for',
+  })
   async completeMany(
     @CurrentCaller() caller: Caller,
     @CompiledBody(CompleteManyBody) body: CompleteManyBody,

@@ -6,6 +6,7 @@ import {
   createShadowTables,
   diffTable,
   dropSchema,
+  indexShadowTables,
   inSchema,
   lockLiveTables,
   overlayLiveRows,
@@ -13,6 +14,11 @@ import {
   swapTables,
   type RowDifference,
 } from './shadow-tables.sql';
+
+/** The events in the log, for a progress bar's total (counted up to 100 million). */
+export function eventsInLog(store: EventStore): Promise<number> {
+  return store.countEventsAfter(START, 100_000_000);
+}
 
 /** How far a rebuild or a verification has read the log. */
 export interface RebuildProgress {
@@ -37,6 +43,8 @@ export interface RebuildReport {
 }
 
 const DEFAULTS = { batchSize: 5000, lockTimeoutMs: 2000, swapAttempts: 10 } as const;
+/** How long a catch-up waits for committed events its reader cannot see yet. */
+const HEAD_WAIT_MS = 30_000;
 
 /**
  * Builds projections afresh from the log into shadow tables, each projection
@@ -61,11 +69,22 @@ class ShadowBuild {
       await createShadowTables(this.pool, this.schemaOf(projection), projection.tables);
   }
 
-  /** Reads to the log's head, each batch applied to every shadow in a transaction of its own. */
+  /**
+   * Reads to the log's head, each batch applied to every shadow in a transaction of its own. The
+   * head is the store's count of events after the position, not the end of a read: PostgreSQL's
+   * reader stops short of events committed after the oldest transaction still running on the
+   * server, so it waits for those (up to `HEAD_WAIT_MS`; the overlay and the projector's resuming
+   * from the checkpoint cover what it still could not read).
+   */
   async catchUp(): Promise<void> {
-    await this.readToHead((projection, events) =>
-      inSchema(this.pool, this.schemaOf(projection), (tx) => projection.apply(tx, events)),
-    );
+    const deadline = Date.now() + HEAD_WAIT_MS;
+    const apply = (projection: Projection, events: RecordedEvent[]): Promise<void> =>
+      inSchema(this.pool, this.schemaOf(projection), (tx) => projection.apply(tx, events));
+    await this.readToHead(apply);
+    while ((await this.store.countEventsAfter(this.position, 1)) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await this.readToHead(apply);
+    }
   }
 
   /**
@@ -86,6 +105,12 @@ class ShadowBuild {
   forget(before: { position: LogPosition; events: number }): void {
     this.position = before.position;
     this.events = before.events;
+  }
+
+  /** The live tables' indexes on the shadows, once most rows are in. */
+  async index(): Promise<void> {
+    for (const projection of this.projections)
+      await indexShadowTables(this.pool, this.schemaOf(projection), projection.tables);
   }
 
   async dropShadows(): Promise<void> {
@@ -134,6 +159,7 @@ export async function rebuildProjection(
     try {
       await build.create();
       await build.catchUp();
+      await build.index();
       // The log read (PostgreSQL's readAll stops before the oldest transaction still running) can end
       // short of rows commands wrote through meanwhile: those are taken from the live tables, once now
       // and, for the rows written since (a margin for transactions that started earlier), under the lock.
@@ -214,6 +240,8 @@ export async function verifyProjections(
   return exclusively(pool, 'projection-verify', async () => {
     try {
       await build.create();
+      await build.catchUp();
+      await build.index();
       let persistent: Map<string, RowDifference> | undefined;
       for (let round = 1; round <= settings.rounds; round++) {
         await build.catchUp();
@@ -238,16 +266,22 @@ export async function verifyProjections(
   });
 }
 
-/** Until every live projection's checkpoint is at `position` or past it (the projector has applied as much), 10 s at most. */
+/**
+ * Until every live projection's checkpoint is at `position` or past it (the projector has applied as
+ * much), 10 s at most, and no longer than 1 s without any checkpoint moving (no projector running).
+ */
 async function waitForLiveCheckpoints(
   pool: Pool,
   projections: readonly Projection[],
   position: LogPosition,
 ): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
+  let [seen, movedAt] = ['', Date.now()];
+  while (Date.now() < deadline && Date.now() - movedAt < 1000) {
     const checkpoints = await Promise.all(projections.map((p) => loadCheckpoint(pool, p.name)));
     if (checkpoints.every((c) => c !== undefined && comparePositions(c.position, position) >= 0)) return;
+    const now = checkpoints.map((c) => `${c?.position.commit}:${c?.position.prepare}`).join(',');
+    if (now !== seen) [seen, movedAt] = [now, Date.now()];
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -19,7 +19,9 @@ export async function createShadowTables(db: Queryable, schema: string, tables: 
   await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await db.query(`CREATE SCHEMA ${schema}`);
   for (const table of tables) {
-    await db.query(`CREATE TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL)`);
+    // The key and unique constraints now (upserts need them), the other indexes once the rows are in.
+    await db.query(`CREATE TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL EXCLUDING INDEXES)`);
+    for (const statement of await indexStatements(db, table, `${schema}.${table}`, true)) await db.query(statement);
     const { rows } = await db.query<{ options: string[] | null }>(
       'SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass',
       [`${LIVE_SCHEMA}.${table}`],
@@ -27,6 +29,32 @@ export async function createShadowTables(db: Queryable, schema: string, tables: 
     const options = rows[0]?.options ?? [];
     if (options.length > 0) await db.query(`ALTER TABLE ${schema}.${table} SET (${options.join(', ')})`);
   }
+}
+
+/**
+ * The statements that give `shadow` the live table's indexes, with the live names (index names are
+ * per schema): those behind its key and unique constraints, or the others.
+ */
+async function indexStatements(db: Queryable, table: string, shadow: string, constraints: boolean): Promise<string[]> {
+  const { rows } = await db.query<{ constraint: string | null; definition: string }>(
+    `SELECT c.conname AS constraint,
+            CASE WHEN c.conname IS NULL THEN pg_get_indexdef(i.indexrelid) ELSE pg_get_constraintdef(c.oid) END AS definition
+       FROM pg_index i LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid
+      WHERE i.indrelid = $1::regclass AND (c.conname IS NOT NULL) = $2`,
+    [`${LIVE_SCHEMA}.${table}`, constraints],
+  );
+  return rows.map(({ constraint, definition }) => {
+    if (constraint !== null) return `ALTER TABLE ONLY ${shadow} ADD CONSTRAINT ${quoteIdent(constraint)} ${definition}`;
+    const on = ` ON ${LIVE_SCHEMA}.${table} `;
+    if (!definition.includes(on)) throw new Error(`index of ${table} not understood: ${definition}`);
+    return definition.replace(on, ` ON ${shadow} `);
+  });
+}
+
+/** The live tables' other indexes on the shadow ones, built in bulk once the rows are in. */
+export async function indexShadowTables(db: Queryable, schema: string, tables: readonly string[]): Promise<void> {
+  for (const table of tables)
+    for (const statement of await indexStatements(db, table, `${schema}.${table}`, false)) await db.query(statement);
 }
 
 export async function dropSchema(db: Queryable, schema: string): Promise<void> {
@@ -43,7 +71,8 @@ export async function inSchema<T>(pool: Pool, schema: string, work: (tx: PoolCli
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    await client.query(`SET LOCAL search_path TO ${schema}, ${LIVE_SCHEMA}`);
+    // A shadow is rebuilt from the log if lost: no need to wait for each batch's flush.
+    await client.query(`SET LOCAL search_path TO ${schema}, ${LIVE_SCHEMA}; SET LOCAL synchronous_commit = off`);
     const result = await work(client);
     await client.query('COMMIT');
     return result;
@@ -172,7 +201,7 @@ export async function diffTable(db: Queryable, schema: string, table: string, li
     return rows.map((r) => ({ table, ...r }));
   }
   const keyOf = (alias: string): string =>
-    `json_build_object(${keys.map((k) => `'${k.replace(/"/g, '')}', ${alias}.${k}`).join(', ')})::text`;
+    `jsonb_build_object(${keys.map((k) => `'${k.replace(/"/g, '')}', ${alias}.${k}`).join(', ')})::text`;
   const rowOf = (alias: string): string => `ROW(${compared.map((c) => `${alias}.${c}`).join(', ')})`;
   const { rows } = await db.query<{ key: string; kind: RowDifference['kind'] }>(
     `SELECT CASE WHEN l.${keys[0]} IS NULL THEN ${keyOf('s')} ELSE ${keyOf('l')} END AS key,

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { DomainError, requireTeam, type Caller, type Priority } from '@chronicle/domain';
+import { DomainError, type Priority, type ReaderCaller } from '@chronicle/domain';
 import { PG_POOL } from '@chronicle/platform';
 import { ACTIVITY_RETENTION_HOURS, lagQuantileSeconds, listActivityMinutes } from '@chronicle/projections';
 
@@ -30,7 +30,7 @@ export const QUEUE_HISTORY_MAX_MINUTES = ACTIVITY_RETENTION_HOURS * 60;
  */
 export class QueueHistory extends Query<QueueHistoryPoint[]> {
   constructor(
-    readonly caller: Caller,
+    readonly caller: ReaderCaller,
     readonly queue: string | undefined,
     readonly minutes: number = QUEUE_HISTORY_DEFAULT_MINUTES,
   ) {
@@ -51,7 +51,7 @@ export class QueueHistoryHandler implements IQueryHandler<QueueHistory> {
           field: 'minutes',
         },
       );
-    const team = caller.kind === 'admin' ? undefined : requireTeam(caller).team;
+    const team = caller.kind === 'admin' ? undefined : caller.team;
     const rows = await listActivityMinutes(this.pool, team, queue, minutes);
     return rows.map((row) => ({
       minute: row.minute,

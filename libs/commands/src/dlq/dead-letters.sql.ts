@@ -7,28 +7,40 @@ export interface DlqCursor {
   readonly runId: string;
 }
 
+/** A page of one team's dead runs not discarded ($1 job or null, $2 and $3 the cursor, $4 the limit). */
+function deadRunsOf(team: string): string {
+  return `SELECT ${RUN_COLUMNS}, r.dead_at AS list_dead_at, r.run_id AS list_run_id FROM runs r
+           WHERE r.team = ${team} AND r.state = 'dead' AND NOT r.discarded
+             AND ($1::text IS NULL OR r.job = $1)
+             AND ($2::timestamptz IS NULL OR (r.dead_at, r.run_id) < ($2::timestamptz, $3::text))
+           ORDER BY r.dead_at DESC, r.run_id DESC
+           LIMIT $4`;
+}
+
+const TEAM_PAGE = deadRunsOf('$5');
+/** The admin's: a page of each team's, merged (teams are few). */
+const EVERY_TEAM_PAGE = `SELECT p.* FROM teams t CROSS JOIN LATERAL (${deadRunsOf('t.id')}) p
+  ORDER BY p.list_dead_at DESC, p.list_run_id DESC
+  LIMIT $4`;
+
 /**
- * A page of the team's dead runs, newest first. Keyset pagination on
- * (dead_at, run_id): runs that die while a client pages only appear before
- * its cursor, so pages never repeat or skip. Plan: Index Scan using
- * runs_dlq_idx (team, dead_at DESC, run_id DESC), partial on dead, kept runs.
+ * A page of the dead runs of a team (undefined: of every team, for the admin), newest first. Keyset
+ * pagination on (dead_at, run_id): runs that die while a client pages only appear before its cursor, so
+ * pages never repeat or skip. Plan: Index Scan using runs_dlq_idx (team, dead_at DESC, run_id DESC),
+ * partial on dead, kept runs (one per team for the admin's).
  */
 export async function listDeadRuns(
   db: Queryable,
-  team: string,
+  team: string | undefined,
   job: string | undefined,
   after: DlqCursor | undefined,
   limit: number,
 ): Promise<PresentRun[]> {
-  const { rows } = await db.query<RunRow>({
-    name: 'dlq_list',
-    text: `SELECT ${RUN_COLUMNS} FROM runs r
-            WHERE r.team = $1 AND r.state = 'dead' AND NOT r.discarded
-              AND ($2::text IS NULL OR r.job = $2)
-              AND ($3::timestamptz IS NULL OR (r.dead_at, r.run_id) < ($3::timestamptz, $4::text))
-            ORDER BY r.dead_at DESC, r.run_id DESC
-            LIMIT $5`,
-    values: [team, job ?? null, after?.deadAt ?? null, after?.runId ?? null, limit],
-  });
+  const values: unknown[] = [job ?? null, after?.deadAt ?? null, after?.runId ?? null, limit];
+  const { rows } = await db.query<RunRow>(
+    team === undefined
+      ? { name: 'dlq_list_every_team', text: EVERY_TEAM_PAGE, values }
+      : { name: 'dlq_list', text: TEAM_PAGE, values: [...values, team] },
+  );
   return rows.map(runFromRow);
 }

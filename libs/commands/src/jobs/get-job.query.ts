@@ -1,14 +1,14 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
-import type { DefinedJob, TeamCaller } from '@chronicle/domain';
+import type { DefinedJob, ReaderCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { EVENT_STORE } from '@chronicle/platform';
 import { loadOwnJob } from './job-stream';
 
-/** A job of the caller's team, from its stream (never a lagging row). */
+/** A job of the caller's team (any job, for the admin), from its stream (never a lagging row). */
 export class GetJob extends Query<DefinedJob> {
   constructor(
-    readonly caller: TeamCaller,
+    readonly caller: ReaderCaller,
     readonly name: string,
   ) {
     super();

@@ -10,6 +10,7 @@ import {
   type JobCommand,
   type JobEvent,
   type JobSnapshot,
+  type ReaderCaller,
   type TeamCaller,
 } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
@@ -17,10 +18,10 @@ import { upsertJob } from '@chronicle/projections';
 import { executeStreamCommand, toDomainEvent, type StreamCommandResult } from '../unit-of-work/stream-command';
 
 /**
- * The job as its stream says, if it is the caller's team's: another team's job reads as absent, so
- * existence does not leak.
+ * The job as its stream says, if it is the caller's team's (the admin reads every job): another team's
+ * job reads as absent, so existence does not leak.
  */
-export async function loadOwnJob(eventStore: EventStore, caller: TeamCaller, name: string): Promise<DefinedJob> {
+export async function loadOwnJob(eventStore: EventStore, caller: ReaderCaller, name: string): Promise<DefinedJob> {
   return ownJob(
     caller,
     foldJob((await eventStore.readStream(jobStreamId(name))).map(toDomainEvent) as JobEvent[]),
@@ -28,8 +29,8 @@ export async function loadOwnJob(eventStore: EventStore, caller: TeamCaller, nam
   );
 }
 
-export function ownJob(caller: TeamCaller, state: JobSnapshot, name: string): DefinedJob {
-  if (state.status === 'absent' || state.definition.team !== caller.team)
+export function ownJob(caller: ReaderCaller, state: JobSnapshot, name: string): DefinedJob {
+  if (state.status === 'absent' || (caller.kind === 'team' && state.definition.team !== caller.team))
     throw new DomainError('not-found', `job ${name} not found`);
   return state;
 }

@@ -3,6 +3,7 @@ import {
   PENDING_RUN_STATES,
   runStreamId,
   STORED_RUN_STATES,
+  UNSUCCESSFUL_RUN_STATES,
   WAITING_RUN_STATES,
 } from '@chronicle/domain';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
@@ -41,6 +42,8 @@ describe('the SQL agrees with the domain', () => {
     ['runs_ready_job_idx', WAITING_RUN_STATES],
     ['runs_pending_idx', PENDING_RUN_STATES],
     ['runs_leased_job_idx', ['leased']],
+    ['runs_ended_team_idx', UNSUCCESSFUL_RUN_STATES],
+    ['runs_ended_job_idx', UNSUCCESSFUL_RUN_STATES],
   ])('%s is partial on the states its queries select', async (index, states) => {
     expect(statesIn(await indexPredicate(index))).toEqual(sorted(states));
   });

@@ -12,7 +12,13 @@ export interface WorkerCaller {
   readonly team: string | null;
   readonly queues: readonly string[];
 }
-export type Caller = { readonly kind: 'admin' } | TeamCaller | WorkerCaller;
+export interface AdminCaller {
+  readonly kind: 'admin';
+}
+export type Caller = AdminCaller | TeamCaller | WorkerCaller;
+
+/** Who reads jobs and runs and lists them: a team (its own) or the admin (every team's). */
+export type ReaderCaller = AdminCaller | TeamCaller;
 
 const forbidden = (detail: string): DomainError => new DomainError('forbidden', detail);
 
@@ -23,6 +29,21 @@ export function requireAdmin(caller: Caller): void {
 export function requireTeam(caller: Caller): TeamCaller {
   if (caller.kind !== 'team') throw forbidden('this call needs a team token');
   return caller;
+}
+
+export function requireReader(caller: Caller): ReaderCaller {
+  if (caller.kind === 'worker') throw forbidden('this call needs a team token or the admin token');
+  return caller;
+}
+
+/**
+ * The team a listing is kept to: a team's own (asking for another team's is refused), or for the admin
+ * the team asked for, or every team (undefined).
+ */
+export function listedTeam(reader: ReaderCaller, asked: string | undefined): string | undefined {
+  if (reader.kind === 'admin') return asked;
+  if (asked !== undefined && asked !== reader.team) throw forbidden(`a team token lists its own team's only`);
+  return reader.team;
 }
 
 export function requireWorker(caller: Caller): WorkerCaller {

@@ -30,6 +30,12 @@ export const WAITING_RUN_STATES = [RunState.scheduled, RunState.retryWait] as co
 /** Not final: what a team's maxPendingRuns counts. */
 export const PENDING_RUN_STATES = [...WAITING_RUN_STATES, RunState.leased] as const satisfies readonly RunState[];
 
+/**
+ * Ended without success: they pile up like the succeeded but are few among them, so listings by state
+ * read them from partial indexes of their own (runs_ended_team_idx, runs_ended_job_idx).
+ */
+export const UNSUCCESSFUL_RUN_STATES = [RunState.dead, RunState.cancelled] as const satisfies readonly RunState[];
+
 /** A run waiting for its time (scheduled or retry_wait): ready once it has come. */
 export function isWaiting(state: RunState): state is (typeof WAITING_RUN_STATES)[number] {
   return (WAITING_RUN_STATES as readonly RunState[]).includes(state);

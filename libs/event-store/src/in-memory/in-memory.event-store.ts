@@ -8,6 +8,7 @@ import {
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
+  type LogPosition,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
@@ -107,6 +108,10 @@ export class InMemoryEventStore implements EventStore {
     return events.slice(0, options.maxCount ?? events.length);
   }
 
+  async readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>> {
+    return new Map(streamIds.map((id) => [id, [...(this.streams.get(id) ?? [])]]));
+  }
+
   async readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {
     const from = options.from ?? START;
     return this.log.filter((e) => comparePositions(e.position, from) > 0).slice(0, options.maxCount ?? 1000);
@@ -121,6 +126,10 @@ export class InMemoryEventStore implements EventStore {
       readBatch: (from, maxCount) => this.readAll({ from, maxCount }),
       waitForAppend: (ms, signal) => this.appended.wait(ms, signal),
     });
+  }
+
+  async countEventsAfter(from: LogPosition, limit: number): Promise<number> {
+    return Math.min(limit, this.log.filter((e) => comparePositions(e.position, from) > 0).length);
   }
 
   async ping(): Promise<void> {}

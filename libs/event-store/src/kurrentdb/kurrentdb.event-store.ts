@@ -58,6 +58,8 @@ const DEFAULT_BATCH_SIZE = 500;
 const DEFAULT_READ_ALL_COUNT = 1000;
 /** Stream reads go through the client's native bridge, which takes no deadline: ping() bounds itself. */
 const PING_TIMEOUT_MS = 5_000;
+/** readStreams: reads in flight at once on the client's one connection. */
+const PARALLEL_STREAM_READS = 16;
 /** Read by ping(); it need not exist, an unknown stream is an answer too. */
 const PING_STREAM = 'scheduler-ping';
 
@@ -147,6 +149,18 @@ export class KurrentDbEventStore implements EventStore {
     return events;
   }
 
+  /** The server reads one stream per call: a few at a time, each in full. */
+  async readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>> {
+    const ids = [...new Set(streamIds)];
+    const byStream = new Map<string, readonly RecordedEvent[]>();
+    for (let i = 0; i < ids.length; i += PARALLEL_STREAM_READS) {
+      const chunk = ids.slice(i, i + PARALLEL_STREAM_READS);
+      const read = await Promise.all(chunk.map((id) => this.readStream(id)));
+      chunk.forEach((id, j) => byStream.set(id, read[j]!));
+    }
+    return byStream;
+  }
+
   async readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {
     const from = options.from ?? START;
     const limit = countLimit(options.maxCount) ?? DEFAULT_READ_ALL_COUNT;
@@ -171,6 +185,11 @@ export class KurrentDbEventStore implements EventStore {
       throw mapKurrentError(err);
     }
     return events;
+  }
+
+  /** KurrentDB numbers no events globally: the events after `from` are read (their count only kept), `limit` at most. */
+  async countEventsAfter(from: LogPosition, limit: number): Promise<number> {
+    return (await this.readAll({ from, maxCount: limit })).length;
   }
 
   async *subscribeToAll(options: SubscribeOptions = {}): AsyncGenerator<readonly RecordedEvent[]> {

@@ -8,6 +8,7 @@ import {
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
+  type LogPosition,
   type ReadAllOptions,
   type ReadModelWrite,
   type ReadStreamOptions,
@@ -19,7 +20,7 @@ import {
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
-import { readAllEvents, readStreamEvents } from './read-events.sql';
+import { countEventsAfter, readAllEvents, readStreamEvents, readStreamsEvents } from './read-events.sql';
 
 export interface PostgresEventStoreOptions {
   /** Idle wait of a caught-up subscription before it reads again (appends in this process wake it at once). */
@@ -86,6 +87,10 @@ export class PostgresEventStore implements EventStore {
     return guard(() => readStreamEvents(this.pool, streamId, options));
   }
 
+  readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>> {
+    return guard(() => readStreamsEvents(this.pool, streamIds));
+  }
+
   readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {
     return guard(() => readAllEvents(this.pool, options.from ?? START, options.maxCount ?? 1000));
   }
@@ -99,6 +104,10 @@ export class PostgresEventStore implements EventStore {
       readBatch: (from, maxCount) => this.readAll({ from, maxCount }),
       waitForAppend: (ms, signal) => this.appended.wait(ms, signal),
     });
+  }
+
+  countEventsAfter(from: LogPosition, limit: number): Promise<number> {
+    return guard(() => countEventsAfter(this.pool, from, limit));
   }
 
   async ping(): Promise<void> {

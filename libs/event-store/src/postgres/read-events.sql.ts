@@ -46,6 +46,25 @@ export async function readStreamEvents(
 }
 
 /**
+ * Many whole streams in one statement: one probe of events_stream_revision_key per stream (the
+ * `= ANY` list), then a sort of just their events.
+ */
+export async function readStreamsEvents(
+  db: Queryable,
+  streamIds: readonly string[],
+): Promise<Map<string, RecordedEvent[]>> {
+  const byStream = new Map<string, RecordedEvent[]>(streamIds.map((id) => [id, []]));
+  if (streamIds.length === 0) return byStream;
+  const { rows } = await db.query<EventRow>({
+    name: 'es_read_streams',
+    text: `SELECT ${COLUMNS} FROM events WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, stream_revision`,
+    values: [[...new Set(streamIds)]],
+  });
+  for (const row of rows) byStream.get(row.stream_id)?.push(toRecordedEvent(row));
+  return byStream;
+}
+
+/**
  * The global log after `from`, gap-free under concurrent writers: only
  * transactions older than the oldest one still running are read, so an event
  * whose transaction commits later can never sort before what was returned.
@@ -65,6 +84,26 @@ export async function readAllEvents(db: Queryable, from: LogPosition, maxCount: 
     values: [(from.commit < 0n ? 0n : from.commit).toString(), from.prepare.toString(), maxCount],
   });
   return rows.map(toRecordedEvent);
+}
+
+/**
+ * Events after `from`, up to `limit`: the same range scan of events_pkey as
+ * the global read, stopping at the limit, reading no event's data (an
+ * index-only scan where the visibility map allows). Events of transactions
+ * still below the readers' horizon count: they are in the log, and a reader
+ * has yet to get to them.
+ */
+export async function countEventsAfter(db: Queryable, from: LogPosition, limit: number): Promise<number> {
+  const { rows } = await db.query<{ behind: number }>({
+    name: 'es_count_after',
+    text: `SELECT count(*)::int AS behind FROM (
+             SELECT 1 FROM events
+              WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+              ORDER BY transaction_id, global_position
+              LIMIT $3) AS after_position`,
+    values: [(from.commit < 0n ? 0n : from.commit).toString(), from.prepare.toString(), limit],
+  });
+  return rows[0]!.behind;
 }
 
 function toRecordedEvent(row: EventRow): RecordedEvent {

@@ -143,6 +143,24 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect(await store.readStream(stream('never-written'))).toEqual([]);
     });
 
+    it('reads many streams at once, each whole and in order, an unknown one as empty', async () => {
+      await store.appendToStreams([
+        { streamId: stream('a'), expected: 'no_stream', events: [event('A0'), event('A1')] },
+        { streamId: stream('b'), expected: 'no_stream', events: [event('B0')] },
+      ]);
+      await store.appendToStream(stream('a'), 1n, [event('A2')]);
+      const read = await store.readStreams([stream('b'), stream('a'), stream('never-written'), stream('a')]);
+      expect([...read.keys()].sort()).toEqual([stream('a'), stream('b'), stream('never-written')].sort());
+      expect(read.get(stream('a'))!.map((e) => [e.type, e.revision])).toEqual([
+        ['A0', 0n],
+        ['A1', 1n],
+        ['A2', 2n],
+      ]);
+      expect(read.get(stream('b'))!.map((e) => e.streamId)).toEqual([stream('b')]);
+      expect(read.get(stream('never-written'))).toEqual([]);
+      expect((await store.readStreams([])).size).toBe(0);
+    });
+
     it('reads the global log in order and continues exactly after a position', async () => {
       for (let i = 0; i < 5; i++) {
         await store.appendToStreams([
@@ -169,6 +187,20 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect(rest.map((e) => e.id)).toEqual(all.slice(4).map((e) => e.id));
       const page = await store.readAll({ from: all[0]!.position, maxCount: 2 });
       expect(page).toHaveLength(2);
+    });
+
+    it('counts the events after a position, up to a limit: how far a reader there is behind the head', async () => {
+      await store.appendToStreams([
+        { streamId: stream('x'), expected: 'no_stream', events: [event('X0'), event('X1')] },
+        { streamId: stream('y'), expected: 'no_stream', events: [event('Y0')] },
+      ]);
+      await store.appendToStream(stream('x'), 1n, [event('X2'), event('X3')]);
+      const all = await readMine(START, 5);
+      expect(all.map((e) => e.type)).toEqual(['X0', 'X1', 'Y0', 'X2', 'X3']);
+      expect(await store.countEventsAfter(all[0]!.position, 100)).toBe(4);
+      expect(await store.countEventsAfter(all[2]!.position, 100)).toBe(2);
+      expect(await store.countEventsAfter(all[0]!.position, 3)).toBe(3);
+      expect(await store.countEventsAfter(all[4]!.position, 100)).toBe(0);
     });
 
     it('never lets a reader of the global log skip an event under concurrent writers', async () => {

@@ -15,6 +15,7 @@ describe('configuration', () => {
       adminToken: undefined,
       materialiseLookaheadSeconds: 60,
       priorityWeights: { critical: 70, default: 25, bulk: 5 },
+      graphqlIntrospection: true,
     });
   });
 
@@ -37,6 +38,7 @@ describe('configuration', () => {
         KURRENTDB_CONNECTION_STRING: 'kurrentdb://localhost:2113?tls=false',
         LOG_LEVEL: 'debug',
         PRIORITY_WEIGHTS: 'bulk=1, critical=90,default=9',
+        GRAPHQL_INTROSPECTION: 'false',
       },
       '/srv/app',
     );
@@ -49,6 +51,7 @@ describe('configuration', () => {
       eventStore: 'kurrentdb',
       logLevel: 'debug',
       priorityWeights: { critical: 90, default: 9, bulk: 1 },
+      graphqlIntrospection: false,
     });
   });
 
@@ -72,6 +75,7 @@ describe('configuration', () => {
     [{ PG_POOL_SIZE: '0' }, /PG_POOL_SIZE must be a whole number from 1/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ PRIORITY_WEIGHTS: 'critical=70,default=30' }, /PRIORITY_WEIGHTS must look like critical=70,default=25,bulk=5/],
+    [{ GRAPHQL_INTROSPECTION: 'off' }, /GRAPHQL_INTROSPECTION must be one of true, false, not "off"/],
     [{ PRIORITY_WEIGHTS: 'critical=70,default=25,bulk=0' }, /PRIORITY_WEIGHTS must look like/],
     [{ PRIORITY_WEIGHTS: 'urgent=70,default=25,bulk=5' }, /PRIORITY_WEIGHTS must look like/],
     [{ SCHEDULER_ADMIN_TOKEN: 'short' }, /SCHEDULER_ADMIN_TOKEN must be at least 24 characters/],

@@ -27,6 +27,8 @@ export interface Config {
   readonly materialiseLookaheadSeconds: number;
   /** The claims' shares of the priorities that have ready runs. */
   readonly priorityWeights: PriorityWeights;
+  /** Whether POST /graphql answers introspection queries (`__schema`, `__type`). */
+  readonly graphqlIntrospection: boolean;
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -42,6 +44,7 @@ export const CONFIG_VARIABLES = {
   SCHEDULER_ADMIN_TOKEN: '(unset: generated in embedded mode)',
   MATERIALISE_LOOKAHEAD_SECONDS: '60',
   PRIORITY_WEIGHTS: 'critical=70,default=25,bulk=5',
+  GRAPHQL_INTROSPECTION: 'true',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -73,6 +76,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     adminToken: parseAdminToken(nonEmpty(env['SCHEDULER_ADMIN_TOKEN'])),
     materialiseLookaheadSeconds: parseInteger(env, 'MATERIALISE_LOOKAHEAD_SECONDS', 60, 1, 3600),
     priorityWeights: parsePriorityWeights(nonEmpty(env['PRIORITY_WEIGHTS'])),
+    graphqlIntrospection: parseChoice(env, 'GRAPHQL_INTROSPECTION', ['true', 'false'] as const, 'true') === 'true',
   };
 }
 

@@ -1,0 +1,82 @@
+import { Inject } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { Args, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { GetJob, ListJobs } from '@chronicle/commands';
+import { parseName, requireReader, type Caller, type RunState } from '@chronicle/domain';
+import { CLOCK, type Clock } from '@chronicle/platform';
+import { GRAPHQL_PAGE } from '../http/page-names';
+import { JobBody } from '../jobs/job-dto';
+import { defineJobCommand, jobFireTimes, setJobPausedCommand } from '../jobs/job-requests';
+import { connectionOf, type Connection } from './connection.types';
+import { GqlCaller, GqlLoaders, type RequestLoaders } from './graphql-context';
+import { JobConnection, JobNode, JobsArgs, jobNode } from './job.types';
+import { RunConnection, RunNode, RunStateEnum, runNode } from './run.types';
+import { DateTimeScalar, JsonScalar } from './scalars';
+
+/** Jobs: the same queries and commands as REST's /v1/jobs, so the same answers, events and actors. */
+@Resolver(() => JobNode)
+export class JobResolver {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  @Query(() => JobNode, { nullable: true, description: "A job of the caller's team (the admin: any); not-found else." })
+  async job(@GqlCaller() caller: Caller, @Args('name') name: string): Promise<JobNode> {
+    return jobNode(await this.queries.execute(new GetJob(requireReader(caller), parseName(name, 'job name'))));
+  }
+
+  @Query(() => JobConnection, { description: "The team's jobs (the admin: every team's), by name." })
+  async jobs(@GqlCaller() caller: Caller, @Args() args: JobsArgs): Promise<Connection<JobNode>> {
+    const page = await this.queries.execute(
+      new ListJobs(
+        requireReader(caller),
+        { team: args.team, queue: args.queue },
+        { after: args.after, size: args.first, names: GRAPHQL_PAGE },
+      ),
+    );
+    return connectionOf(page, jobNode);
+  }
+
+  @ResolveField(() => [DateTimeScalar], { description: 'The next fire times, jitter included (at most 100).' })
+  nextFireTimes(
+    @Parent() job: JobNode,
+    @Args('count', { type: () => Int, nullable: true }) count: number | undefined,
+  ): string[] {
+    return jobFireTimes(job.job, count, this.clock.now());
+  }
+
+  @ResolveField(() => RunConnection, { description: "The job's runs, newest due first." })
+  async runs(
+    @Parent() job: JobNode,
+    @GqlLoaders() loaders: RequestLoaders,
+    @Args('first', { type: () => Int, nullable: true }) first: number | undefined,
+    @Args('after', { type: () => String, nullable: true }) after: string | undefined,
+    @Args('state', { type: () => RunStateEnum, nullable: true }) state: RunState | undefined,
+  ): Promise<Connection<RunNode>> {
+    const page = await loaders.runsOfJob(state ?? undefined, first ?? undefined, after ?? undefined).load(job.name);
+    const now = this.clock.now();
+    return connectionOf(page, (run) => runNode(run, now));
+  }
+
+  @Mutation(() => JobNode, { description: 'PUT /v1/jobs/{name}: `definition` is its body.' })
+  async defineJob(
+    @GqlCaller() caller: Caller,
+    @Args('name') name: string,
+    @Args('definition', { type: () => JsonScalar }) definition: JobBody,
+  ): Promise<JobNode> {
+    const { job } = await this.commands.execute(defineJobCommand(caller, name, definition, this.clock.now()));
+    return jobNode(job);
+  }
+
+  @Mutation(() => JobNode)
+  async pauseJob(@GqlCaller() caller: Caller, @Args('name') name: string): Promise<JobNode> {
+    return jobNode(await this.commands.execute(setJobPausedCommand(caller, name, true)));
+  }
+
+  @Mutation(() => JobNode)
+  async resumeJob(@GqlCaller() caller: Caller, @Args('name') name: string): Promise<JobNode> {
+    return jobNode(await this.commands.execute(setJobPausedCommand(caller, name, false)));
+  }
+}

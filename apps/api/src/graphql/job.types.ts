@@ -1,0 +1,101 @@
+import { ArgsType, Field, InputType, Int, ObjectType } from '@nestjs/graphql';
+import { Type } from 'class-transformer';
+import { IsOptional, Matches, ValidateNested } from 'class-validator';
+import { NAME_PATTERN, NAME_RULE, TEAM_ID_PATTERN, TEAM_ID_RULE, type DefinedJob } from '@chronicle/domain';
+import { PageInfo } from './connection.types';
+import { PageArgs } from './run.types';
+import { JsonScalar } from './scalars';
+
+@ObjectType('Job', { description: 'A job definition, from the jobs read model (job(name:) reads its stream).' })
+export class JobNode {
+  @Field() name!: string;
+  @Field() team!: string;
+  @Field() queue!: string;
+  @Field({ description: 'critical, default or bulk' }) priority!: string;
+  @Field() paused!: boolean;
+  @Field(() => Int) version!: number;
+  @Field(() => JsonScalar, { description: 'The whole definition, as GET /v1/jobs/{name} shows it.' })
+  definition!: unknown;
+  /** The job itself, for the fields resolved from it (nextFireTimes, runs); not in the schema. */
+  job!: DefinedJob;
+}
+
+export function jobNode(job: DefinedJob): JobNode {
+  const { definition } = job;
+  return {
+    name: definition.name,
+    team: definition.team,
+    queue: definition.queue,
+    priority: definition.priority,
+    paused: job.paused,
+    version: job.version,
+    definition: { ...definition, version: job.version, paused: job.paused },
+    job,
+  };
+}
+
+@ObjectType()
+export class JobEdge {
+  @Field() cursor!: string;
+  @Field(() => JobNode) node!: JobNode;
+}
+
+@ObjectType()
+export class JobConnection {
+  @Field(() => [JobEdge]) edges!: JobEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+}
+
+@ArgsType()
+export class JobsArgs extends PageArgs {
+  @Field({ nullable: true })
+  @IsOptional()
+  @Matches(NAME_PATTERN, { message: `queue must be ${NAME_RULE}` })
+  queue?: string;
+
+  @Field({ nullable: true, description: "A team token lists its own team's only; the admin any team's, or all." })
+  @IsOptional()
+  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
+  team?: string;
+}
+
+@InputType({ description: 'What happens at a DST change (reference 7.2).' })
+export class DstPolicyInput {
+  @Field({ nullable: true, description: 'shift (default) or skip' })
+  @IsOptional()
+  gap?: string;
+
+  @Field({ nullable: true, description: 'first (default), last or both' })
+  @IsOptional()
+  overlap?: string;
+}
+
+@InputType({ description: "The fields of a job's schedule: one of cron or rrule, and the policies." })
+export class ScheduleInput {
+  @Field({ nullable: true }) @IsOptional() cron?: string;
+  @Field({ nullable: true }) @IsOptional() rrule?: string;
+  @Field({ nullable: true, description: 'An IANA zone, like Europe/Berlin' }) @IsOptional() timeZone?: string;
+  @Field(() => Int, { nullable: true }) @IsOptional() jitterSeconds?: number;
+  @Field({ nullable: true, description: 'run_once (default), run_all or skip' }) @IsOptional() missedRunPolicy?: string;
+
+  @Field(() => DstPolicyInput, { nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => DstPolicyInput)
+  dstPolicy?: DstPolicyInput;
+
+  @Field({ nullable: true, description: 'buffer_one (default), buffer_all, skip, cancel_other or allow_all' })
+  @IsOptional()
+  overlapPolicy?: string;
+}
+
+/** A ScheduleInput as the plain object a job's `schedule` is: the fields given, nulls left out. */
+export function scheduleOf(input: ScheduleInput): Record<string, unknown> {
+  const plain = (value: object): Record<string, unknown> =>
+    Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== null && v !== undefined)
+        .map(([k, v]) => [k, typeof v === 'object' ? plain(v as object) : v]),
+    );
+  return plain(input);
+}

@@ -1,0 +1,35 @@
+import { Inject } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { Args, Int, Query, Resolver } from '@nestjs/graphql';
+import { GetQueueStats, type QueueStats } from '@chronicle/commands';
+import { requireReader, type Caller } from '@chronicle/domain';
+import { CLOCK, type Clock } from '@chronicle/platform';
+import { scheduleFireTimes } from '../jobs/job-requests';
+import { GqlCaller } from './graphql-context';
+import { ScheduleInput, scheduleOf } from './job.types';
+import { QueueStatsNode } from './run.types';
+import { DateTimeScalar } from './scalars';
+
+/** What the dashboard's overview reads: the queues' counts, and schedules' previews. */
+@Resolver()
+export class OverviewResolver {
+  constructor(
+    private readonly queries: QueryBus,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  @Query(() => [QueueStatsNode], { description: "Per queue and priority, of the team's runs (the admin: all)." })
+  queues(@GqlCaller() caller: Caller): Promise<QueueStats[]> {
+    return this.queries.execute(new GetQueueStats(requireReader(caller)));
+  }
+
+  @Query(() => [DateTimeScalar], { description: 'POST /v1/schedules:preview: nominal fire times, in UTC.' })
+  schedulePreview(
+    @GqlCaller() caller: Caller,
+    @Args('schedule', { type: () => ScheduleInput }) schedule: ScheduleInput,
+    @Args('after', { type: () => DateTimeScalar, nullable: true }) after: Date | null | undefined,
+    @Args('count', { type: () => Int, nullable: true }) count: number | null | undefined,
+  ): string[] {
+    return scheduleFireTimes(caller, scheduleOf(schedule), after ?? undefined, count, this.clock.now());
+  }
+}

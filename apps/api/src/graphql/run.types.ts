@@ -1,0 +1,181 @@
+import { ArgsType, Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { Type } from 'class-transformer';
+import { IsIn, IsOptional, Matches, ValidateNested } from 'class-validator';
+import {
+  NAME_PATTERN,
+  NAME_RULE,
+  RUN_STATES,
+  TEAM_ID_PATTERN,
+  TEAM_ID_RULE,
+  visibleState,
+  type PresentRun,
+  type RunState,
+} from '@chronicle/domain';
+import type { RecordedEvent } from '@chronicle/event-store';
+import { PageInfo } from './connection.types';
+import { DateTimeScalar, JsonScalar } from './scalars';
+
+/** The run states of reference 7.3, the names REST uses, as GraphQL's enum values. */
+export const RunStateEnum = Object.fromEntries(RUN_STATES.map((state) => [state, state])) as Record<RunState, RunState>;
+registerEnumType(RunStateEnum, {
+  name: 'RunState',
+  description: 'The states of reference 7.3; ready is a scheduled or retry_wait run whose time has come.',
+});
+
+@ObjectType({ description: "An event of a run's stream, as the log holds it." })
+export class RunEvent {
+  @Field({ description: 'RunScheduled, RunLeased, ... (DESIGN.md)' })
+  type!: string;
+
+  @Field(() => Int, { description: "The event's revision in the run's stream, from 0." })
+  revision!: number;
+
+  @Field(() => DateTimeScalar)
+  recordedAt!: Date;
+
+  @Field(() => String, { nullable: true, description: 'Who decided it: team:<id>, worker:<id>, admin, scheduler:...' })
+  actor!: string | null;
+
+  @Field(() => JsonScalar, { nullable: true })
+  data!: unknown;
+}
+
+@ObjectType({ description: 'One attempt of a run, from its events: who ran it, when, and how it ended.' })
+export class Attempt {
+  @Field(() => Int) attempt!: number;
+  @Field(() => String, { nullable: true }) workerId!: string | null;
+  @Field(() => DateTimeScalar) startedAt!: string;
+  @Field(() => DateTimeScalar, { nullable: true }) endedAt!: string | null;
+  @Field({ description: 'success, failure, lease_expired or running' }) outcome!: string;
+  @Field(() => String, { nullable: true }) error!: string | null;
+}
+
+@ObjectType('Run', { description: 'A run of a job, from the runs read model.' })
+export class RunNode {
+  @Field(() => ID) id!: string;
+  @Field() job!: string;
+  @Field() team!: string;
+  @Field() queue!: string;
+  @Field({ description: 'critical, default or bulk' }) priority!: string;
+  @Field(() => RunStateEnum) state!: RunState;
+  @Field(() => Int, { description: 'Attempts started so far.' }) attempt!: number;
+  @Field(() => DateTimeScalar) dueAt!: string;
+  @Field() idempotencyKey!: string;
+  @Field(() => DateTimeScalar, { nullable: true }) leaseExpiresAt!: string | null;
+  @Field(() => String, { nullable: true }) lastError!: string | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When it went to the dead-letter queue.' })
+  deadAt!: string | null;
+  @Field(() => JsonScalar, { nullable: true }) payload!: unknown;
+}
+
+export function runNode(run: PresentRun, now: Date): RunNode {
+  return {
+    id: run.definition.runId,
+    job: run.definition.job,
+    team: run.definition.team,
+    queue: run.definition.queue,
+    priority: run.definition.priority,
+    state: visibleState(run, now),
+    attempt: run.attempt,
+    dueAt: run.definition.dueAt,
+    idempotencyKey: run.definition.idempotencyKey,
+    leaseExpiresAt: run.lease?.expiresAt ?? null,
+    lastError: run.lastError,
+    deadAt: run.status === 'dead' ? (run.death?.deadAt ?? null) : null,
+    payload: run.definition.payload,
+  };
+}
+
+export function runEvent(event: RecordedEvent): RunEvent {
+  const actor = event.metadata['actor'];
+  return {
+    type: event.type,
+    revision: Number(event.revision),
+    recordedAt: event.recordedAt,
+    actor: typeof actor === 'string' ? actor : null,
+    data: event.data,
+  };
+}
+
+@ObjectType()
+export class RunEdge {
+  @Field() cursor!: string;
+  @Field(() => RunNode) node!: RunNode;
+}
+
+@ObjectType()
+export class RunConnection {
+  @Field(() => [RunEdge]) edges!: RunEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+}
+
+@InputType({ description: 'Each field given narrows the runs listed (as GET /v1/runs).' })
+export class RunFilter {
+  @Field({ nullable: true })
+  @IsOptional()
+  @Matches(NAME_PATTERN, { message: `job must be ${NAME_RULE}` })
+  job?: string;
+
+  @Field({ nullable: true })
+  @IsOptional()
+  @Matches(NAME_PATTERN, { message: `queue must be ${NAME_RULE}` })
+  queue?: string;
+
+  @Field({ nullable: true, description: "A team token lists its own team's only; the admin any team's, or all." })
+  @IsOptional()
+  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
+  team?: string;
+
+  @Field(() => RunStateEnum, { nullable: true })
+  @IsOptional()
+  @IsIn(RUN_STATES)
+  state?: RunState;
+
+  @Field(() => DateTimeScalar, { nullable: true, description: 'Runs due at or after this instant.' })
+  @IsOptional()
+  dueAfter?: Date;
+
+  @Field(() => DateTimeScalar, { nullable: true, description: 'Runs due strictly before this instant.' })
+  @IsOptional()
+  dueBefore?: Date;
+}
+
+@ArgsType()
+export class PageArgs {
+  @Field(() => Int, { nullable: true, description: 'At most 500; 50 unless given.' })
+  @IsOptional()
+  first?: number;
+
+  @Field(() => String, { nullable: true, description: 'The endCursor of the previous page.' })
+  @IsOptional()
+  after?: string;
+}
+
+@ArgsType()
+export class RunsArgs extends PageArgs {
+  @Field(() => RunFilter, { nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RunFilter)
+  filter?: RunFilter;
+}
+
+@ArgsType()
+export class DeadLettersArgs extends PageArgs {
+  @Field({ nullable: true })
+  @IsOptional()
+  @Matches(NAME_PATTERN, { message: `job must be ${NAME_RULE}` })
+  job?: string;
+}
+
+@ObjectType('QueueStats', { description: 'The runs of one queue and priority that are waiting, running or dead.' })
+export class QueueStatsNode {
+  @Field() queue!: string;
+  @Field() priority!: string;
+  @Field(() => Int) ready!: number;
+  @Field(() => Int) leased!: number;
+  @Field(() => Int) retryWait!: number;
+  @Field(() => Int, { description: 'Dead and not discarded: the dead-letter queue.' }) dead!: number;
+  @Field(() => Float, { nullable: true, description: 'Since the oldest ready run became ready.' })
+  oldestReadyAgeSeconds!: number | null;
+}

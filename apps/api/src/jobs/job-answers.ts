@@ -1,0 +1,65 @@
+import { PRIORITIES, REFERENCE_DST_POLICY, DEFAULT_OVERLAP_POLICY } from '@chronicle/domain';
+import { boolean, dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
+import { ref } from '../http/named-schemas';
+import { Payload } from '../runs/run-answers';
+import { JobSchedule } from './schedule-schemas';
+
+/* What the API answers about jobs, for the OpenAPI document, and the reference's example job (4.2). */
+
+export const RetryPolicy = shape(
+  {
+    required: {
+      maxAttempts: { ...integer(1, 100), description: 'attempts in all, the first included' },
+      baseSeconds: integer(0),
+      maxSeconds: {
+        ...integer(0),
+        description: 'full-jitter backoff: rand(0, min(maxSeconds, baseSeconds * 2^(n-1)))',
+      },
+    },
+  },
+  'RetryPolicy',
+);
+
+/** A job: its definition with every default filled in, its version and whether it is paused. */
+export const Job = shape(
+  {
+    required: {
+      name: { ...text(), example: 'billing.export-invoices' },
+      team: text(),
+      queue: text(),
+      priority: oneOf(PRIORITIES),
+      timeoutSeconds: integer(1),
+      retry: ref(RetryPolicy),
+      concurrency: { ...nullable(integer(1)), description: 'at most this many runs leased at once; null: no limit' },
+      payload: ref(Payload),
+      schedule: JobSchedule,
+      version: { ...integer(1), description: 'grows with every change of the definition' },
+      paused: { ...boolean(), description: "a paused job's runs are neither leased nor materialised" },
+    },
+  },
+  'Job',
+);
+
+/** A schedule's or job's next fire times, as UTC instants. */
+export const FireTimes = shape({ required: { fireTimes: list(dateTime()) } }, 'FireTimes');
+
+/** Reference 4.2's nightly export, as the body of PUT /v1/jobs/billing.export-invoices (the name is the path's). */
+export const NIGHTLY_EXPORT = {
+  schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0, missedRunPolicy: 'run_once' },
+  queue: 'billing',
+  priority: 'critical',
+  timeoutSeconds: 900,
+  retry: { maxAttempts: 5, baseSeconds: 30, maxSeconds: 1800 },
+  concurrency: 1,
+  payload: { format: 'csv' },
+} as const;
+
+/** What PUT answers for it: the definition with its defaults, version 1. */
+export const NIGHTLY_EXPORT_JOB = {
+  name: 'billing.export-invoices',
+  team: 'billing',
+  ...NIGHTLY_EXPORT,
+  schedule: { ...NIGHTLY_EXPORT.schedule, dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: DEFAULT_OVERLAP_POLICY },
+  version: 1,
+  paused: false,
+};

@@ -1,0 +1,65 @@
+import { acceptSchedule, DefineJob, parseSchedule, previewFireTimes, SetJobPaused } from '@chronicle/commands';
+import {
+  assertPayloadSize,
+  DomainError,
+  jobDefinition,
+  parseName,
+  requireQueue,
+  requireTeam,
+  type Caller,
+  type DefinedJob,
+} from '@chronicle/domain';
+import type { JobBody } from './job-dto';
+
+/*
+ * A caller's request about jobs as the command or answer it comes to, written once for REST
+ * (JobsController) and GraphQL (JobResolver): the same checks, so the same events with the same actor.
+ */
+
+/** PUT /v1/jobs/{name} and defineJob: a team's definition on a queue it was granted. */
+export function defineJobCommand(caller: Caller, rawName: string, body: JobBody, now: Date): DefineJob {
+  const team = requireTeam(caller);
+  const name = parseName(rawName, 'job name');
+  requireQueue(team, body.queue);
+  assertPayloadSize(body.payload);
+  const schedule =
+    body.schedule === undefined ? undefined : { ...body.schedule, ...acceptSchedule(body.schedule, now) };
+  return new DefineJob(team, jobDefinition(name, team.team, { ...body, schedule }));
+}
+
+/** :pause and :resume, pauseJob and resumeJob. */
+export function setJobPausedCommand(caller: Caller, rawName: string, paused: boolean): SetJobPaused {
+  return new SetJobPaused(requireTeam(caller), parseName(rawName, 'job name'), paused);
+}
+
+export const FIRE_TIMES_COUNT = { default: 10, max: 100 } as const;
+
+/** How many fire times a preview asks for (`count`): 10 unless given, at most 100. */
+export function fireTimesCount(asked: number | null | undefined): number {
+  if (asked == null) return FIRE_TIMES_COUNT.default;
+  if (!Number.isInteger(asked) || asked < 1 || asked > FIRE_TIMES_COUNT.max)
+    throw new DomainError('validation-error', `count must be a whole number from 1 to ${FIRE_TIMES_COUNT.max}`, {
+      field: 'count',
+    });
+  return asked;
+}
+
+/** GET /v1/jobs/{name}/preview and Job.nextFireTimes: the job's next fire times, with its jitter. */
+export function jobFireTimes(job: DefinedJob, count: number | null | undefined, now: Date): string[] {
+  const asked = fireTimesCount(count);
+  if (job.definition.schedule === null) return [];
+  return previewFireTimes(parseSchedule(job.definition.schedule), now, asked, job.definition.name);
+}
+
+/** POST /v1/schedules:preview and schedulePreview: a schedule's nominal fire times after `after` (now). */
+export function scheduleFireTimes(
+  caller: Caller,
+  schedule: unknown,
+  after: Date | undefined,
+  count: number | null | undefined,
+  now: Date,
+): string[] {
+  requireTeam(caller);
+  const from = after ?? now;
+  return previewFireTimes(acceptSchedule(schedule, from), from, fireTimesCount(count));
+}

@@ -1,0 +1,66 @@
+import { PRIORITIES, RUN_ID_PATTERN, RUN_STATES, RunEventType } from '@chronicle/domain';
+import { boolean, dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
+import { ref } from '../http/named-schemas';
+
+/* What the API answers about runs, for the OpenAPI document (runView and the controllers build them). */
+
+/** A job's or run's payload: any JSON value, carried as it was given. */
+export const Payload = { title: 'Payload', description: 'any JSON value, at most 256 KB, carried as it was given' };
+
+export const RUN_ID = { ...text({ pattern: RUN_ID_PATTERN, rule: 'a run id' }), example: 'run_8K2' };
+
+const RUN_FIELDS = {
+  runId: RUN_ID,
+  job: { ...text(), example: 'billing.export-invoices' },
+  state: oneOf(RUN_STATES),
+  dueAt: dateTime(),
+  attempt: { ...integer(0), description: 'attempts started so far' },
+  idempotencyKey: {
+    ...text(),
+    description: 'the same for every attempt: use it for side effects',
+    example: 'billing.export-invoices@2026-03-15T02:00:00+01:00',
+  },
+  queue: text(),
+  priority: oneOf(PRIORITIES),
+  leaseExpiresAt: { ...nullable(dateTime()), description: 'while leased' },
+  lastError: nullable(text()),
+};
+
+/** A run: GET /v1/runs/{id}, and what enqueueing, cancelling, replaying and discarding answer. */
+export const Run = shape({ required: RUN_FIELDS }, 'Run');
+
+/** A run a call enqueued, or found already there (a repeated idempotency key or fire time). */
+export const EnqueuedRun = shape(
+  { required: { ...RUN_FIELDS, created: { ...boolean(), description: 'false: the run was there already' } } },
+  'EnqueuedRun',
+);
+
+/** The runs of POST /v1/runs:batch and :backfill, in the order asked. */
+export const EnqueuedRuns = shape({ required: { runs: list(ref(EnqueuedRun)) } }, 'EnqueuedRuns');
+
+const EventMetadata = shape(
+  {
+    required: {
+      actor: { ...text(), description: 'who decided', example: 'team:billing' },
+      schemaVersion: integer(1),
+    },
+    optional: { causationId: text(), correlationId: text() },
+  },
+  'EventMetadata',
+);
+
+const RunEvent = shape(
+  {
+    required: {
+      type: oneOf(Object.values(RunEventType)),
+      revision: { ...integer(0), description: "the event's place in the run's stream" },
+      recordedAt: dateTime(),
+      data: { type: 'object', description: "the event's data, as written to the log" },
+      metadata: ref(EventMetadata),
+    },
+  },
+  'RunEvent',
+);
+
+/** GET /v1/runs/{id}/events: the run's whole history, in order. */
+export const RunEvents = shape({ required: { events: list(ref(RunEvent)) } }, 'RunEvents');

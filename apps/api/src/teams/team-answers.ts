@@ -1,0 +1,43 @@
+import { integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
+import { ref } from '../http/named-schemas';
+
+/* What the admin's calls answer, for the OpenAPI document. */
+
+export const Team = shape({ required: { id: { ...text(), example: 'billing' } } }, 'Team');
+
+/** A token, shown this once (only its hash is kept). */
+export const IssuedToken = shape(
+  {
+    required: {
+      token: { ...text(), description: 'send it as `Authorization: Bearer <token>`; it is not shown again' },
+      kind: oneOf(['team', 'worker']),
+      team: {
+        ...nullable(text()),
+        description: 'null: a platform worker token, serving every team granted its queues',
+      },
+      queues: list(text()),
+    },
+  },
+  'IssuedToken',
+);
+
+const QueueGrant = shape(
+  { required: { team: text(), weight: { ...integer(1, 100), description: 'its share of the round-robin' } } },
+  'QueueGrant',
+);
+
+/** The teams a queue serves. */
+export const QueueGrants = shape({ required: { queue: text(), grants: list(ref(QueueGrant)) } }, 'QueueGrants');
+
+/** A team's enqueue quotas: null is unlimited. */
+export const TeamQuotas = shape(
+  {
+    required: {
+      team: text(),
+      enqueueRatePerSecond: nullable({ type: 'number', minimum: 0 }),
+      enqueueBurst: { ...nullable(integer(1)), description: 'with a rate and no burst given: max(1, ceil(rate))' },
+      maxPendingRuns: nullable(integer(1)),
+    },
+  },
+  'TeamQuotas',
+);

@@ -1,0 +1,129 @@
+import type { Pool } from 'pg';
+import { Command } from 'commander';
+import { createEventStore, type EventStore } from '@chronicle/event-store';
+import { createPool, loadConfig, migrate } from '@chronicle/platform';
+import { PROJECTIONS, loadCheckpoint } from '@chronicle/projections';
+import { eventsInLog, rebuildProjection, verifyProjections, type RebuildProgress } from '@chronicle/projector';
+import { CliError, EXIT, type Output } from './output';
+
+/** What the operator commands run against: the read models' database and the log the configuration names. */
+interface Operated {
+  readonly pool: Pool;
+  readonly store: EventStore;
+}
+
+/**
+ * The operator's commands, against the database itself (DATABASE_URL, and
+ * the event store settings the server reads): projections status, rebuild
+ * and verify, and migrate.
+ */
+export function operatorCommands(output: Output): Command[] {
+  const projections = new Command('projections').description(
+    "the read models built from the log: each one's checkpoint, rebuilds, checks",
+  );
+
+  projections
+    .command('status')
+    .description("each projection's version and checkpoint")
+    .action(() =>
+      operate(async ({ pool }) => {
+        const rows = await Promise.all(
+          PROJECTIONS.map(async (projection) => {
+            const checkpoint = await loadCheckpoint(pool, projection.name);
+            return {
+              projection: projection.name,
+              version: projection.version,
+              storedVersion: checkpoint?.version ?? null,
+              commitPosition: checkpoint?.position.commit.toString() ?? null,
+              preparePosition: checkpoint?.position.prepare.toString() ?? null,
+              tables: projection.tables.join(', '),
+            };
+          }),
+        );
+        output.table(rows);
+      }),
+    );
+
+  projections
+    .command('rebuild')
+    .argument('<name>', `one of ${PROJECTIONS.map((p) => p.name).join(', ')}`)
+    .description('build the projection afresh from the log beside the live tables, then swap it in; nothing stops')
+    .option('--batch-size <events>', 'events per read of the log', positiveInteger, 5000)
+    .action((name: string, options: { batchSize: number }) =>
+      operate(async ({ pool, store }) => {
+        const projection = PROJECTIONS.find((p) => p.name === name);
+        if (projection === undefined)
+          throw new CliError(`no projection ${name}: ${PROJECTIONS.map((p) => p.name).join(', ')}`, EXIT.usage);
+        const progress = output.progress(`rebuilding ${name}`, await eventsInLog(store));
+        const report = await rebuildProjection(store, pool, projection, {
+          batchSize: options.batchSize,
+          onProgress: (p: RebuildProgress) => progress.update(p.events, p.phase),
+        });
+        progress.stop();
+        output.result(
+          { projection: name, events: report.events, seconds: report.seconds, eventsPerSecond: rate(report) },
+          `rebuilt ${name}: ${report.events} events in ${report.seconds.toFixed(1)} s (${rate(report)} events/s), swapped in`,
+        );
+      }),
+    );
+
+  projections
+    .command('verify')
+    .description('rebuild every projection into a scratch schema and compare it with the live tables, row by row')
+    .option('--batch-size <events>', 'events per read of the log', positiveInteger, 5000)
+    .action((options: { batchSize: number }) =>
+      operate(async ({ pool, store }) => {
+        const progress = output.progress('verifying', await eventsInLog(store));
+        const report = await verifyProjections(store, pool, PROJECTIONS, {
+          batchSize: options.batchSize,
+          onProgress: (p: RebuildProgress) => progress.update(p.events, p.phase),
+        });
+        progress.stop();
+        const summary = `verified ${PROJECTIONS.length} projections over ${report.events} events in ${report.seconds.toFixed(1)} s (${rate(report)} events/s): ${report.differences.length} differences`;
+        output.result({ events: report.events, seconds: report.seconds, differences: report.differences }, summary);
+        if (report.differences.length > 0) {
+          output.table(report.differences.map((d) => ({ table: d.table, kind: d.kind, key: d.key })));
+          throw new CliError(`${report.differences.length} rows differ from the log`, EXIT.failed);
+        }
+      }),
+    );
+
+  const migrateCommand = new Command('migrate')
+    .description('apply the migrations not yet applied (the server does this as it starts)')
+    .action(async () => {
+      const config = loadConfig();
+      if (config.databaseUrl === undefined) throw new CliError('DATABASE_URL is not set', EXIT.usage);
+      const applied = await migrate(config.databaseUrl);
+      if (config.eventStoreUrl !== undefined) applied.push(...(await migrate(config.eventStoreUrl)));
+      output.result({ applied }, applied.length === 0 ? 'nothing to migrate' : `applied ${applied.join(', ')}`);
+    });
+
+  return [projections, migrateCommand];
+}
+
+/** The read models' pool and the configured store for `work`, closed after it. */
+async function operate(work: (operated: Operated) => Promise<void>): Promise<void> {
+  const config = loadConfig();
+  if (config.databaseUrl === undefined) throw new CliError('DATABASE_URL is not set', EXIT.usage);
+  const pool = createPool({ connectionString: config.databaseUrl, max: 4, applicationName: 'chronicle-cli' });
+  try {
+    const store = await createEventStore(config, pool);
+    try {
+      await work({ pool, store });
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+function rate(report: { events: number; seconds: number }): number {
+  return Math.round(report.events / Math.max(report.seconds, 0.001));
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new CliError(`not a positive integer: ${value}`, EXIT.usage);
+  return n;
+}

@@ -1,0 +1,200 @@
+import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { listJobs } from './jobs-listing.sql';
+import { countQueueRuns } from './queue-stats.sql';
+import { listRuns, runsPageSql, type RunsPageQuery } from './runs-listing.sql';
+
+/**
+ * The listings' plans on tables of realistic shape: 200,000 runs of 20 teams, 1,000 jobs and 60
+ * queues over 30 days, nine in ten succeeded; 50,000 jobs. A page must be a range scan of one index in its order,
+ * stopped by LIMIT: never a sort of the runs that match.
+ */
+describe('listing queries on 200,000 runs', () => {
+  let db: TestDatabase;
+  const now = new Date('2026-03-15T12:00:00Z');
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.pool.query(`INSERT INTO teams (id) SELECT 'team-' || lpad(t::text, 2, '0') FROM generate_series(0, 19) t`);
+    await db.pool.query(`
+      INSERT INTO jobs (name, team, definition, version, paused, revision)
+      SELECT 'job-' || j, 'team-' || lpad((j % 20)::text, 2, '0'),
+             jsonb_build_object('name', 'job-' || j, 'team', 'team-' || lpad((j % 20)::text, 2, '0'),
+                                'queue', 'q-' || (j % 60), 'priority', 'default'),
+             1, false, 0
+        FROM generate_series(0, 49999) j`);
+    // States as a busy system has them: most runs finished, a few waiting, running or dead. In short
+    // statements: a long writer would hold back every other test's reads of the log (they stop before
+    // the oldest transaction still running on the server).
+    for (let from = 0; from < 200_000; from += 10_000)
+      await db.pool.query(
+        `
+      INSERT INTO runs (run_id, team, job, queue, priority, state, available_at, due_at, attempt, attempt_limit,
+                        dead_at, discarded, definition, revision)
+      SELECT 'run_' || lpad(i::text, 7, '0'), 'team-' || lpad((i % 1000 % 20)::text, 2, '0'), 'job-' || (i % 1000),
+             'q-' || (i % 1000 % 60), (ARRAY['critical', 'default', 'bulk'])[1 + i % 3],
+             s.state, d.due + CASE WHEN s.state IN ('scheduled', 'retry_wait') THEN interval '1 day' ELSE interval '0' END,
+             d.due, 1, 3, CASE WHEN s.state = 'dead' THEN d.due END, false,
+             jsonb_build_object('runId', 'run_' || lpad(i::text, 7, '0'), 'job', 'job-' || (i % 1000)), 1
+        FROM generate_series($1::int, $2::int) i
+       CROSS JOIN LATERAL (SELECT timestamptz '2026-03-15T12:00:00Z' - (i * interval '13 seconds') AS due) d
+       CROSS JOIN LATERAL (SELECT (hashint4(i) & 2147483647) % 100 AS h) h
+       CROSS JOIN LATERAL (SELECT CASE WHEN h.h < 90 THEN 'succeeded' WHEN h.h < 95 THEN 'scheduled'
+                                       WHEN h.h < 97 THEN 'retry_wait' WHEN h.h < 98 THEN 'leased'
+                                       WHEN h.h < 99 THEN 'dead' ELSE 'cancelled' END AS state) s`,
+        [from, from + 9_999],
+      );
+    for (let from = 0; from < 200_000; from += 20_000)
+      await db.pool.query(
+        `INSERT INTO run_listing (run_id, team, job, queue, due_at) SELECT run_id, team, job, queue, due_at FROM runs
+          WHERE run_id >= $1 AND run_id < $2`,
+        [`run_${String(from).padStart(7, '0')}`, `run_${String(from + 20_000).padStart(7, '0')}`],
+      );
+    await db.pool.query('VACUUM ANALYZE runs, run_listing, jobs');
+  }, 120_000);
+  afterAll(async () => db?.drop());
+
+  const page = (filter: RunsPageQuery['filter'], after?: RunsPageQuery['after']): RunsPageQuery => ({
+    filter,
+    after,
+    limit: 51,
+    now,
+  });
+
+  /** The plan's nodes, depth first: each node's type and the index it reads, if any. */
+  async function planOf(query: { text: string; values: unknown[] }): Promise<string[]> {
+    const { rows } = await db.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+      text: `EXPLAIN (FORMAT JSON) ${query.text}`,
+      values: query.values,
+    });
+    const nodes: string[] = [];
+    const walk = (node: PlanNode): void => {
+      nodes.push(`${node['Node Type']} ${node['Index Name'] ?? node['Relation Name'] ?? ''}`.trim());
+      node.Plans?.forEach(walk);
+    };
+    walk(rows[0]!['QUERY PLAN'][0].Plan);
+    return nodes;
+  }
+
+  const cursor = { dueAt: new Date('2026-03-10T00:00:00Z'), runId: 'run_0033000' };
+
+  it.each([
+    ['a team', { team: 'team-07' }, 'run_listing_team_idx'],
+    ['a job', { team: 'team-07', job: 'job-507' }, 'run_listing_job_idx'],
+    ['a queue', { team: 'team-07', queue: 'q-7' }, 'run_listing_queue_idx'],
+    [
+      'a team, finished runs, a due window',
+      { team: 'team-07', state: 'succeeded', dueBefore: now },
+      'run_listing_team_idx',
+    ],
+  ] as const)('reads a page of %s from one index, in its order, without a sort', async (_, filter, index) => {
+    for (const after of [undefined, cursor]) {
+      const plan = await planOf(runsPageSql(page(filter, after)));
+      expect(plan[0]).toBe('Limit');
+      expect(plan).toContainEqual(expect.stringMatching(new RegExp(`^Index (Only )?Scan ${index}$`)));
+      expect(plan).toContain('Index Scan runs_pkey');
+      expect(plan.some((n) => n.startsWith('Sort') || n.startsWith('Seq Scan'))).toBe(false);
+    }
+  });
+
+  it.each([
+    ['dead', { team: 'team-07', state: 'dead' }],
+    ['cancelled', { team: 'team-07', state: 'cancelled', dueAfter: new Date('2026-02-20T00:00:00Z') }],
+  ] as const)("reads a team's %s runs from runs_ended_team_idx, in its order, without a sort", async (_, filter) => {
+    for (const after of [undefined, cursor]) {
+      const plan = await planOf(runsPageSql(page(filter, after)));
+      expect(plan).toEqual(['Limit', 'Index Scan runs_ended_team_idx']);
+    }
+  });
+
+  it.each([
+    ["a job's dead", { team: 'team-07', job: 'job-507', state: 'dead' }, /runs_ended_job_idx/],
+    ["a team's leased", { team: 'team-07', state: 'leased' }, /runs_pending_idx|runs_reap_idx/],
+    ["a team's ready", { team: 'team-07', state: 'ready' }, /runs_pending_idx|runs_claim_idx|runs_ready_job_idx/],
+    ["a job's scheduled", { team: 'team-07', job: 'job-507', state: 'scheduled' }, /runs_ready_job_idx/],
+  ] as const)('reads %s runs from their partial index, sorting only those', async (_, filter, index) => {
+    const plan = await planOf(runsPageSql(page(filter)));
+    expect(plan.join(', ')).toMatch(index);
+    expect(plan.filter((n) => n.startsWith('Seq Scan'))).toEqual([]);
+  });
+
+  it("merges a page of each team's for the admin's every run, and sorts only those", async () => {
+    const plan = await planOf(runsPageSql(page({})));
+    expect(plan).toContainEqual(expect.stringMatching(/^Index (Only )?Scan run_listing_team_idx$/));
+    expect(plan.filter((n) => /^Seq Scan (runs|run_listing)$/.test(n))).toEqual([]);
+    // The sort above the teams' pages takes at most teams × limit rows, not the runs.
+    const { rows } = await db.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+      text: `EXPLAIN (ANALYZE, FORMAT JSON) ${runsPageSql(page({})).text}`,
+      values: runsPageSql(page({})).values,
+    });
+    const sort = rows[0]!['QUERY PLAN'][0].Plan.Plans?.[0];
+    expect(sort?.['Node Type']).toBe('Sort');
+    expect(sort!.Plans![0]!['Actual Rows']).toBeLessThanOrEqual(20 * 51);
+  });
+
+  it('pages through a job newest due first, each run once', async () => {
+    const seen: string[] = [];
+    let after: RunsPageQuery['after'];
+    for (;;) {
+      const rows = await listRuns(db.pool, { ...page({ job: 'job-507' }, after), limit: 37 });
+      seen.push(...rows.map((r) => r.run.definition.runId));
+      if (rows.length < 37) break;
+      after = rows[rows.length - 1]!.key;
+    }
+    expect(seen).toHaveLength(200);
+    expect(new Set(seen).size).toBe(200);
+    const { rows } = await db.pool.query<{ run_id: string }>(
+      "SELECT run_id FROM runs WHERE job = 'job-507' ORDER BY due_at DESC, run_id DESC",
+    );
+    expect(seen).toEqual(rows.map((r) => r.run_id));
+  });
+
+  it("lists a team's jobs and a queue's by index, and the admin's by the primary key", async () => {
+    const explainJobs = async (team: string | undefined, queue: string | undefined): Promise<string> => {
+      const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT name FROM jobs j WHERE ${team === undefined ? 'true' : `j.team = '${team}'`}
+           AND ${queue === undefined ? 'true' : `(j.definition->>'queue') = '${queue}'`} AND j.name > 'job-1'
+           ORDER BY j.name LIMIT 51`,
+      );
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    };
+    expect(await explainJobs('team-07', undefined)).toMatch(/Index (Only )?Scan using jobs_team_idx/);
+    expect(await explainJobs(undefined, 'q-7')).toMatch(/Index Scan using jobs_queue_idx/);
+    expect(await explainJobs(undefined, undefined)).toMatch(/Index (Only )?Scan using jobs_pkey/);
+    const jobs = await listJobs(db.pool, { team: 'team-07' }, 'job-507', 3);
+    const { rows } = await db.pool.query<{ name: string }>(
+      "SELECT name FROM jobs WHERE team = 'team-07' AND name > 'job-507' ORDER BY name LIMIT 3",
+    );
+    expect(jobs.map((j) => j.definition.name)).toEqual(rows.map((r) => r.name));
+  });
+
+  it('counts the queues from the partial indexes of waiting, leased and dead runs, never the finished', async () => {
+    const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN SELECT count(*) FROM runs WHERE state IN ('scheduled', 'retry_wait') AND team = 'team-07'
+       UNION ALL SELECT count(*) FROM runs WHERE state = 'leased'
+       UNION ALL SELECT count(*) FROM runs WHERE state = 'dead' AND NOT discarded AND team = 'team-07'`,
+    );
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).not.toMatch(/Seq Scan on runs/);
+    const stats = await countQueueRuns(db.pool, 'team-07', now);
+    const { rows: expected } = await db.pool.query<Record<'ready' | 'leased' | 'retry_wait' | 'dead', number>>(
+      `SELECT count(*) FILTER (WHERE state IN ('scheduled', 'retry_wait') AND available_at <= $1)::int AS ready,
+              count(*) FILTER (WHERE state = 'retry_wait' AND available_at > $1)::int AS retry_wait,
+              count(*) FILTER (WHERE state = 'leased')::int AS leased,
+              count(*) FILTER (WHERE state = 'dead')::int AS dead
+         FROM runs WHERE team = 'team-07'`,
+      [now],
+    );
+    for (const key of ['ready', 'leased', 'retry_wait', 'dead'] as const) {
+      expect(stats.reduce((n, s) => n + s[key], 0)).toBe(expected[0]![key]);
+      expect(expected[0]![key]).toBeGreaterThan(0);
+    }
+  });
+});
+
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Index Name'?: string;
+  readonly 'Relation Name'?: string;
+  readonly 'Actual Rows'?: number;
+  readonly Plans?: readonly PlanNode[];
+}

@@ -1,0 +1,73 @@
+import { Inject } from '@nestjs/common';
+import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
+import { PRIORITIES, type ReaderCaller } from '@chronicle/domain';
+import { CLOCK, PG_POOL, type Clock } from '@chronicle/platform';
+import { countQueueRuns, findGrantedQueues } from './queue-stats.sql';
+
+/** The runs of one queue and priority that are waiting, running or dead, as the overview shows them. */
+export interface QueueStats {
+  readonly queue: string;
+  readonly priority: string;
+  readonly ready: number;
+  readonly leased: number;
+  readonly retryWait: number;
+  readonly dead: number;
+  /** Since the oldest ready run became ready; null when none is. */
+  readonly oldestReadyAgeSeconds: number | null;
+}
+
+/**
+ * Per queue and priority, of the team's own runs (the admin: every team's). Every queue the caller is
+ * granted is there with each priority, zeros included; by queue, then priority (critical first).
+ */
+export class GetQueueStats extends Query<QueueStats[]> {
+  constructor(readonly caller: ReaderCaller) {
+    super();
+  }
+}
+
+@QueryHandler(GetQueueStats)
+export class GetQueueStatsHandler implements IQueryHandler<GetQueueStats> {
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async execute({ caller }: GetQueueStats): Promise<QueueStats[]> {
+    const now = this.clock.now();
+    const team = caller.kind === 'team' ? caller.team : undefined;
+    const [rows, queues] = await Promise.all([
+      countQueueRuns(this.pool, team, now),
+      caller.kind === 'team' ? caller.queues : findGrantedQueues(this.pool),
+    ]);
+    const stats = new Map<string, QueueStats>();
+    const key = (queue: string, priority: string): string => JSON.stringify([queue, priority]);
+    for (const queue of queues)
+      for (const priority of PRIORITIES)
+        stats.set(key(queue, priority), {
+          queue,
+          priority,
+          ready: 0,
+          leased: 0,
+          retryWait: 0,
+          dead: 0,
+          oldestReadyAgeSeconds: null,
+        });
+    for (const row of rows)
+      stats.set(key(row.queue, row.priority), {
+        queue: row.queue,
+        priority: row.priority,
+        ready: row.ready,
+        leased: row.leased,
+        retryWait: row.retry_wait,
+        dead: row.dead,
+        oldestReadyAgeSeconds:
+          row.oldest_ready_at === null ? null : Math.max(0, (now.getTime() - row.oldest_ready_at.getTime()) / 1000),
+      });
+    const rank = (priority: string): number => PRIORITIES.indexOf(priority as (typeof PRIORITIES)[number]);
+    return [...stats.values()].sort((a, b) =>
+      a.queue === b.queue ? rank(a.priority) - rank(b.priority) : a.queue < b.queue ? -1 : 1,
+    );
+  }
+}

@@ -1,0 +1,186 @@
+import { sqlList, type Queryable } from '@chronicle/platform';
+import { RunState, type PresentRun } from '@chronicle/domain';
+import { RUN_COLUMNS, runFromRow, WAITING_SQL, type RunRow } from '@chronicle/projections';
+
+/** What runs a listing keeps: each field given narrows it. `team` is the team already allowed. */
+export interface RunsFilter {
+  readonly team?: string | undefined;
+  readonly job?: string | undefined;
+  readonly queue?: string | undefined;
+  readonly state?: RunState | undefined;
+  /** Due at or after. */
+  readonly dueAfter?: Date | undefined;
+  /** Due strictly before. */
+  readonly dueBefore?: Date | undefined;
+}
+
+/** A run's place in the listings' order (newest due first): its due time, then its id. */
+export interface RunKey {
+  readonly dueAt: Date;
+  readonly runId: string;
+}
+
+export interface ListedRun {
+  readonly run: PresentRun;
+  readonly key: RunKey;
+}
+
+export interface RunsPageQuery {
+  readonly filter: RunsFilter;
+  /** Exclusive: the key of the last run of the previous page. */
+  readonly after: RunKey | undefined;
+  readonly limit: number;
+  /** `ready` is derived from time: the clock the views show states with. */
+  readonly now: Date;
+}
+
+type ListedRow = RunRow & { readonly list_due_at: Date; readonly list_run_id: string };
+
+/*
+ * A page is one range scan of an index in the listings' order, stopped by LIMIT: nothing is sorted but
+ * what one page needs. Two shapes, chosen by the state asked for:
+ *
+ * - Any state, or succeeded (most runs): an index of `run_listing` (migrations/0013), the most
+ *   selective filter given, the job's, the queue's or the team's; each run joined from `runs` by
+ *   primary key for its state and the rest of its row.
+ *     Limit -> Nested Loop -> Index Only Scan using run_listing_team_idx on run_listing l
+ *                                 Index Cond: ((team = $1) AND (ROW(due_at, run_id) < ROW($2, $3)))
+ *                          -> Index Scan using runs_pkey on runs r   Index Cond: (run_id = l.run_id)
+ * - Another state: `runs` alone, where the run's state is: the dead and cancelled by
+ *   runs_ended_team_idx or runs_ended_job_idx in their order, the waiting and leased (the work not
+ *   done, a bounded few) by their partial indexes (runs_pending_idx, runs_ready_job_idx,
+ *   runs_leased_job_idx), sorted.
+ *
+ * The admin's listing of every team merges a page of each team's (teams are few) and sorts only those.
+ * The SQL text holds only the filters given, so that each statement is planned for the index it can
+ * use (no `$1 IS NULL OR ...`); values are always parameters. Plans on 200,000 runs:
+ * listings.sql.int-spec.ts.
+ */
+
+/** One page of runs, newest due first. */
+export async function listRuns(db: Queryable, query: RunsPageQuery): Promise<ListedRun[]> {
+  const { rows } = await db.query<ListedRow>(runsPageSql(query));
+  return rows.map(listed);
+}
+
+/** The SQL of listRuns, for EXPLAIN in its test. */
+export function runsPageSql(query: RunsPageQuery): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const param = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const { filter } = query;
+  const from = sourceOf(filter.state);
+  const everyTeam = filter.team === undefined && filter.job === undefined && filter.queue === undefined;
+  const conditions = [
+    ...(everyTeam ? [`${from.keys}.team = t.id`] : []),
+    ...filterConditions(filter, query, from, param),
+  ];
+  const limit = param(query.limit);
+  const page = pageSql(from, conditions, limit);
+  if (!everyTeam) return { text: page, values };
+  return {
+    text: `SELECT p.* FROM teams t CROSS JOIN LATERAL (${page}) p
+            ORDER BY p.list_due_at DESC, p.list_run_id DESC
+            LIMIT ${limit}`,
+    values,
+  };
+}
+
+/**
+ * A page of the runs of each of these jobs (GraphQL's Job.runs for a page of jobs): one statement, one
+ * range scan per job (run_listing_job_idx, or `runs`' own for a state).
+ */
+export async function listRunsOfJobs(
+  db: Queryable,
+  jobs: readonly string[],
+  query: RunsPageQuery,
+): Promise<Map<string, ListedRun[]>> {
+  const byJob = new Map<string, ListedRun[]>(jobs.map((job) => [job, []]));
+  if (jobs.length === 0) return byJob;
+  const values: unknown[] = [[...byJob.keys()]];
+  const param = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const from = sourceOf(query.filter.state);
+  const conditions = [
+    `${from.keys}.job = j.name`,
+    ...filterConditions({ ...query.filter, job: undefined }, query, from, param),
+  ];
+  const { rows } = await db.query<ListedRow & { list_job: string }>({
+    text: `SELECT j.name AS list_job, p.* FROM unnest($1::text[]) AS j(name)
+             CROSS JOIN LATERAL (${pageSql(from, conditions, param(query.limit))}) p`,
+    values,
+  });
+  for (const row of rows) byJob.get(row.list_job)?.push(listed(row));
+  return byJob;
+}
+
+/** Where a page is read from: `keys` is the alias whose team, job, queue, due_at and run_id order it. */
+interface Source {
+  readonly from: string;
+  readonly keys: 'l' | 'r';
+}
+
+const BY_LISTING: Source = { from: 'run_listing l JOIN runs r ON r.run_id = l.run_id', keys: 'l' };
+const BY_STATE: Source = { from: 'runs r', keys: 'r' };
+
+function sourceOf(state: RunState | undefined): Source {
+  return state === undefined || state === RunState.succeeded ? BY_LISTING : BY_STATE;
+}
+
+function pageSql(source: Source, conditions: readonly string[], limit: string): string {
+  const k = source.keys;
+  return `SELECT ${RUN_COLUMNS}, ${k}.due_at AS list_due_at, ${k}.run_id AS list_run_id
+            FROM ${source.from}
+           WHERE ${conditions.join(' AND ')}
+           ORDER BY ${k}.due_at DESC, ${k}.run_id DESC
+           LIMIT ${limit}`;
+}
+
+function filterConditions(
+  filter: RunsFilter,
+  query: RunsPageQuery,
+  source: Source,
+  param: (value: unknown) => string,
+): string[] {
+  const k = source.keys;
+  const conditions: string[] = [];
+  if (filter.job !== undefined) conditions.push(`${k}.job = ${param(filter.job)}`);
+  if (filter.queue !== undefined) conditions.push(`${k}.queue = ${param(filter.queue)}`);
+  if (filter.team !== undefined) conditions.push(`${k}.team = ${param(filter.team)}`);
+  if (filter.dueAfter !== undefined) conditions.push(`${k}.due_at >= ${param(filter.dueAfter)}`);
+  if (filter.dueBefore !== undefined) conditions.push(`${k}.due_at < ${param(filter.dueBefore)}`);
+  if (query.after !== undefined)
+    conditions.push(
+      `(${k}.due_at, ${k}.run_id) < (${param(query.after.dueAt)}::timestamptz, ${param(query.after.runId)}::text)`,
+    );
+  if (filter.state !== undefined) conditions.push(stateCondition(filter.state, () => param(query.now)));
+  return conditions;
+}
+
+/** The runs a user sees in a state: `ready` is a waiting run whose time has come (visibleState). */
+function stateCondition(state: RunState, now: () => string): string {
+  switch (state) {
+    case 'ready':
+      return `r.state IN (${WAITING_SQL}) AND r.available_at <= ${now()}::timestamptz`;
+    case 'scheduled':
+    case 'retry_wait':
+      return `r.state = ${sqlList([state])} AND r.available_at > ${now()}::timestamptz`;
+    case 'leased':
+    case 'succeeded':
+    case 'dead':
+    case 'cancelled':
+      return `r.state = ${sqlList([state])}`;
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown run state ${String(unknown)}`);
+    }
+  }
+}
+
+function listed(row: ListedRow): ListedRun {
+  return { run: runFromRow(row), key: { dueAt: row.list_due_at, runId: row.list_run_id } };
+}
