@@ -362,6 +362,55 @@ describe('the dashboard', () => {
       await screenshot(page, 'overview-390x844');
     });
   });
+
+  // After the browser's tests: these runs would change the numbers those read.
+  describe('queueHistory, the query of the charts', () => {
+    const HISTORY =
+      'query H($minutes: Int, $queue: String) { queueHistory(minutes: $minutes, queue: $queue) { minute priority leased succeeded failed leaseExpired dead lagP50Seconds lagP99Seconds } }';
+    type HistoryAnswer = {
+      data?: {
+        queueHistory: Array<{ priority: string; leased: number; succeeded: number; lagP99Seconds: number | null }>;
+      };
+      errors?: Array<{ extensions: { code: string } }>;
+    };
+    const history = (client: ApiClient, variables: Record<string, unknown> = {}) =>
+      client.post<HistoryAnswer>('/graphql', { query: HISTORY, variables });
+
+    it("gives a team its own runs per minute and priority, the admin every team's, and refuses a worker token", async () => {
+      await billing.team.put('/v1/jobs/billing.history', { queue: 'billing', priority: 'bulk' });
+      await growth.team.put('/v1/jobs/growth.history', { queue: 'growth', priority: 'bulk' });
+      for (const [clients, queue] of [
+        [billing, 'billing'],
+        [growth, 'growth'],
+      ] as const) {
+        await clients.team.post(`/v1/jobs/${queue}.history/runs`, {});
+        // Every ready run of the queue (the browser's tests left some): only this one is bulk.
+        const { leases } = (await clients.worker.post<{ leases: Lease[] }>('/v1/lease', { queues: [queue], max: 10 }))
+          .body;
+        for (const lease of leases)
+          await clients.worker.post(`/v1/runs/${lease.runId}/complete`, {
+            fencingToken: lease.fencingToken,
+            outcome: 'success',
+          });
+      }
+      const bulk = (answer: HistoryAnswer) => (answer.data?.queueHistory ?? []).filter((p) => p.priority === 'bulk');
+      const succeeded = (answer: HistoryAnswer) => bulk(answer).reduce((n, p) => n + p.succeeded, 0);
+      // The projector counts them: wait until it has.
+      await waitFor(async () => succeeded((await history(apiClient(app.url, ADMIN_TOKEN))).body) === 2, {
+        timeoutMs: UI_TIMEOUT_MS,
+        pollMs: 100,
+        description: 'the projector counted both runs',
+      });
+      const own = (await history(billing.team)).body;
+      expect(succeeded(own)).toBe(1);
+      expect(bulk(own).every((p) => p.lagP99Seconds !== null && p.lagP99Seconds >= 0)).toBe(true);
+      expect(succeeded((await history(apiClient(app.url, ADMIN_TOKEN), { queue: 'growth' })).body)).toBe(1);
+      expect((await history(billing.worker)).body.errors?.[0]?.extensions.code).toBe('forbidden');
+      expect((await history(billing.team, { minutes: 100_000 })).body.errors?.[0]?.extensions.code).toBe(
+        'validation-error',
+      );
+    });
+  });
 });
 
 /** A second team token for the same team: the dashboard's user, apart from the clients the seeding uses. */
