@@ -37,7 +37,8 @@ export class PageQuery {
   limit?: number;
 }
 
-class JobsQuery extends PageQuery {
+/** A listing's page, of one queue's and one team's items (either or both may be left out). */
+export class QueueTeamQuery extends PageQuery {
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
@@ -50,6 +51,8 @@ class JobsQuery extends PageQuery {
   @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
   team?: string;
 }
+
+class JobsQuery extends QueueTeamQuery {}
 
 /** The refusals of a listing, in the OpenAPI document. */
 /** What a listing refuses: a wrong parameter; a worker token, or another team's `team=`. */

@@ -3,42 +3,21 @@ import { QueryBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, Matches } from 'class-validator';
 import { ListRuns } from '@chronicle/commands';
-import {
-  NAME_PATTERN,
-  NAME_RULE,
-  requireReader,
-  RUN_STATES,
-  TEAM_ID_PATTERN,
-  TEAM_ID_RULE,
-  type Caller,
-  type RunState,
-} from '@chronicle/domain';
+import { NAME_PATTERN, NAME_RULE, requireReader, RUN_STATES, type Caller, type RunState } from '@chronicle/domain';
 import { CLOCK, type Clock } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { REST_PAGE } from '../http/page-names';
 import { runView, type RunView } from '../runs/run-view';
-import { ListingRefusals, PageQuery } from './jobs-listing.controller';
+import { ListingRefusals, QueueTeamQuery } from './jobs-listing.controller';
 import { RunsPageResponse } from './listing-responses';
 
-class RunsQuery extends PageQuery {
+class RunsQuery extends QueueTeamQuery {
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
   @Matches(NAME_PATTERN, { message: `job must be ${NAME_RULE}` })
   job?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @Matches(NAME_PATTERN, { message: `queue must be ${NAME_RULE}` })
-  queue?: string;
-
-  @ApiPropertyOptional({ description: "a team token lists its own team's only; the admin any team's, or all" })
-  @IsOptional()
-  @IsString()
-  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
-  team?: string;
 
   @ApiPropertyOptional({ enum: RUN_STATES })
   @IsOptional()
