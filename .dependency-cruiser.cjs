@@ -6,6 +6,8 @@
  *                                                   -> libs/runtime -----------------> libs/event-store
  *   libs/domain and libs/worker-sdk import nothing of ours; everything may import them (libs/platform
  *   only the domain: the configuration parses the domain's policies).
+ *   apps/dashboard (browser code, bundled by Vite) imports only the domain's vocabulary, and nothing
+ *   imports it: the API serves its build, dist/dashboard, as files.
  *
  * `npm run lint` runs this; libs/platform/src/layers.spec.ts shows that a
  * forbidden import fails it.
@@ -58,6 +60,24 @@ module.exports = {
       OURS.platform,
       ...FOUNDATIONS,
     ]),
+    {
+      name: 'dashboard-imports-only-the-vocabulary',
+      comment:
+        'apps/dashboard runs in the browser: of our code only libs/domain/src/vocabulary.ts and what it re-exports',
+      severity: 'error',
+      from: { path: '^apps/dashboard/' },
+      to: {
+        path: '^(apps|libs|projections|test|e2e|bench)/',
+        pathNot: ['^apps/dashboard/', '^libs/domain/src/vocabulary\\.ts$'],
+      },
+    },
+    {
+      name: 'nothing-imports-the-dashboard',
+      comment: 'the dashboard is served as built files (dist/dashboard), never imported',
+      severity: 'error',
+      from: { pathNot: '^apps/dashboard/' },
+      to: { path: '^apps/dashboard/' },
+    },
     layer('cli', 'apps/cli', ['apps/projector', OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
     layer('projector', 'apps/projector', [
       OURS.projections,
@@ -84,7 +104,7 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.js', '.json'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.json'],
     },
   },
 };

@@ -25,7 +25,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     // Nest injects by the constructor's parameter types: tell the type-import
     // rule those imports are values at run time.
     languageOptions: { parserOptions: { emitDecoratorMetadata: true, experimentalDecorators: true } },
@@ -39,8 +39,30 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
-    languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly', URL: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // The dashboard runs in the browser and talks to the server over HTTP (GraphQL) only: of our code it
+    // takes the domain's names (run states, priorities, event types), nothing that runs on the server.
+    files: ['apps/dashboard/**/*.ts', 'apps/dashboard/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^@chronicle/(?!domain/vocabulary$)',
+              message: 'the dashboard takes only @chronicle/domain/vocabulary of our code; data comes through /graphql',
+            },
+            { group: ['node:*', '@nestjs/*', 'pg', 'express'], message: 'the dashboard runs in the browser' },
+            OTHER_PACKAGES_BY_NAME,
+          ],
+        },
+      ],
+    },
   },
   {
     // The domain: deciders and policies are functions of their inputs.

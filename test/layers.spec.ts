@@ -18,6 +18,9 @@ const PROBES: ReadonlyArray<readonly [file: string, imports: string, rule: strin
   ['apps/api/src/layer-probe.ts', '@chronicle/scheduler', 'api-imports-only-lower-layers'],
   ['apps/scheduler/src/layer-probe.ts', '@chronicle/testing', 'no-tests-in-production-code'],
   ['apps/projector/src/layer-probe.ts', '@chronicle/projections', null],
+  ['apps/dashboard/src/layer-probe.ts', '@chronicle/platform', 'dashboard-imports-only-the-vocabulary'],
+  ['apps/dashboard/src/layer-probe-vocabulary.ts', '@chronicle/domain/vocabulary', null],
+  ['apps/api/src/layer-probe-dashboard.ts', '../../dashboard/src/app', 'nothing-imports-the-dashboard'],
   ['libs/commands/src/workers/layer-probe.ts', '../runs/layer-probe-cycle', 'no-circular'],
   ['libs/commands/src/runs/layer-probe-cycle.ts', '../workers/layer-probe', 'no-circular'],
 ];

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { CommandsModule } from '@chronicle/commands';
 import { type JsonLogger, LOGGER } from '@chronicle/platform';
 import { AuthModule } from './auth/auth.module';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { DlqController } from './dlq/dlq.controller';
 import { GraphqlApiModule } from './graphql/graphql-api.module';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
@@ -16,11 +17,11 @@ import { QueuesController, TeamsController } from './teams/teams.controller';
 import { WorkersController } from './workers/workers.controller';
 
 /**
- * The REST /v1 API, the worker protocol and POST /graphql: controllers and resolvers send commands and
+ * The REST /v1 API, the worker protocol, POST /graphql and the dashboard: controllers and resolvers send commands and
  * queries; every error leaves as RFC 9457 problem details (REST) or with their type as its code (GraphQL).
  */
 @Module({
-  imports: [CommandsModule, AuthModule, GraphqlApiModule],
+  imports: [CommandsModule, AuthModule, GraphqlApiModule, DashboardModule],
   controllers: [
     TeamsController,
     QueuesController,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { LOGGER, type JsonLogger } from '@chronicle/platform';
+import { QueueHistoryHandler } from './activity/queue-history.query';
 import { GetDeadLetterHandler } from './dlq/get-dead-letter.query';
 import { ListDeadLettersHandler } from './dlq/list-dead-letters.query';
 import { DefineJobHandler } from './jobs/define-job.command';
@@ -73,6 +74,7 @@ export class RunReservationsModule {}
     ListGrantsHandler,
     GetTeamQuotasHandler,
     SetTeamQuotasHandler,
+    QueueHistoryHandler,
   ],
 })
 export class CommandsModule {}

@@ -1,3 +1,4 @@
+export * from './activity/queue-history.query';
 export * from './commands.module';
 export * from './dlq/attempt-history';
 export * from './dlq/dead-letters.sql';

@@ -9,6 +9,7 @@ import { graphqlErrorFormatter } from './graphql-errors';
 import { JobResolver } from './job.resolver';
 import { OverviewResolver } from './overview.resolver';
 import { queryLimitsPlugin } from './query-limits';
+import { QueueHistoryResolver } from './queue-history.resolver';
 import { RunResolver } from './run.resolver';
 
 @Module({ imports: [AuthModule], providers: [GraphqlContextFactory], exports: [GraphqlContextFactory] })
@@ -41,6 +42,6 @@ class GraphqlContextModule {}
       }),
     }),
   ],
-  providers: [JobResolver, RunResolver, OverviewResolver],
+  providers: [JobResolver, RunResolver, OverviewResolver, QueueHistoryResolver],
 })
 export class GraphqlApiModule {}

@@ -1,0 +1,144 @@
+import { useState } from 'preact/hooks';
+import { RUN_STATES, type RunState } from '@chronicle/domain/vocabulary';
+import { ApiError, describeError, graphql } from '../api/graphql-client';
+import { JOB, PAUSE_JOB, RESUME_JOB, type JobData } from '../api/operations';
+import { ErrorNote } from '../components/notes';
+import { PayloadView } from '../components/payload-view';
+import { RunsTable } from '../components/runs-table';
+import { formatRelative } from '../format';
+import { Time } from '../components/time';
+import { useApi } from '../use-api';
+
+const RECENT_RUNS = 50;
+
+/** A job: its definition, paused flag with pause/resume, its next 10 fire times and its recent runs by state. */
+export function Job({ token, name }: { token: string; name: string }) {
+  const [state, setState] = useState<RunState | ''>('');
+  const [acting, setActing] = useState(false);
+  const [actionError, setActionError] = useState<string | undefined>(undefined);
+  const loaded = useApi(
+    (signal) => graphql<JobData>(token, JOB, { name, state: state || null, first: RECENT_RUNS }, signal),
+    [token, name, state],
+  );
+
+  if (loaded.data?.job === null || isRefusal(loaded.error))
+    return (
+      <>
+        <h1 tabIndex={-1}>Job {name}</h1>
+        <p class="error" role="alert">
+          No job {name} for this token: it does not exist, or it belongs to another team.
+        </p>
+      </>
+    );
+  const job = loaded.data?.job;
+  if (job === undefined)
+    return (
+      <>
+        <h1 tabIndex={-1}>Job {name}</h1>
+        <ErrorNote error={loaded.error} />
+        {loaded.loading && <p>Loading…</p>}
+      </>
+    );
+
+  const togglePaused = async (): Promise<void> => {
+    setActing(true);
+    setActionError(undefined);
+    try {
+      await graphql(token, job.paused ? RESUME_JOB : PAUSE_JOB, { name: job.name });
+      loaded.reload();
+    } catch (err) {
+      setActionError(describeError(err));
+    } finally {
+      setActing(false);
+    }
+  };
+  const runs = job.runs.edges.map((e) => e.node);
+  // The payload apart, capped: it may be 256 KB, and the rest of the definition should not hide behind it.
+  const { payload: _payload, ...definition } = job.definition;
+  const counts = RUN_STATES.map((s) => [s, runs.filter((r) => r.state === s).length] as const).filter(([, n]) => n > 0);
+
+  return (
+    <>
+      <h1 tabIndex={-1}>Job {job.name}</h1>
+      <dl class="facts">
+        <dt>team</dt>
+        <dd>{job.team}</dd>
+        <dt>queue</dt>
+        <dd>{job.queue}</dd>
+        <dt>priority</dt>
+        <dd>{job.priority}</dd>
+        <dt>version</dt>
+        <dd>{job.version}</dd>
+        <dt>paused</dt>
+        <dd>
+          <span data-testid="paused">{job.paused ? 'yes: its runs are neither leased nor materialised' : 'no'}</span>{' '}
+          <button type="button" onClick={togglePaused} disabled={acting}>
+            {job.paused ? 'Resume job' : 'Pause job'}
+          </button>
+        </dd>
+      </dl>
+      {actionError !== undefined && (
+        <p class="error" role="alert">
+          {actionError}
+        </p>
+      )}
+      <section aria-labelledby="fire-times">
+        <h2 id="fire-times">Next 10 fire times</h2>
+        {job.nextFireTimes.length === 0 ? (
+          <p>No schedule: this job runs when a run is enqueued.</p>
+        ) : (
+          <ol class="fire-times">
+            {job.nextFireTimes.map((t) => (
+              <li key={t}>
+                <Time iso={t} /> <span class="muted">({formatRelative(t)})</span>
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+      <section aria-labelledby="recent-runs">
+        <div class="section-head">
+          <h2 id="recent-runs">Recent runs</h2>
+          <label class="inline">
+            State{' '}
+            <select value={state} onChange={(e) => setState((e.target as HTMLSelectElement).value as RunState | '')}>
+              <option value="">every state</option>
+              {RUN_STATES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+        {counts.length > 0 && (
+          <p class="counts">
+            {counts.map(([s, n]) => (
+              <span key={s}>
+                {s}: {n}
+              </span>
+            ))}
+          </p>
+        )}
+        <ErrorNote error={loaded.error} />
+        <RunsTable
+          runs={runs}
+          caption={`The latest ${RECENT_RUNS} runs of ${job.name}`}
+          empty="No runs in this state."
+        />
+      </section>
+      <section aria-labelledby="definition">
+        <h2 id="definition">Definition</h2>
+        <PayloadView value={definition} label="Definition, without its payload (JSON)" />
+        {'payload' in job.definition && (
+          <PayloadView value={job.definition['payload']} label="Payload of its runs (JSON)" />
+        )}
+      </section>
+    </>
+  );
+}
+
+/** Another team's job answers like a job that does not exist (as in REST): not-found, or forbidden. */
+export function isRefusal(error: unknown): boolean {
+  return error instanceof ApiError && (error.code === 'not-found' || error.code === 'forbidden');
+}

@@ -1,0 +1,8 @@
+/**
+ * The names a client shows, as the API has them: run states, priorities and event types. Modules
+ * without dependencies only, so the dashboard's browser bundle takes them without the schedule code
+ * (apps/dashboard imports this file as `@chronicle/domain/vocabulary`).
+ */
+export { RunState, RUN_STATES } from './run/run-states';
+export { Priority, PRIORITIES } from './run/run-events';
+export { RunEventType } from './streams';

@@ -1,0 +1,90 @@
+import type { RecordedEvent } from '@chronicle/event-store';
+import type { Queryable } from '@chronicle/platform';
+import { RunEventType, type RunLeasedData } from '@chronicle/domain';
+import type { Projection } from '../projection';
+import { emptyLagCounts, lagBucketOf } from './lag-histogram';
+import { addActivity, findRunPlaces, type ActivityIncrement } from './run-activity.sql';
+
+const RUN_PREFIX = 'run-';
+const COUNTED = new Set<string>([
+  RunEventType.RunLeased,
+  RunEventType.RunSucceeded,
+  RunEventType.RunFailed,
+  RunEventType.LeaseExpired,
+  RunEventType.RunDead,
+]);
+
+/**
+ * Per minute, team, queue and priority: leases, successes, failures, lease expiries, new dead runs,
+ * and the schedule lag of first leases (attempt 1: a retry's wait is its backoff, not lag), from the
+ * log. Unlike the other projections it counts, so it is not idempotent by revision: it is exact
+ * because the runner applies a batch exactly once, in the transaction that moves the checkpoint
+ * (whose compare-and-set refuses a second runner). It runs after the runs projection, in the same
+ * transaction, so every run it meets has its row (team, queue, priority, due time).
+ */
+export const runActivityProjection: Projection = {
+  name: 'run-activity',
+  version: 1,
+  eventTypes: COUNTED,
+  tables: ['run_activity_minutes'],
+  // Counters: only the projector writes them, so a rebuild is exactly the log up to its checkpoint.
+  writtenThrough: false,
+
+  async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
+    const runEvents = events.filter((e) => e.streamId.startsWith(RUN_PREFIX) && COUNTED.has(e.type));
+    if (runEvents.length === 0) return;
+    const places = await findRunPlaces(db, [...new Set(runEvents.map((e) => e.streamId.slice(RUN_PREFIX.length)))]);
+    const increments = new Map<string, ActivityIncrement>();
+    for (const event of runEvents) {
+      const place = places.get(event.streamId.slice(RUN_PREFIX.length));
+      if (place === undefined) continue; // no row: a run deleted from the read model, nothing to count it under
+      const minute = new Date(Math.floor(event.recordedAt.getTime() / 60_000) * 60_000);
+      const key = `${minute.getTime()}|${place.team}|${place.queue}|${place.priority}`;
+      let increment = increments.get(key);
+      if (increment === undefined) {
+        increment = {
+          minute,
+          team: place.team,
+          queue: place.queue,
+          priority: place.priority,
+          leased: 0,
+          succeeded: 0,
+          failed: 0,
+          leaseExpired: 0,
+          dead: 0,
+          lagCounts: emptyLagCounts(),
+        };
+        increments.set(key, increment);
+      }
+      count(increment, event, place.dueAt);
+    }
+    if (increments.size > 0) await addActivity(db, [...increments.values()]);
+  },
+
+  async reset(db: Queryable): Promise<void> {
+    await db.query('TRUNCATE run_activity_minutes');
+  },
+};
+
+function count(increment: ActivityIncrement, event: RecordedEvent, dueAt: Date): void {
+  switch (event.type) {
+    case RunEventType.RunLeased: {
+      increment.leased += 1;
+      const data = event.data as RunLeasedData;
+      if (data.attempt === 1) increment.lagCounts[lagBucketOf(Date.parse(data.leasedAt) - dueAt.getTime())]! += 1;
+      return;
+    }
+    case RunEventType.RunSucceeded:
+      increment.succeeded += 1;
+      return;
+    case RunEventType.RunFailed:
+      increment.failed += 1;
+      return;
+    case RunEventType.LeaseExpired:
+      increment.leaseExpired += 1;
+      return;
+    case RunEventType.RunDead:
+      increment.dead += 1;
+      return;
+  }
+}

@@ -1,0 +1,123 @@
+import type { Queryable } from '@chronicle/platform';
+
+/** One (minute, team, queue, priority)'s counts, added to what the row has. */
+export interface ActivityIncrement {
+  readonly minute: Date;
+  readonly team: string;
+  readonly queue: string;
+  readonly priority: string;
+  leased: number;
+  succeeded: number;
+  failed: number;
+  leaseExpired: number;
+  dead: number;
+  readonly lagCounts: number[];
+}
+
+/** How long minutes are kept: the dashboard shows an hour, an operator may look back a day. */
+export const ACTIVITY_RETENTION_HOURS = 24;
+
+/** Where the runs are: what a run event is counted under, and the due time its first lease is measured from. */
+export async function findRunPlaces(
+  db: Queryable,
+  runIds: readonly string[],
+): Promise<Map<string, { team: string; queue: string; priority: string; dueAt: Date }>> {
+  const { rows } = await db.query<{ run_id: string; team: string; queue: string; priority: string; due_at: Date }>(
+    'SELECT run_id, team, queue, priority, due_at FROM runs WHERE run_id = ANY($1::text[])',
+    [runIds],
+  );
+  return new Map(rows.map((r) => [r.run_id, { team: r.team, queue: r.queue, priority: r.priority, dueAt: r.due_at }]));
+}
+
+/**
+ * One statement for the batch: each increment added to its row (the histogram element by element),
+ * and the minutes past retention deleted (by run_activity_minutes_minute_idx; nothing to do on most
+ * batches). The two never touch the same row: old minutes are not inserted.
+ */
+export async function addActivity(db: Queryable, increments: readonly ActivityIncrement[]): Promise<void> {
+  await db.query(
+    `WITH added AS (
+       INSERT INTO run_activity_minutes AS a
+              (team, minute, queue, priority, leased, succeeded, failed, lease_expired, dead, lag_counts)
+       SELECT team, minute, queue, priority, leased, succeeded, failed, lease_expired, dead, lag_counts
+         FROM json_to_recordset($1::json) AS x(team text, minute timestamptz, queue text, priority text,
+              leased int, succeeded int, failed int, lease_expired int, dead int, lag_counts int[])
+        -- A rebuild's old minutes are not written only to be deleted below.
+        WHERE minute >= now() - make_interval(hours => $2)
+       ON CONFLICT (team, minute, queue, priority) DO UPDATE SET
+              leased = a.leased + EXCLUDED.leased,
+              succeeded = a.succeeded + EXCLUDED.succeeded,
+              failed = a.failed + EXCLUDED.failed,
+              lease_expired = a.lease_expired + EXCLUDED.lease_expired,
+              dead = a.dead + EXCLUDED.dead,
+              lag_counts = ARRAY(SELECT coalesce(u.x, 0) + coalesce(u.y, 0)
+                                   FROM unnest(a.lag_counts, EXCLUDED.lag_counts) WITH ORDINALITY AS u(x, y, i)
+                                  ORDER BY u.i)
+       RETURNING 1
+     )
+     DELETE FROM run_activity_minutes WHERE minute < now() - make_interval(hours => $2)`,
+    [
+      JSON.stringify(
+        increments.map((i) => ({
+          team: i.team,
+          minute: i.minute.toISOString(),
+          queue: i.queue,
+          priority: i.priority,
+          leased: i.leased,
+          succeeded: i.succeeded,
+          failed: i.failed,
+          lease_expired: i.leaseExpired,
+          dead: i.dead,
+          lag_counts: i.lagCounts,
+        })),
+      ),
+      ACTIVITY_RETENTION_HOURS,
+    ],
+  );
+}
+
+/** A minute of one priority, summed over the teams and queues asked about. */
+export interface ActivityMinuteRow {
+  readonly minute: Date;
+  readonly priority: string;
+  readonly leased: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly lease_expired: number;
+  readonly dead: number;
+  readonly lag_counts: number[];
+}
+
+/**
+ * The last `minutes` whole minutes (the current one included), per minute and priority, of one team
+ * (its key range) or of all (the minute index), optionally of one queue. At most minutes x 3 rows.
+ */
+export async function listActivityMinutes(
+  db: Queryable,
+  team: string | undefined,
+  queue: string | undefined,
+  minutes: number,
+): Promise<ActivityMinuteRow[]> {
+  const { rows } = await db.query<ActivityMinuteRow>({
+    name: 'activity_minutes',
+    text: `WITH picked AS (
+             SELECT * FROM run_activity_minutes
+              WHERE ($1::text IS NULL OR team = $1) AND ($2::text IS NULL OR queue = $2)
+                AND minute >= date_trunc('minute', now()) - make_interval(mins => $3 - 1)
+           ), lags AS (
+             SELECT minute, priority, array_agg(n ORDER BY i) AS lag_counts
+               FROM (SELECT p.minute, p.priority, u.i, sum(u.n)::int AS n
+                       FROM picked p, unnest(p.lag_counts) WITH ORDINALITY AS u(n, i)
+                      GROUP BY 1, 2, 3) per_bucket
+              GROUP BY 1, 2
+           )
+           SELECT p.minute, p.priority, sum(p.leased)::int AS leased, sum(p.succeeded)::int AS succeeded,
+                  sum(p.failed)::int AS failed, sum(p.lease_expired)::int AS lease_expired,
+                  sum(p.dead)::int AS dead, l.lag_counts
+             FROM picked p JOIN lags l USING (minute, priority)
+            GROUP BY p.minute, p.priority, l.lag_counts
+            ORDER BY p.minute, p.priority`,
+    values: [team ?? null, queue ?? null, minutes],
+  });
+  return rows;
+}
