@@ -62,6 +62,11 @@ describe('the materialiser (reference 7.2)', () => {
       source: 'schedule',
       idempotencyKey: `cron.minutely@${due.toISOString().slice(0, 19)}+00:00`,
     });
+    // With the log in a database of its own, the run's row is written just after its event.
+    await waitFor(async () => (await team.get(`/v1/runs/${run!.runId}`)).status === 200, {
+      timeoutMs: 5_000,
+      description: 'the scheduled run to be readable',
+    });
     expect((await team.get(`/v1/runs/${run!.runId}`)).body).toMatchObject({
       job: 'cron.minutely',
       dueAt: due.toISOString(),

@@ -73,6 +73,18 @@ describe('the server process (npm start)', () => {
     expect(postgresProcessesFor(dataDir)).toEqual([]);
   }, 120_000);
 
+  it('stops with its process group as a terminal or a supervisor stops `npm start`: npm exits after the server and its PostgreSQL', async () => {
+    const port = await findFreePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(await findFreePort()) };
+    // --ignore-scripts skips prestart (dist is built); npm still runs the start script through its shell.
+    const npm = startServer(env, ['npm', 'start', '--ignore-scripts']);
+    await waitForHealthy(port, npm);
+    process.kill(-npm.child.pid!, 'SIGTERM');
+    expect(await exited(npm.child)).toBe(0);
+    expect(postgresProcessesFor(dataDir)).toEqual([]);
+    expect(npm.output()).toContain('"msg":"stopped"');
+  }, 120_000);
+
   it('runs with the event log in a database of its own (EVENT_STORE_URL): events there, rows in DATABASE_URL', async () => {
     const [readModels, log] = await Promise.all([createEmptyDatabase(), createEmptyDatabase()]);
     try {
@@ -150,10 +162,17 @@ interface Server {
 
 const started: Server[] = [];
 
-function startServer(env: Record<string, string>): Server {
+/** The built server, or the given command in a process group of its own (so a test can signal the group). */
+function startServer(env: Record<string, string>, command: readonly string[] = [process.execPath, serverMain]): Server {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', ...env };
   if (env['DATABASE_URL'] === undefined) delete childEnv['DATABASE_URL'];
-  const child = spawn(process.execPath, [serverMain], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [file, ...args] = command;
+  const child = spawn(file!, args, {
+    cwd: root,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: command[0] !== process.execPath,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
