@@ -151,6 +151,15 @@ describe('GraphQL at POST /graphql', () => {
         '{ runs(first: 500) { edges { node { id } } } }',
       );
       expect(adminRuns.data!.runs.edges.map((e) => e.node.id)).toContain(run.id);
+      // An argument given as null is not given: the team's own jobs, the admin's all.
+      const nulls =
+        '{ jobs(team: null, queue: null) { edges { node { name } } } runs(filter: { team: null, job: null }) { edges { node { id } } } }';
+      const teamNulls = await gql<{ jobs: Connection<{ name: string }>; runs: Connection<{ id: string }> }>(nulls);
+      expect(teamNulls.errors).toBeUndefined();
+      expect(teamNulls.data!.jobs.edges.map((e) => e.node.name)).toContain('billing.secret');
+      expect(teamNulls.data!.runs.edges.map((e) => e.node.id)).toContain(run.id);
+      const adminNulls = await adminGql<{ jobs: Connection<{ name: string }> }>(nulls);
+      expect(adminNulls.data!.jobs.edges.map((e) => e.node.name)).toContain('billing.secret');
       // The admin reads but does not act for a team, as over REST.
       const adminEnqueue = await adminGql('mutation { enqueueRun(job: "billing.secret") { id } }');
       expect(adminEnqueue.errors?.[0]?.extensions).toEqual({ code: 'forbidden', status: 403 });

@@ -41,6 +41,17 @@ const COMPRESSIBLE = /^(text\/|application\/json|image\/svg)/;
  * Undefined when there is no build (`npm run build` makes one).
  */
 export function loadDashboardFiles(buildDir: string): ReadonlyMap<string, DashboardFile> | undefined {
+  // `npm run build` replacing the build while we read it: a file listed a moment ago is gone. Read the new one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return readBuild(buildDir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 3) throw err;
+    }
+  }
+}
+
+function readBuild(buildDir: string): ReadonlyMap<string, DashboardFile> | undefined {
   if (!existsSync(path.join(buildDir, 'index.html'))) return undefined;
   const files = new Map<string, DashboardFile>();
   for (const relative of listFiles(buildDir)) {

@@ -7,7 +7,7 @@ import { CLOCK, type Clock } from '@chronicle/platform';
 import { GRAPHQL_PAGE } from '../http/page-names';
 import { JobBody } from '../jobs/job-dto';
 import { defineJobCommand, jobFireTimes, setJobPausedCommand } from '../jobs/job-requests';
-import { connectionOf, type Connection } from './connection.types';
+import { connectionOf, given, type Connection } from './connection.types';
 import { GqlCaller, GqlLoaders, type RequestLoaders } from './graphql-context';
 import { JobConnection, JobNode, JobsArgs, jobNode } from './job.types';
 import { RunConnection, RunNode, RunStateEnum, runNode } from './run.types';
@@ -32,7 +32,7 @@ export class JobResolver {
     const page = await this.queries.execute(
       new ListJobs(
         requireReader(caller),
-        { team: args.team, queue: args.queue },
+        { team: given(args.team), queue: given(args.queue) },
         { after: args.after, size: args.first, names: GRAPHQL_PAGE },
       ),
     );

@@ -2,7 +2,7 @@ import { ArgsType, Field, InputType, Int, ObjectType } from '@nestjs/graphql';
 import { Type } from 'class-transformer';
 import { IsOptional, Matches, ValidateNested } from 'class-validator';
 import { NAME_PATTERN, NAME_RULE, TEAM_ID_PATTERN, TEAM_ID_RULE, type DefinedJob } from '@chronicle/domain';
-import { PageInfo } from './connection.types';
+import { ConnectionOf } from './connection.types';
 import { PageArgs } from './run.types';
 import { JsonScalar } from './scalars';
 
@@ -35,16 +35,7 @@ export function jobNode(job: DefinedJob): JobNode {
 }
 
 @ObjectType()
-export class JobEdge {
-  @Field() cursor!: string;
-  @Field(() => JobNode) node!: JobNode;
-}
-
-@ObjectType()
-export class JobConnection {
-  @Field(() => [JobEdge]) edges!: JobEdge[];
-  @Field(() => PageInfo) pageInfo!: PageInfo;
-}
+export class JobConnection extends ConnectionOf(JobNode, 'Job') {}
 
 @ArgsType()
 export class JobsArgs extends PageArgs {

@@ -8,7 +8,7 @@ import { compileBody } from '../http/compiled-body';
 import { GRAPHQL_PAGE } from '../http/page-names';
 import { EnqueueBody } from '../runs/run-dto';
 import { cancelRunCommand, deadLetterCommand, enqueueOneRun } from '../runs/run-requests';
-import { connectionOf, type Connection } from './connection.types';
+import { connectionOf, given, givenFields, type Connection } from './connection.types';
 import { GqlCaller, GqlLoaders, type RequestLoaders } from './graphql-context';
 import { Attempt, DeadLettersArgs, RunConnection, RunEvent, RunNode, RunsArgs, runEvent, runNode } from './run.types';
 import { DateTimeScalar, JsonScalar } from './scalars';
@@ -36,7 +36,7 @@ export class RunResolver {
   @Query(() => RunConnection, { description: "The team's runs (the admin: every team's), newest due first." })
   async runs(@GqlCaller() caller: Caller, @Args() args: RunsArgs): Promise<Connection<RunNode>> {
     const page = await this.queries.execute(
-      new ListRuns(requireReader(caller), args.filter ?? {}, {
+      new ListRuns(requireReader(caller), givenFields(args.filter), {
         after: args.after,
         size: args.first,
         names: GRAPHQL_PAGE,
@@ -49,7 +49,7 @@ export class RunResolver {
   @Query(() => RunConnection, { description: 'The dead-letter queue, newest first (as GET /v1/dlq).' })
   async deadLetters(@GqlCaller() caller: Caller, @Args() args: DeadLettersArgs): Promise<Connection<RunNode>> {
     const page = await this.queries.execute(
-      new ListDeadLetters(requireReader(caller), args.job ?? undefined, {
+      new ListDeadLetters(requireReader(caller), given(args.job), {
         after: args.after,
         size: args.first,
         names: GRAPHQL_PAGE,

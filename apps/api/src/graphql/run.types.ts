@@ -12,7 +12,7 @@ import {
   type RunState,
 } from '@chronicle/domain';
 import type { RecordedEvent } from '@chronicle/event-store';
-import { PageInfo } from './connection.types';
+import { ConnectionOf } from './connection.types';
 import { DateTimeScalar, JsonScalar } from './scalars';
 
 /** The run states of reference 7.3, the names REST uses, as GraphQL's enum values. */
@@ -98,16 +98,7 @@ export function runEvent(event: RecordedEvent): RunEvent {
 }
 
 @ObjectType()
-export class RunEdge {
-  @Field() cursor!: string;
-  @Field(() => RunNode) node!: RunNode;
-}
-
-@ObjectType()
-export class RunConnection {
-  @Field(() => [RunEdge]) edges!: RunEdge[];
-  @Field(() => PageInfo) pageInfo!: PageInfo;
-}
+export class RunConnection extends ConnectionOf(RunNode, 'Run') {}
 
 @InputType({ description: 'Each field given narrows the runs listed (as GET /v1/runs).' })
 export class RunFilter {
