@@ -271,8 +271,8 @@ describe('GraphQL at POST /graphql', () => {
       expect(listed.edges[0]!.node.events.map((e) => [e.type, e.actor])).toEqual([
         ['RunScheduled', 'team:ledger'],
         ['RunLeased', 'worker:ledger:anonymous'], // no workerId given: the lease names none
-        ['RunFailed', 'worker:ledger'],
-        ['RunDead', 'worker:ledger'],
+        ['RunFailed', 'worker:ledger:anonymous'],
+        ['RunDead', 'worker:ledger:anonymous'],
       ]);
 
       const replayed = await ledger<{ replayDeadLetter: RunView }>(

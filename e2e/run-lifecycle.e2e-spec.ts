@@ -182,8 +182,8 @@ describe('run lifecycle over HTTP', () => {
       expect(history.body.events.map((e) => [e.type, e.revision, e.metadata.actor])).toEqual([
         ['RunScheduled', 0, 'team:billing'],
         ['RunLeased', 1, 'worker:billing:anonymous'],
-        ['LeaseExtended', 2, 'worker:billing'],
-        ['RunSucceeded', 3, 'worker:billing'],
+        ['LeaseExtended', 2, 'worker:billing:anonymous'],
+        ['RunSucceeded', 3, 'worker:billing:anonymous'],
       ]);
     });
 

@@ -1,3 +1,4 @@
+export * from './audit/audit.projection';
 export * from './checkpoints/projection-checkpoints.sql';
 export * from './jobs/jobs.projection';
 export * from './jobs/jobs.sql';

@@ -1,3 +1,4 @@
+import { auditProjection } from './audit/audit.projection';
 import { jobsProjection } from './jobs/jobs.projection';
 import { runActivityProjection } from './run-activity/run-activity.projection';
 import { runsProjection } from './runs/runs.projection';
@@ -5,12 +6,13 @@ import { streamActivityProjection } from './stream-activity/stream-activity.proj
 import type { Projection } from './projection';
 
 /**
- * Every projection the projector runs, applied in this order to each batch: run-activity after runs,
- * whose rows it reads.
+ * Every projection the projector runs, applied in this order to each batch: run-activity and audit
+ * after runs and jobs, whose rows they read.
  */
 export const PROJECTIONS: readonly Projection[] = [
   streamActivityProjection,
   jobsProjection,
   runsProjection,
   runActivityProjection,
+  auditProjection,
 ];

@@ -212,9 +212,9 @@ export function lifecycle(baseUrl: string, adminToken: string, document: OpenApi
       expect(events.data?.events.map((e) => [e.type, e.metadata.actor])).toEqual([
         ['RunScheduled', 'team:billing'],
         ['RunLeased', 'worker:billing:anonymous'],
-        ['LeaseExtended', 'worker:billing'],
-        ['LeaseExtended', 'worker:billing'],
-        ['RunSucceeded', 'worker:billing'],
+        ['LeaseExtended', 'worker:billing:anonymous'],
+        ['LeaseExtended', 'worker:billing:anonymous'],
+        ['RunSucceeded', 'worker:billing:anonymous'],
       ]);
       conforming();
     },

@@ -10,6 +10,7 @@ import { ProblemDetailsFilter } from './http/problem-details.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsListingController } from './listings/jobs-listing.controller';
 import { RunsListingController } from './listings/runs-listing.controller';
+import { AuditController } from './audit/audit.controller';
 import { TeamQuotasController } from './quotas/team-quotas.controller';
 import { RunsController } from './runs/runs.controller';
 import { SchedulesController } from './schedules/schedules.controller';
@@ -30,6 +31,7 @@ import { WorkersController } from './workers/workers.controller';
     JobsListingController,
     RunsController,
     RunsListingController,
+    AuditController,
     WorkersController,
     DlqController,
     SchedulesController,

@@ -7,6 +7,7 @@ import { ListDeadLettersHandler } from './dlq/list-dead-letters.query';
 import { DefineJobHandler } from './jobs/define-job.command';
 import { GetJobHandler } from './jobs/get-job.query';
 import { SetJobPausedHandler } from './jobs/set-job-paused.command';
+import { ListAuditEventsHandler } from './audit/list-audit-events.query';
 import { GetEventsOfRunsHandler } from './listings/events-of-runs.query';
 import { ListJobsHandler } from './listings/list-jobs.query';
 import { ListRunsHandler, ListRunsOfJobsHandler } from './listings/list-runs.query';
@@ -68,6 +69,7 @@ export class RunReservationsModule {}
     ListRunsOfJobsHandler,
     GetQueueStatsHandler,
     GetEventsOfRunsHandler,
+    ListAuditEventsHandler,
     CreateTeamHandler,
     IssueTokenHandler,
     GrantQueueHandler,

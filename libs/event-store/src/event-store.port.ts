@@ -60,6 +60,12 @@ export interface StreamAppend {
   readonly events: readonly EventToAppend[];
 }
 
+/** One event of the log, by its stream and revision. */
+export interface EventRef {
+  readonly streamId: string;
+  readonly revision: bigint;
+}
+
 export interface ReadStreamOptions {
   readonly direction?: 'forwards' | 'backwards';
   /** Inclusive start revision; defaults to the first (forwards) or last (backwards). */
@@ -139,6 +145,12 @@ export interface EventStore {
    * runs with their histories in one read where the store allows it, not one read per run.
    */
   readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>>;
+
+  /**
+   * Particular events by stream and revision, in the order asked (a page of an index of the log, such as
+   * the audit trail's); those the log does not hold are left out.
+   */
+  readEvents(refs: readonly EventRef[]): Promise<readonly RecordedEvent[]>;
 
   /**
    * The global log after `from`, in commit order, gap-free: it never returns

@@ -1,5 +1,6 @@
 import type { Queryable } from '@chronicle/platform';
 import type { DefinedJob } from '@chronicle/domain';
+import { sqlValues } from './sql-values';
 
 export interface JobsFilter {
   /** The team already allowed; undefined: every team's (the admin). */
@@ -18,11 +19,7 @@ export async function listJobs(
   after: string | undefined,
   limit: number,
 ): Promise<DefinedJob[]> {
-  const values: unknown[] = [];
-  const param = (value: unknown): string => {
-    values.push(value);
-    return `$${values.length}`;
-  };
+  const { values, param } = sqlValues();
   const conditions: string[] = [];
   if (filter.team !== undefined) conditions.push(`j.team = ${param(filter.team)}`);
   if (filter.queue !== undefined) conditions.push(`(j.definition->>'queue') = ${param(filter.queue)}`);

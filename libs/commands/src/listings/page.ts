@@ -42,7 +42,7 @@ export function decodeTimeCursor(value: string, field: string): { time: string; 
   return { time, id };
 }
 
-function notACursor(field: string): DomainError {
+export function notACursor(field: string): DomainError {
   return new DomainError('validation-error', `${field} is not a cursor this listing returned`, { field });
 }
 

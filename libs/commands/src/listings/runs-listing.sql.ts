@@ -1,6 +1,7 @@
 import { sqlList, type Queryable } from '@chronicle/platform';
 import { RunState, type PresentRun } from '@chronicle/domain';
 import { RUN_COLUMNS, runFromRow, WAITING_SQL, type RunRow } from '@chronicle/projections';
+import { sqlValues } from './sql-values';
 
 /** What runs a listing keeps: each field given narrows it. `team` is the team already allowed. */
 export interface RunsFilter {
@@ -65,11 +66,7 @@ export async function listRuns(db: Queryable, query: RunsPageQuery): Promise<Lis
 
 /** The SQL of listRuns, for EXPLAIN in its test. */
 export function runsPageSql(query: RunsPageQuery): { text: string; values: unknown[] } {
-  const values: unknown[] = [];
-  const param = (value: unknown): string => {
-    values.push(value);
-    return `$${values.length}`;
-  };
+  const { values, param } = sqlValues();
   const { filter } = query;
   const from = sourceOf(filter.state);
   const everyTeam = filter.team === undefined && filter.job === undefined && filter.queue === undefined;
@@ -99,11 +96,7 @@ export async function listRunsOfJobs(
 ): Promise<Map<string, ListedRun[]>> {
   const byJob = new Map<string, ListedRun[]>(jobs.map((job) => [job, []]));
   if (jobs.length === 0) return byJob;
-  const values: unknown[] = [[...byJob.keys()]];
-  const param = (value: unknown): string => {
-    values.push(value);
-    return `$${values.length}`;
-  };
+  const { values, param } = sqlValues([[...byJob.keys()]]);
   const from = sourceOf(query.filter.state);
   const conditions = [
     `${from.keys}.job = j.name`,

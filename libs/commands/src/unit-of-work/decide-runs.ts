@@ -15,11 +15,16 @@ export function changedWhileDecided(runId: string): DomainError {
   return new DomainError('conflict', `run ${runId} changed while it was decided; ask again`);
 }
 
-/** Runs whose locks the unit of work holds, how to decide each, and the metadata of their events. */
+type Metadata = Readonly<Record<string, unknown>>;
+
+/**
+ * Runs whose locks the unit of work holds, how to decide each, and the metadata of their events (the
+ * same for all, or each run's: a worker's completions name the worker that held each lease).
+ */
 export interface RunBatch {
   readonly runs: readonly PresentRun[];
   readonly decideOne: (run: PresentRun) => RunEvent[] | null;
-  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly metadata: Metadata | ((run: PresentRun) => Metadata);
 }
 
 /**
@@ -51,10 +56,11 @@ export async function decideAndAppendRuns(
  */
 export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly RunBatch[]): Promise<RunDecision[][]> {
   const decisions = new Map<string, RunDecision & { append: StreamAppend; batch: number }>();
-  for (const [batch, { runs, decideOne, metadata }] of batches.entries())
+  for (const [batch, { runs, decideOne, metadata: metadataOf }] of batches.entries())
     for (const run of runs) {
       const events = decideOne(run);
       if (events === null || events.length === 0) continue;
+      const metadata = typeof metadataOf === 'function' ? metadataOf(run) : metadataOf;
       const streamId = runStreamId(run.definition.runId);
       decisions.set(streamId, {
         after: events.reduce<RunSnapshot>(evolve, run) as PresentRun,

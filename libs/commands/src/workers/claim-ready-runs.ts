@@ -5,6 +5,7 @@ import {
   type PriorityWeights,
   type RunEvent,
   type WorkerCaller,
+  workerActor,
 } from '@chronicle/domain';
 import type { UnitOfWork } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
@@ -58,7 +59,7 @@ export async function prepareClaim(
 ): Promise<{ batch: RunBatch; capped: boolean }> {
   const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
   const metadata = {
-    actor: `worker:${caller.team ?? 'platform'}:${request.workerId}`,
+    actor: workerActor(caller, request.workerId),
     schemaVersion: RUN_EVENT_SCHEMA_VERSION,
   };
   const locked = await lockReadyRuns(tx, scope, request.max, weights, reserved);

@@ -7,6 +7,7 @@ import {
   type RunCommand,
   type RunEvent,
   type WorkerCaller,
+  workerActor,
 } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
@@ -76,7 +77,11 @@ export async function prepareWorkerDecisions(
   const batch: RunBatch = {
     runs: runs.filter((run) => mayActOn(caller, run)),
     decideOne,
-    metadata: { actor: `worker:${caller.team ?? 'platform'}`, schemaVersion: RUN_EVENT_SCHEMA_VERSION },
+    // The worker that holds the lease (the fencing token proves it), as the claim named it.
+    metadata: (run) => ({
+      actor: workerActor(caller, run.lease?.workerId),
+      schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+    }),
   };
   const answer = (decided: readonly RunDecision[]): WorkerDecision[] => {
     const after = new Map(decided.map((d) => [d.after.definition.runId, d.after]));

@@ -56,6 +56,12 @@ export function requireQueue(caller: TeamCaller | WorkerCaller, queue: string): 
 }
 
 /** The actor an event records for a caller's decision. */
+/** `worker:<team>:<worker id>` (`platform` for a platform worker's team), or without the id when none is known. */
+export function workerActor(caller: WorkerCaller, workerId: string | undefined): string {
+  const worker = `worker:${caller.team ?? 'platform'}`;
+  return workerId === undefined ? worker : `${worker}:${workerId}`;
+}
+
 export function actorOf(caller: Caller): string {
   return caller.kind === 'admin' ? 'admin' : `${caller.kind}:${caller.team ?? 'platform'}`;
 }

@@ -15,6 +15,7 @@ import {
   type StreamAppend,
   type SubscribeOptions,
   type UnitOfWork,
+  type EventRef,
 } from '../event-store.port';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { WakeSignal } from '@chronicle/platform';
@@ -110,6 +111,10 @@ export class InMemoryEventStore implements EventStore {
 
   async readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>> {
     return new Map(streamIds.map((id) => [id, [...(this.streams.get(id) ?? [])]]));
+  }
+
+  async readEvents(refs: readonly EventRef[]): Promise<readonly RecordedEvent[]> {
+    return refs.flatMap((ref) => this.streams.get(ref.streamId)?.filter((e) => e.revision === ref.revision) ?? []);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {

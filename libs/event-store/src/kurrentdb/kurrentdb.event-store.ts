@@ -30,6 +30,7 @@ import {
   type StreamAppend,
   type SubscribeOptions,
   type UnitOfWork,
+  type EventRef,
 } from '../event-store.port';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 
@@ -159,6 +160,21 @@ export class KurrentDbEventStore implements EventStore {
       chunk.forEach((id, j) => byStream.set(id, read[j]!));
     }
     return byStream;
+  }
+
+  async readEvents(refs: readonly EventRef[]): Promise<readonly RecordedEvent[]> {
+    const found: RecordedEvent[] = [];
+    for (let i = 0; i < refs.length; i += PARALLEL_STREAM_READS) {
+      const chunk = refs.slice(i, i + PARALLEL_STREAM_READS);
+      const read = await Promise.all(
+        chunk.map((ref) => this.readStream(ref.streamId, { fromRevision: ref.revision, maxCount: 1 })),
+      );
+      chunk.forEach((ref, j) => {
+        const event = read[j]![0];
+        if (event?.revision === ref.revision) found.push(event);
+      });
+    }
+    return found;
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {

@@ -16,11 +16,12 @@ import {
   type StreamAppend,
   type SubscribeOptions,
   type UnitOfWork,
+  type EventRef,
 } from '../event-store.port';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
-import { countEventsAfter, readAllEvents, readStreamEvents, readStreamsEvents } from './read-events.sql';
+import { countEventsAfter, readAllEvents, readEventsAt, readStreamEvents, readStreamsEvents } from './read-events.sql';
 
 export interface PostgresEventStoreOptions {
   /** Idle wait of a caught-up subscription before it reads again (appends in this process wake it at once). */
@@ -89,6 +90,10 @@ export class PostgresEventStore implements EventStore {
 
   readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, readonly RecordedEvent[]>> {
     return guard(() => readStreamsEvents(this.pool, streamIds));
+  }
+
+  readEvents(refs: readonly EventRef[]): Promise<readonly RecordedEvent[]> {
+    return guard(() => readEventsAt(this.pool, refs));
   }
 
   readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {

@@ -1,5 +1,5 @@
 import type { Queryable } from '@chronicle/platform';
-import type { EventMetadata, LogPosition, ReadStreamOptions, RecordedEvent } from '../event-store.port';
+import type { EventMetadata, EventRef, LogPosition, ReadStreamOptions, RecordedEvent } from '../event-store.port';
 
 interface EventRow {
   event_id: string;
@@ -62,6 +62,18 @@ export async function readStreamsEvents(
   });
   for (const row of rows) byStream.get(row.stream_id)?.push(toRecordedEvent(row));
   return byStream;
+}
+
+/** Particular events, one probe of events_stream_revision_key each, in the order asked. */
+export async function readEventsAt(db: Queryable, refs: readonly EventRef[]): Promise<RecordedEvent[]> {
+  if (refs.length === 0) return [];
+  const { rows } = await db.query<EventRow>({
+    name: 'es_read_events',
+    text: `SELECT ${COLUMNS} FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS ref(stream_id, revision, n)
+             JOIN events USING (stream_id) WHERE events.stream_revision = ref.revision ORDER BY ref.n`,
+    values: [refs.map((r) => r.streamId), refs.map((r) => r.revision.toString())],
+  });
+  return rows.map(toRecordedEvent);
 }
 
 /**

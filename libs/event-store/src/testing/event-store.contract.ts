@@ -161,6 +161,24 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect((await store.readStreams([])).size).toBe(0);
     });
 
+    it('reads particular events by stream and revision, in the order asked, leaving out those it lacks', async () => {
+      await store.appendToStream(stream('p'), 'no_stream', [event('P0'), event('P1'), event('P2')]);
+      await store.appendToStream(stream('q'), 'no_stream', [event('Q0')]);
+      const read = await store.readEvents([
+        { streamId: stream('p'), revision: 2n },
+        { streamId: stream('q'), revision: 0n },
+        { streamId: stream('p'), revision: 7n },
+        { streamId: stream('never-written'), revision: 0n },
+        { streamId: stream('p'), revision: 0n },
+      ]);
+      expect(read.map((e) => [e.streamId, e.type, e.revision])).toEqual([
+        [stream('p'), 'P2', 2n],
+        [stream('q'), 'Q0', 0n],
+        [stream('p'), 'P0', 0n],
+      ]);
+      expect(await store.readEvents([])).toEqual([]);
+    });
+
     it('reads the global log in order and continues exactly after a position', async () => {
       for (let i = 0; i < 5; i++) {
         await store.appendToStreams([

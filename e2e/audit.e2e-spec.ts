@@ -1,0 +1,143 @@
+import { ApiModule } from '@chronicle/api';
+import { ProjectorModule } from '@chronicle/projector';
+import { createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
+import { apiClient, createTeam, startApp, type ApiClient, type RunningApp, type TeamClients } from './support';
+
+const ADMIN_TOKEN = 'e2e-admin-token-audit-0123456789ab';
+
+interface AuditItem {
+  streamId: string;
+  revision: number;
+  type: string;
+  recordedAt: string;
+  actor: string | null;
+  correlationId: string | null;
+  team: string | null;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** GET /v1/audit: the log's events with their actors, newest first, each team kept to its own streams. */
+describe('the audit trail (GET /v1/audit)', () => {
+  let db: TestDatabase;
+  let app: RunningApp;
+  let admin: ApiClient;
+  let billing: TeamClients;
+  let growth: TeamClients;
+  let runId: string;
+
+  const audit = (client: ApiClient, query = ''): Promise<{ status: number; body: Page<AuditItem> }> =>
+    client.get<Page<AuditItem>>(`/v1/audit${query}`);
+  /** Every page, following nextCursor. */
+  const allPages = async (client: ApiClient, query: string, limit: number): Promise<AuditItem[]> => {
+    const items: AuditItem[] = [];
+    let cursor: string | null = null;
+    do {
+      const after: string = cursor === null ? '' : `&cursor=${cursor}`;
+      const page = await audit(client, `?limit=${limit}${query}${after}`);
+      expect(page.status).toBe(200);
+      items.push(...page.body.items);
+      cursor = page.body.nextCursor;
+    } while (cursor !== null);
+    return items;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startApp(db.pool, db.eventStore, [ApiModule, ProjectorModule], ADMIN_TOKEN);
+    admin = apiClient(app.url, ADMIN_TOKEN);
+    billing = await createTeam(app.url, ADMIN_TOKEN, 'billing', ['billing']);
+    growth = await createTeam(app.url, ADMIN_TOKEN, 'growth', ['growth']);
+    expect((await billing.team.put('/v1/jobs/billing.export', { queue: 'billing' })).status).toBe(201);
+    expect((await growth.team.put('/v1/jobs/growth.digest', { queue: 'growth' })).status).toBe(201);
+    runId = (await billing.team.post<{ runId: string }>('/v1/jobs/billing.export/runs', { payload: { month: 11 } }))
+      .body.runId;
+    const lease = await billing.worker.post<{ leases: Array<{ fencingToken: number }> }>('/v1/lease', {
+      queues: ['billing'],
+      max: 1,
+      workerId: 'worker-7',
+    });
+    const done = await billing.worker.post(`/v1/runs/${runId}/complete`, {
+      fencingToken: lease.body.leases[0]!.fencingToken,
+      outcome: 'success',
+    });
+    expect(done.status).toBe(200);
+    // The index is a projection: wait until it holds the run's last event.
+    await waitFor(async () => (await audit(admin, `?stream=run-${runId}`)).body.items?.length === 3, {
+      description: "the run's three events in the audit index",
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it("shows a run's decisions newest first, each with its actor and data, as the log holds them", async () => {
+    const { status, body } = await audit(admin, `?stream=run-${runId}`);
+    expect(status).toBe(200);
+    expect(body.items.map((e) => [e.type, e.revision, e.actor, e.team])).toEqual([
+      ['RunSucceeded', 2, 'worker:billing:worker-7', 'billing'],
+      ['RunLeased', 1, 'worker:billing:worker-7', 'billing'],
+      ['RunScheduled', 0, 'team:billing', 'billing'],
+    ]);
+    expect(body.items[2]!.data).toMatchObject({ runId, job: 'billing.export', payload: { month: 11 } });
+    const history = (
+      await billing.team.get<{ events: Array<{ type: string; data: unknown }> }>(`/v1/runs/${runId}/events`)
+    ).body.events;
+    expect(body.items.map((e) => e.data).reverse()).toEqual(history.map((e) => e.data));
+    expect(body.nextCursor).toBeNull();
+  });
+
+  it('filters by actor, type and time, and pages newest first without repeating or skipping', async () => {
+    const everything = await allPages(admin, '', 500);
+    const recorded = everything.map((e) => Date.parse(e.recordedAt));
+    expect(recorded).toEqual([...recorded].sort((a, b) => b - a));
+    expect(await allPages(admin, '', 2)).toEqual(everything);
+
+    const leased = (await audit(admin, '?type=RunLeased')).body.items;
+    expect(leased.map((e) => e.streamId)).toEqual([`run-${runId}`]);
+    const byWorker = (await audit(admin, `?actor=${encodeURIComponent('worker:billing:worker-7')}`)).body.items;
+    expect(byWorker.map((e) => e.type)).toEqual(['RunSucceeded', 'RunLeased']);
+
+    const leasedAt = leased[0]!.recordedAt;
+    const since = (await audit(admin, `?since=${leasedAt}`)).body.items;
+    expect(since.every((e) => e.recordedAt >= leasedAt)).toBe(true);
+    expect(since.map((e) => e.type)).toContain('RunLeased');
+    const until = (await audit(admin, `?until=${leasedAt}`)).body.items;
+    expect(until.every((e) => e.recordedAt < leasedAt)).toBe(true);
+    expect(until.length + since.length).toBe(everything.length);
+  });
+
+  it("keeps a team to its own streams' events, refuses it another team's, and lets the admin see all", async () => {
+    const mine = await allPages(billing.team, '', 500);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(new Set(mine.map((e) => e.team))).toEqual(new Set(['billing']));
+    expect(mine.map((e) => e.streamId)).not.toContain('job-growth.digest');
+    const everything = await allPages(admin, '', 500);
+    expect(everything.map((e) => e.streamId)).toContain('job-growth.digest');
+    expect((await audit(admin, '?team=growth')).body.items.map((e) => e.team)).toEqual(
+      expect.arrayContaining(['growth']),
+    );
+    const refused = await billing.team.get('/v1/audit?team=growth');
+    expect(refused.status).toBe(403);
+    expect(refused.contentType).toMatch(/^application\/problem\+json/);
+    expect((await billing.worker.get('/v1/audit')).status).toBe(403);
+    expect((await apiClient(app.url).get('/v1/audit')).status).toBe(401);
+  });
+
+  it.each([
+    ['?cursor=not-a-cursor', 'cursor'],
+    ['?since=yesterday', 'since'],
+    ['?limit=501', 'limit'],
+    ['?type=Run%20Dead', 'type'],
+  ])('answers %s with a validation problem naming the parameter', async (query, field) => {
+    const answer = await admin.get<{ type: string; detail: string }>(`/v1/audit${query}`);
+    expect(answer.status).toBe(400);
+    expect(answer.body.type).toBe('/problems/validation-error');
+    expect(answer.body.detail).toContain(field);
+  });
+});

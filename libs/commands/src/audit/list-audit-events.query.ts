@@ -1,0 +1,122 @@
+import { Inject } from '@nestjs/common';
+import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
+import { listedTeam, type ReaderCaller } from '@chronicle/domain';
+import type { EventStore, RecordedEvent } from '@chronicle/event-store';
+import { EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
+import { decodeCursor, encodeCursor, notACursor, sizeOf, type Page, type PageRequest } from '../listings/page';
+import { sqlValues } from '../listings/sql-values';
+
+/** The filters of GET /v1/audit and GraphQL's auditEvents: each given narrows the events listed. */
+export interface AuditFilter {
+  readonly actor?: string | undefined;
+  readonly type?: string | undefined;
+  readonly stream?: string | undefined;
+  /** Recorded at or after. */
+  readonly since?: Date | undefined;
+  /** Recorded before. */
+  readonly until?: Date | undefined;
+  /** The admin's choice of one team; a team is always kept to its own. */
+  readonly team?: string | undefined;
+}
+
+/** An event of the audit trail: the event as the log holds it, and the team whose stream it is. */
+export interface AuditEvent {
+  readonly event: RecordedEvent;
+  /** null: the platform's own (the admin sees those). */
+  readonly team: string | null;
+}
+
+/** The events of the log a team (its own streams') or the admin (all) may see, newest first. */
+export class ListAuditEvents extends Query<Page<AuditEvent>> {
+  constructor(
+    readonly caller: ReaderCaller,
+    readonly filter: AuditFilter,
+    readonly page: PageRequest,
+  ) {
+    super();
+  }
+}
+
+@QueryHandler(ListAuditEvents)
+export class ListAuditEventsHandler implements IQueryHandler<ListAuditEvents> {
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+  ) {}
+
+  async execute({ caller, filter, page }: ListAuditEvents): Promise<Page<AuditEvent>> {
+    const size = sizeOf(page);
+    const after = page.after == null ? undefined : decodePositionCursor(page.after, page.names.after);
+    const rows = await findAuditRows(this.pool, { ...filter, team: listedTeam(caller, filter.team) }, after, size + 1);
+    const shown = rows.slice(0, size);
+    // The index says which events; the log holds them (the index keeps no data).
+    const events = await this.eventStore.readEvents(
+      shown.map((row) => ({ streamId: row.stream_id, revision: BigInt(row.revision) })),
+    );
+    const byRef = new Map(events.map((e) => [`${e.revision}|${e.streamId}`, e]));
+    const items = shown.flatMap((row) => {
+      const event = byRef.get(`${row.revision}|${row.stream_id}`);
+      // Not in the log any more (retention removed the stream): nothing to show.
+      if (event === undefined) return [];
+      return [{ node: { event, team: row.team }, cursor: encodeCursor([row.commit_position, row.prepare_position]) }];
+    });
+    const last = shown[shown.length - 1];
+    return {
+      items,
+      nextCursor:
+        rows.length > size && last !== undefined ? encodeCursor([last.commit_position, last.prepare_position]) : null,
+    };
+  }
+}
+
+interface AuditRow {
+  readonly commit_position: string;
+  readonly prepare_position: string;
+  readonly stream_id: string;
+  readonly revision: string;
+  readonly team: string | null;
+}
+
+interface LogPlace {
+  readonly commit: string;
+  readonly prepare: string;
+}
+
+/**
+ * A page of the audit index, newest first, after `after` (exclusive): one backwards range scan of the
+ * index whose key leads with the filter given (the team's, the actor's, the stream's or the type's),
+ * or of the primary key. The SQL holds only the filters given, so each statement is planned for its
+ * index.
+ */
+async function findAuditRows(
+  db: Queryable,
+  filter: AuditFilter,
+  after: LogPlace | undefined,
+  limit: number,
+): Promise<AuditRow[]> {
+  const { values, param } = sqlValues();
+  const conditions: string[] = [];
+  if (filter.team !== undefined) conditions.push(`team = ${param(filter.team)}`);
+  if (filter.actor !== undefined) conditions.push(`actor = ${param(filter.actor)}`);
+  if (filter.stream !== undefined) conditions.push(`stream_id = ${param(filter.stream)}`);
+  if (filter.type !== undefined) conditions.push(`event_type = ${param(filter.type)}`);
+  if (filter.since !== undefined) conditions.push(`recorded_at >= ${param(filter.since)}`);
+  if (filter.until !== undefined) conditions.push(`recorded_at < ${param(filter.until)}`);
+  if (after !== undefined)
+    conditions.push(`(commit_position, prepare_position) < (${param(after.commit)}, ${param(after.prepare)})`);
+  const { rows } = await db.query<AuditRow>({
+    text: `SELECT commit_position::text, prepare_position::text, stream_id, revision::text, team FROM audit_events
+            ${conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`}
+            ORDER BY commit_position DESC, prepare_position DESC
+            LIMIT ${param(limit)}`,
+    values,
+  });
+  return rows;
+}
+
+function decodePositionCursor(value: string, field: string): LogPlace {
+  const [commit, prepare] = decodeCursor(value, 2, field) as [string, string];
+  if (!/^-?\d{1,19}$/.test(commit) || !/^-?\d{1,19}$/.test(prepare)) throw notACursor(field);
+  return { commit, prepare };
+}

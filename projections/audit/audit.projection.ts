@@ -1,0 +1,65 @@
+import type { RecordedEvent } from '@chronicle/event-store';
+import type { Queryable } from '@chronicle/platform';
+import type { Projection } from '../projection';
+
+/**
+ * The audit trail's index (migrations/0015): a row per event of the log, whoever wrote it, with the
+ * team whose stream it is. A run's or a job's team is read from its row (this projection runs after
+ * theirs, in the same transaction); a `team-<id>` stream is that team's. Rows are keyed by log
+ * position, so a batch applied again changes nothing.
+ */
+export const auditProjection: Projection = {
+  name: 'audit',
+  version: 1,
+  eventTypes: 'all',
+  tables: ['audit_events'],
+  // Only the projector writes it: a rebuild is exactly the log up to its checkpoint.
+  writtenThrough: false,
+
+  async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await db.query({
+      name: 'audit_index_events',
+      text: `INSERT INTO audit_events (commit_position, prepare_position, stream_id, revision, event_type, actor, team, correlation_id, recorded_at)
+             SELECT e.commit_position, e.prepare_position, e.stream_id, e.revision, e.event_type, e.actor,
+                    COALESCE(e.team, CASE
+                      WHEN e.stream_id LIKE 'run-%' THEN (SELECT r.team FROM runs r WHERE r.run_id = substr(e.stream_id, 5))
+                      WHEN e.stream_id LIKE 'job-%' THEN (SELECT j.team FROM jobs j WHERE j.name = substr(e.stream_id, 5))
+                      WHEN e.stream_id LIKE 'team-%' THEN substr(e.stream_id, 6)
+                    END),
+                    e.correlation_id, e.recorded_at
+               FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
+                    AS e(commit_position, prepare_position, stream_id, revision, event_type, actor, team, correlation_id, recorded_at)
+             ON CONFLICT (commit_position, prepare_position) DO NOTHING`,
+      values: [
+        events.map((e) => e.position.commit.toString()),
+        events.map((e) => e.position.prepare.toString()),
+        events.map((e) => e.streamId),
+        events.map((e) => e.revision.toString()),
+        events.map((e) => e.type),
+        events.map((e) => stringOrNull(e.metadata['actor'])),
+        events.map((e) => teamInData(e)),
+        events.map((e) => stringOrNull(e.metadata['correlationId'])),
+        events.map((e) => e.recordedAt),
+      ],
+    });
+  },
+
+  async reset(db: Queryable): Promise<void> {
+    await db.query('TRUNCATE audit_events');
+  },
+};
+
+/**
+ * The first event of a run or a job names its team. Only that one's data is looked at: the log's
+ * reader parses data on first use, and most events' the index never needs.
+ */
+function teamInData(event: RecordedEvent): string | null {
+  if (event.revision !== 0n) return null;
+  const data = event.data as { team?: unknown; definition?: { team?: unknown } } | null;
+  return stringOrNull(data?.team) ?? stringOrNull(data?.definition?.team);
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
