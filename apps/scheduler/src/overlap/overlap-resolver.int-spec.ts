@@ -1,7 +1,7 @@
 import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { claimReadyRuns, ReadySignal, RunReservations, TransitionRun, TransitionRunHandler } from '@chronicle/commands';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { JsonLogger } from '@chronicle/platform';
+import { createLogger } from '@chronicle/platform';
 import { seedRuns, testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { OverlapResolver } from './overlap-resolver';
 
@@ -14,7 +14,7 @@ const POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all
 describe('overlap policies of scheduled jobs', () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
-  const reservations = new RunReservations(new JsonLogger('error'));
+  const reservations = new RunReservations(createLogger('error'));
   const jobs = POLICIES.map((policy) =>
     testJob({
       name: `ops.${policy}`,
