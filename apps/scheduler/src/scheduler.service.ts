@@ -65,7 +65,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
           if (overlapping > 0) log.info('overlap policy applied', { runs: overlapping });
           if (scheduled > 0) log.info('scheduled runs materialised', { runs: scheduled });
         })
-        .catch((err: unknown) => log.error('scheduler pass failed', { err: String(err) }))
+        .catch((err: unknown) => log.error('scheduler pass failed', { err }))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, REAP_INTERVAL_MS);
         });
@@ -76,7 +76,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       this.vacuuming = vacuum
         .vacuumOnce()
         .then(() => undefined)
-        .catch((err: unknown) => log.error('hot table vacuum failed', { err: String(err) }))
+        .catch((err: unknown) => log.error('hot table vacuum failed', { err }))
         .finally(() => {
           if (!this.stopped) this.vacuumTimer = setTimeout(vacuumTick, VACUUM_CHECK_INTERVAL_MS);
         });
