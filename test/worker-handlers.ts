@@ -1,5 +1,12 @@
 import type { Pool } from 'pg';
-import { CompleteRunsHandler, LeaseRunsHandler, ReadySignal, RunReservations, TeamsServed } from '@chronicle/commands';
+import {
+  CompleteRunsHandler,
+  LeaseRunsHandler,
+  ReadySignal,
+  RunLog,
+  RunReservations,
+  TeamsServed,
+} from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import { createLogger, loadConfig } from '@chronicle/platform';
 
@@ -13,9 +20,10 @@ export function workerHandlers(
   reservations: RunReservations = new RunReservations(createLogger('error')),
 ): { lease: LeaseRunsHandler; complete: CompleteRunsHandler } {
   const [config, ready, teamsServed] = [loadConfig({}), new ReadySignal(), new TeamsServed(pool)];
+  const runLog = new RunLog(createLogger('error'));
   return {
-    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations),
-    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations),
+    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog),
+    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog),
   };
 }
 

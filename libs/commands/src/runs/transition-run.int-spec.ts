@@ -9,6 +9,7 @@ import {
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
 import { createTestDatabase, seedRuns, testJob, workerHandlers, type TestDatabase } from '@chronicle/testing';
+import { RunLog } from '../unit-of-work/run-log';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns } from '../workers/claim-ready-runs';
 import { CompleteRuns } from '../workers/complete-runs.command';
@@ -55,6 +56,7 @@ describe("a team's transitions of a run, decided from the runs read model", () =
       { now: () => new Date() },
       new ReadySignal(),
       reservations,
+      new RunLog(createLogger('error')),
     );
     const due = new Date(Date.now() - 1000);
     await seedRuns(
