@@ -8,7 +8,7 @@ import { currentRequestContext } from './request-context';
  * tokens and run payloads are the teams' secrets. fast-redact matches names exactly, so a run's
  * `fencingToken` is logged, a `token` is not.
  */
-export const REDACTED_FIELDS: readonly string[] = [
+const REDACTED_FIELDS: readonly string[] = [
   'authorization',
   'cookie',
   'token',
@@ -61,8 +61,8 @@ export class JsonLogger implements LoggerService {
   private readonly root: PinoLogger;
 
   constructor(
-    /** The pino logger of this context: for level checks and child loggers with fields bound once. */
-    readonly pino: PinoLogger,
+    /** The pino logger of this context (the root's, or a child's with its context bound). */
+    private readonly pino: PinoLogger,
     root?: PinoLogger,
   ) {
     this.root = root ?? pino;
@@ -74,11 +74,7 @@ export class JsonLogger implements LoggerService {
     return new JsonLogger(this.root.child({ context }), this.root);
   }
 
-  /** The same lines with these fields bound once (serialised once, not per line). */
-  withFields(fields: Record<string, unknown>): JsonLogger {
-    return new JsonLogger(this.pino.child(fields), this.root);
-  }
-
+  /** For the hot path: build a line's fields only when the line would be written. */
   isLevelEnabled(level: LogLevel): boolean {
     return this.pino.isLevelEnabled(level);
   }
