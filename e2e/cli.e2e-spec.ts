@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { JsonLogger } from '@chronicle/platform';
+import { createLogger } from '@chronicle/platform';
 import { ProjectionRunner } from '@chronicle/projector';
 import { PROJECTIONS } from '@chronicle/projections';
 import { catchUpUntil, createEmptyDatabase, seedRuns, testJob } from '@chronicle/testing';
@@ -71,7 +71,7 @@ describe('the chronicle CLI, operator commands (npx chronicle)', () => {
     );
 
     // What the server's projector would have done meanwhile.
-    await catchUpUntil(new ProjectionRunner(store, pool, PROJECTIONS, new JsonLogger('error')), 51);
+    await catchUpUntil(new ProjectionRunner(store, pool, PROJECTIONS, createLogger('error')), 51);
 
     const rebuilt = await chronicle(['--json', 'projections', 'rebuild', 'runs'], env);
     expect(rebuilt.code).toBe(0);

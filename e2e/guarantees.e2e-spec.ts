@@ -3,7 +3,7 @@ import { waitFor, catchUpUntil, createTestDatabase, type TestDatabase } from '@c
 import { ProjectionRunner } from '@chronicle/projector';
 import { SchedulerModule } from '@chronicle/scheduler';
 import type { EventStore } from '@chronicle/event-store';
-import { JsonLogger } from '@chronicle/platform';
+import { createLogger } from '@chronicle/platform';
 import { jobsProjection, runsProjection } from '@chronicle/projections';
 import type { ApiClient } from './support/api-client';
 import { createTeam } from './support/team-tokens';
@@ -139,7 +139,7 @@ describe('delivery guarantees', () => {
     expect((before[0] as unknown[]).length).toBeGreaterThan(5000);
     await db.pool.query('TRUNCATE runs, jobs');
     await db.pool.query("DELETE FROM projection_checkpoints WHERE projection IN ('runs', 'jobs')");
-    const logger = new JsonLogger('error');
+    const logger = createLogger('error');
     const { rows } = await db.log.query<{ jobs: number; runs: number }>(
       "SELECT count(*) FILTER (WHERE stream_id LIKE 'job-%')::int AS jobs, count(*) FILTER (WHERE stream_id LIKE 'run-%')::int AS runs FROM events",
     );

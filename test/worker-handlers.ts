@@ -1,7 +1,14 @@
 import type { Pool } from 'pg';
-import { CompleteRunsHandler, LeaseRunsHandler, ReadySignal, RunReservations, TeamsServed } from '@chronicle/commands';
+import {
+  CompleteRunsHandler,
+  LeaseRunsHandler,
+  ReadySignal,
+  RunLog,
+  RunReservations,
+  TeamsServed,
+} from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
-import { JsonLogger, loadConfig } from '@chronicle/platform';
+import { createLogger, loadConfig } from '@chronicle/platform';
 
 /**
  * The worker protocol's command handlers as Nest wires them, on a store and read models of a
@@ -10,12 +17,13 @@ import { JsonLogger, loadConfig } from '@chronicle/platform';
 export function workerHandlers(
   store: EventStore,
   pool: Pool,
-  reservations: RunReservations = new RunReservations(new JsonLogger('error')),
+  reservations: RunReservations = new RunReservations(createLogger('error')),
 ): { lease: LeaseRunsHandler; complete: CompleteRunsHandler } {
   const [config, ready, teamsServed] = [loadConfig({}), new ReadySignal(), new TeamsServed(pool)];
+  const runLog = new RunLog(createLogger('error'));
   return {
-    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations),
-    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations),
+    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog),
+    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog),
   };
 }
 

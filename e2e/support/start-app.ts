@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { ApiModule, setupOpenApi } from '@chronicle/api';
 import type { Pool } from 'pg';
 import type { EventStore } from '@chronicle/event-store';
-import { systemClock, type Clock, loadConfig, JsonLogger, hashToken } from '@chronicle/platform';
+import { systemClock, type Clock, loadConfig, createLogger, hashToken, type JsonLogger } from '@chronicle/platform';
 import { createApp, type ProcessDefinition } from '@chronicle/runtime';
 
 export interface RunningApp {
@@ -13,7 +13,8 @@ export interface RunningApp {
 
 /**
  * The real Nest application, listening on a free port, on the given database and event store (and
- * clock: the system's unless given; configuration: the defaults, and `env`'s variables).
+ * clock: the system's unless given; configuration: the defaults, and `env`'s variables; logs: errors only,
+ * on stdout, unless a logger is given).
  */
 export async function startApp(
   pool: Pool,
@@ -22,8 +23,8 @@ export async function startApp(
   adminToken?: string,
   clock: Clock = systemClock,
   env: Readonly<Record<string, string>> = {},
+  logger: JsonLogger = createLogger('error'),
 ): Promise<RunningApp> {
-  const logger = new JsonLogger('error');
   const runtime = {
     config: loadConfig(env),
     logger,

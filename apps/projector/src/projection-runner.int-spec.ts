@@ -1,10 +1,10 @@
 import { createTestDatabase, type TestDatabase, waitFor, catchUpUntil } from '@chronicle/testing';
 import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
-import { type Queryable, JsonLogger } from '@chronicle/platform';
+import { type Queryable, createLogger } from '@chronicle/platform';
 import { streamActivityProjection, type Projection, loadCheckpoint } from '@chronicle/projections';
 import { ProjectionRunner } from './projection-runner';
 
-const logger = new JsonLogger('error');
+const logger = createLogger('error');
 
 describe('projection runner (stream-activity on PostgreSQL)', () => {
   let db: TestDatabase;

@@ -65,7 +65,7 @@ export class ProjectionRunner {
         if (signal.aborted) break;
         this.logger.error('projection batch failed; retrying from the checkpoint', {
           projections: this.projections.map((p) => p.name),
-          err: String(err),
+          err,
         });
         await delay(this.retryDelayMs, signal);
       } finally {

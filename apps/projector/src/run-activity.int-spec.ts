@@ -1,10 +1,10 @@
 import { PostgresEventStore } from '@chronicle/event-store';
-import { JsonLogger } from '@chronicle/platform';
+import { createLogger } from '@chronicle/platform';
 import { PROJECTIONS, lagQuantileSeconds, listActivityMinutes, type ActivityMinuteRow } from '@chronicle/projections';
 import { createTestDatabase, type TestDatabase, catchUpUntil } from '@chronicle/testing';
 import { ProjectionRunner } from './projection-runner';
 
-const logger = new JsonLogger('error');
+const logger = createLogger('error');
 
 /**
  * The run-activity read model (the dashboard's charts) built by the projector from real run events,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { RunReservations } from '@chronicle/commands';
+import { RunLog, RunReservations } from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import {
   type JsonLogger,
@@ -39,11 +39,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
     private readonly reservations: RunReservations,
+    private readonly runLog: RunLog,
   ) {}
 
   onApplicationBootstrap(): void {
-    const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations);
-    const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations);
+    const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations, this.runLog);
+    const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations, this.runLog);
     const materialiser = new Materialiser(
       this.eventStore,
       this.pool,
@@ -65,7 +66,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
           if (overlapping > 0) log.info('overlap policy applied', { runs: overlapping });
           if (scheduled > 0) log.info('scheduled runs materialised', { runs: scheduled });
         })
-        .catch((err: unknown) => log.error('scheduler pass failed', { err: String(err) }))
+        .catch((err: unknown) => log.error('scheduler pass failed', { err }))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, REAP_INTERVAL_MS);
         });
@@ -76,7 +77,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       this.vacuuming = vacuum
         .vacuumOnce()
         .then(() => undefined)
-        .catch((err: unknown) => log.error('hot table vacuum failed', { err: String(err) }))
+        .catch((err: unknown) => log.error('hot table vacuum failed', { err }))
         .finally(() => {
           if (!this.stopped) this.vacuumTimer = setTimeout(vacuumTick, VACUUM_CHECK_INTERVAL_MS);
         });

@@ -19,6 +19,7 @@ import { TransitionRunHandler } from './runs/transition-run.command';
 import { CreateTeamHandler } from './teams/create-team.command';
 import { GrantQueueHandler, ListGrantsHandler } from './teams/grant-queue.command';
 import { IssueTokenHandler } from './teams/issue-token.command';
+import { RunLog } from './unit-of-work/run-log';
 import { RunReservations } from './unit-of-work/run-reservations';
 import { CompleteRunsHandler } from './workers/complete-runs.command';
 import { HeartbeatRunsHandler } from './workers/heartbeat-runs.command';
@@ -29,6 +30,7 @@ import { TeamsServed } from './workers/teams-served';
 /**
  * The process's one RunReservations: the API's claims and decisions and the
  * scheduler's passes share it when they run in one process (npm start).
+ * With it, the lines about runs (RunLog) that both write.
  */
 @Module({
   providers: [
@@ -37,8 +39,9 @@ import { TeamsServed } from './workers/teams-served';
       inject: [LOGGER],
       useFactory: (logger: JsonLogger) => new RunReservations(logger.child('run-reservations')),
     },
+    { provide: RunLog, inject: [LOGGER], useFactory: (logger: JsonLogger) => new RunLog(logger.child('runs')) },
   ],
-  exports: [RunReservations],
+  exports: [RunReservations, RunLog],
 })
 export class RunReservationsModule {}
 

@@ -38,6 +38,7 @@ export * from './teams/tokens.sql';
 export * from './unit-of-work/decide-locked-runs';
 export * from './unit-of-work/decide-runs';
 export * from './unit-of-work/retry-on-conflict';
+export * from './unit-of-work/run-log';
 export * from './unit-of-work/run-reservations';
 export * from './unit-of-work/stream-command';
 export * from './workers/claim-ready-runs.sql';

@@ -1,8 +1,9 @@
 import { Module, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ConfigError, loadConfig, JsonLogger } from '@chronicle/platform';
+import { ConfigError, loadConfig, createLogger, type JsonLogger } from '@chronicle/platform';
 import { HealthController } from './health.controller';
+import { requestLogging } from './request-logging';
 import { startRuntime, type Runtime } from './runtime';
 import { RuntimeModule } from './runtime.module';
 import { StartupError } from './startup-error';
@@ -28,7 +29,7 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
   let runtime: Runtime | undefined;
   try {
     const config = loadConfig();
-    const logger = new JsonLogger(config.logLevel, definition.name);
+    const logger = createLogger({ level: config.logLevel, name: definition.name });
     runtime = await startRuntime(config, logger, `scheduler-${definition.name}`);
     const app = await createApp(runtime, definition.modules, logger);
     definition.configure?.(app);
@@ -59,6 +60,7 @@ export async function createApp(
     abortOnError: false,
     bodyParser: false,
   });
+  app.use(requestLogging(logger));
   // Payloads may be 256 KB (413 above that, from the handler); bodies a little more.
   app.useBodyParser('json', { limit: '1mb' });
   return app;

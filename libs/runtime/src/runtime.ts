@@ -62,9 +62,7 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
       eventStore,
       adminTokenHash,
       close: async () => {
-        await eventStore
-          .close()
-          .catch((err: unknown) => logger.warn('closing the event store failed', { err: String(err) }));
+        await eventStore.close().catch((err: unknown) => logger.warn('closing the event store failed', { err }));
         await pool.end().catch(() => undefined);
         await embedded?.stop();
       },

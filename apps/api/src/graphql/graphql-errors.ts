@@ -41,7 +41,7 @@ export function graphqlErrorFormatter(
     if (problem.status >= 500)
       logger.error('graphql request failed', {
         path: formatted.path?.join('.'),
-        err: error instanceof Error ? ((causeOf(error) as Error).stack ?? error.message) : String(error),
+        err: causeOf(error),
       });
     const shown: Record<string, unknown> = { code: problemSlug(problem), status: problem.status };
     for (const key of PROBLEM_EXTENSIONS) if (problem[key] !== undefined) shown[key] = problem[key];

@@ -80,7 +80,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       this.logger.error('request failed', {
         method: request.method,
         path: request.path,
-        err: error instanceof Error ? error.stack : String(error),
+        err: error,
       });
     // 503: the database is away; 429: a quota says when (retryAfterSeconds).
     const retryAfter = problem.status === 503 ? 1 : problem['retryAfterSeconds'];

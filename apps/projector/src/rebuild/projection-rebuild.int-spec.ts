@@ -1,5 +1,5 @@
 import { PostgresEventStore } from '@chronicle/event-store';
-import { JsonLogger } from '@chronicle/platform';
+import { createLogger } from '@chronicle/platform';
 import { PROJECTIONS, loadCheckpoint, runsProjection } from '@chronicle/projections';
 import {
   CompleteRuns,
@@ -14,7 +14,7 @@ import {
 import { ProjectionRunner } from '../projection-runner';
 import { rebuildProjection, verifyProjections } from './projection-rebuild';
 
-const logger = new JsonLogger('error');
+const logger = createLogger('error');
 const job = testJob({ name: 'ops.rebuilt' });
 const worker = { kind: 'worker', team: 'ops', queues: ['ops'] } as const;
 const RUNS = 600;

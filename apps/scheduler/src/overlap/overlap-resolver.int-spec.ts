@@ -1,7 +1,14 @@
 import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
-import { claimReadyRuns, ReadySignal, RunReservations, TransitionRun, TransitionRunHandler } from '@chronicle/commands';
+import {
+  claimReadyRuns,
+  ReadySignal,
+  RunLog,
+  RunReservations,
+  TransitionRun,
+  TransitionRunHandler,
+} from '@chronicle/commands';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { JsonLogger } from '@chronicle/platform';
+import { createLogger } from '@chronicle/platform';
 import { seedRuns, testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { OverlapResolver } from './overlap-resolver';
 
@@ -14,7 +21,7 @@ const POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all
 describe('overlap policies of scheduled jobs', () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
-  const reservations = new RunReservations(new JsonLogger('error'));
+  const reservations = new RunReservations(createLogger('error'));
   const jobs = POLICIES.map((policy) =>
     testJob({
       name: `ops.${policy}`,
@@ -73,6 +80,7 @@ describe('overlap policies of scheduled jobs', () => {
       { now: () => new Date() },
       new ReadySignal(),
       reservations,
+      new RunLog(createLogger('error')),
     );
     await transitions.execute(
       new TransitionRun({ kind: 'worker', team: 'ops', queues: [`q-${policy}`] }, `ops.${policy}-${fire}`, (now) => ({
@@ -90,7 +98,7 @@ describe('overlap policies of scheduled jobs', () => {
   beforeAll(async () => {
     // Fire 1 of every job is leased first (a claim of one takes the oldest).
     for (const policy of POLICIES) expect(await claim(`q-${policy}`, 1)).toEqual(['fire-1']);
-    await new OverlapResolver(store, db.pool, reservations).resolveOnce();
+    await new OverlapResolver(store, db.pool, reservations, new RunLog(createLogger('error'))).resolveOnce();
   });
 
   it('skip: the fires due while fire 1 runs are skipped, each saying why', async () => {

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { decideLockedRunsInBatches, type RunReservations } from '@chronicle/commands';
+import { decideLockedRunsInBatches, type RunLog, type RunReservations } from '@chronicle/commands';
 import { DomainError, decide, type RunCommand, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { findRunSnapshotsAt } from '@chronicle/projections';
@@ -18,6 +18,7 @@ export class OverlapResolver {
     private readonly eventStore: EventStore,
     private readonly pool: Pool,
     private readonly reservations: RunReservations,
+    private readonly runLog: RunLog,
   ) {}
 
   /** One pass; resolves with the number of runs decided. */
@@ -26,6 +27,7 @@ export class OverlapResolver {
       this.pool,
       this.eventStore,
       this.reservations,
+      this.runLog,
       BATCH,
       async (tx, limit, reserved) => {
         const targets = new Map((await lockOverlapTargets(tx, limit, reserved)).map((t) => [t.run_id, t]));

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Pool } from 'pg';
-import { decideLockedRunsInBatches, type RunReservations } from '@chronicle/commands';
+import { decideLockedRunsInBatches, type RunLog, type RunReservations } from '@chronicle/commands';
 import { decide, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { lockExpiredLeases, loadExpiredLeases } from './reap-expired-leases.sql';
@@ -17,6 +17,7 @@ export class LeaseReaper {
     private readonly eventStore: EventStore,
     private readonly pool: Pool,
     private readonly reservations: RunReservations,
+    private readonly runLog: RunLog,
   ) {}
 
   /** One pass; resolves with the number of runs reaped. */
@@ -25,6 +26,7 @@ export class LeaseReaper {
       this.pool,
       this.eventStore,
       this.reservations,
+      this.runLog,
       BATCH,
       async (tx, limit, reserved) => {
         const ids = await lockExpiredLeases(tx, limit, reserved);

@@ -15,6 +15,7 @@ import {
 import type { EventStore } from '@chronicle/event-store';
 import { type Clock, CLOCK, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { changedWhileDecided, decideAndAppendRuns } from '../unit-of-work/decide-runs';
+import { RunLog } from '../unit-of-work/run-log';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { lockAndLoadRuns } from '../workers/complete-runs.sql';
 import { ReadySignal } from '../workers/ready-signal';
@@ -48,18 +49,20 @@ export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly ready: ReadySignal,
     private readonly reservations: RunReservations,
+    private readonly runLog: RunLog,
   ) {}
 
   async execute({ caller, runId, command }: TransitionRun): Promise<PresentRun> {
     let proposed: readonly RunEvent[] = [];
+    const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
     const { before, decided } = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
       const { runs } = await lockAndLoadRuns(uow.tx, [runId]);
       // Authorised on the row the command decides from: a run of another team reads as absent.
       const before = visibleRun(caller, runs[0] ?? ABSENT, runId);
       const decideOne = (run: PresentRun): RunEvent[] => (proposed = decide(command(this.clock.now()), run));
-      const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
       return { before, decided: await decideAndAppendRuns(uow, [before], decideOne, metadata) };
     });
+    this.runLog.decided(decided, metadata);
     if (proposed.length === 0) return before;
     const run = decided[0]?.after;
     if (run === undefined) throw changedWhileDecided(runId);

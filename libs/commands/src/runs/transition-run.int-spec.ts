@@ -7,8 +7,9 @@ import {
   type WorkerCaller,
 } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { JsonLogger } from '@chronicle/platform';
+import { createLogger } from '@chronicle/platform';
 import { createTestDatabase, seedRuns, testJob, workerHandlers, type TestDatabase } from '@chronicle/testing';
+import { RunLog } from '../unit-of-work/run-log';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns } from '../workers/claim-ready-runs';
 import { CompleteRuns } from '../workers/complete-runs.command';
@@ -38,7 +39,7 @@ describe("a team's transitions of a run, decided from the runs read model", () =
   let readModels: TestDatabase;
   let store: PostgresEventStore;
   let transitions: TransitionRunHandler;
-  const reservations = new RunReservations(new JsonLogger('error'));
+  const reservations = new RunReservations(createLogger('error'));
   const transition = (runId: string, command: (now: Date) => RunCommand, caller: TeamCaller = team) =>
     transitions.execute(new TransitionRun(caller, runId, command));
   const eventTypes = async (runId: string): Promise<string[]> =>
@@ -55,6 +56,7 @@ describe("a team's transitions of a run, decided from the runs read model", () =
       { now: () => new Date() },
       new ReadySignal(),
       reservations,
+      new RunLog(createLogger('error')),
     );
     const due = new Date(Date.now() - 1000);
     await seedRuns(

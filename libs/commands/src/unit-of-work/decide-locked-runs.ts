@@ -3,6 +3,7 @@ import type { RunEvent, PresentRun } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { decideAndAppendRuns } from './decide-runs';
+import type { RunLog } from './run-log';
 import type { RunReservations } from './run-reservations';
 
 export interface LockedRuns<Context> {
@@ -20,12 +21,13 @@ export interface LockedRuns<Context> {
  * full batch is followed at once by the next. Resolves with the runs decided.
  * `lockAndLoad` leaves out the runs `reserved` (their rows lag what this
  * process appended), and a batch whose rows then fail to commit reserves its
- * own.
+ * own. Each batch's runs are logged once it committed (RunLog).
  */
 export async function decideLockedRunsInBatches<Context>(
   pool: Pool,
   store: EventStore,
   reservations: RunReservations,
+  runLog: RunLog,
   batch: number,
   lockAndLoad: (tx: Queryable, limit: number, reserved: readonly string[]) => Promise<LockedRuns<Context> | null>,
   decideOne: (run: PresentRun, now: Date, context: Context) => RunEvent[] | null,
@@ -35,14 +37,15 @@ export async function decideLockedRunsInBatches<Context>(
   let decided = 0;
   while (true) {
     const reserved = await reservations.reservedRunIds(pool);
-    const count = await reservations.unitOfWork(store, pool, async (uow) => {
+    const metadata = { actor, schemaVersion };
+    const decisions = await reservations.unitOfWork(store, pool, async (uow) => {
       const locked = await lockAndLoad(uow.tx, batch, reserved);
-      if (locked === null) return 0;
+      if (locked === null) return [];
       const { runs, now, context } = locked;
-      return (await decideAndAppendRuns(uow, runs, (run) => decideOne(run, now, context), { actor, schemaVersion }))
-        .length;
+      return decideAndAppendRuns(uow, runs, (run) => decideOne(run, now, context), metadata);
     });
-    decided += count;
-    if (count < batch) return decided;
+    runLog.decided(decisions, metadata);
+    decided += decisions.length;
+    if (decisions.length < batch) return decided;
   }
 }

@@ -3,6 +3,8 @@ import { WrongExpectedRevisionError, type StreamAppend, type UnitOfWork } from '
 import { runsUpdate } from '@chronicle/projections';
 
 export interface RunDecision {
+  /** The run as its row was read, under its lock. */
+  readonly before: PresentRun;
   readonly after: PresentRun;
   readonly events: readonly RunEvent[];
 }
@@ -63,6 +65,7 @@ export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly 
       const metadata = typeof metadataOf === 'function' ? metadataOf(run) : metadataOf;
       const streamId = runStreamId(run.definition.runId);
       decisions.set(streamId, {
+        before: run,
         after: events.reduce<RunSnapshot>(evolve, run) as PresentRun,
         events,
         batch,
@@ -88,6 +91,6 @@ export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly 
     }
   }
   const decided = batches.map((): RunDecision[] => []);
-  for (const { after, events, batch } of decisions.values()) decided[batch]!.push({ after, events });
+  for (const { before, after, events, batch } of decisions.values()) decided[batch]!.push({ before, after, events });
   return decided;
 }

@@ -27,7 +27,8 @@ export interface ClaimRequest {
  * every RunLeased (expecting the revision read, under the lock no other
  * writer can move it) with the rows written through; two more when a
  * concurrency-limited job's runs are among them. Committing is the caller's. `capped`: runs of
- * a limited job were left out for its headroom, so the batch may be short.
+ * a limited job were left out for its headroom, so the batch may be short. `decided` and `metadata`:
+ * for the lines about runs (RunLog), once committed.
  * `reserved`: runs not to propose (RunReservations.reservedRunIds).
  */
 export async function claimReadyRuns(
@@ -37,11 +38,12 @@ export async function claimReadyRuns(
   weights: PriorityWeights,
   teamsServed = 1,
   reserved: readonly string[] = [],
-): Promise<{ leases: LeasedRun[]; capped: boolean }> {
+): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[]; metadata: RunBatch['metadata'] }> {
   const claim = await prepareClaim(uow.tx, caller, request, weights, teamsServed, reserved);
-  if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped };
+  const { metadata } = claim.batch;
+  if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped, decided: [], metadata };
   const [decided] = await decideAndAppendBatches(uow, [claim.batch]);
-  return { leases: leasesOf(decided!), capped: claim.capped };
+  return { leases: leasesOf(decided!), capped: claim.capped, decided: decided!, metadata };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { LeasedRun } from '@chronicle/worker-sdk';
 import { decideAndAppendBatches } from '../unit-of-work/decide-runs';
 import { leasesOf, prepareClaim, type ClaimRequest } from './claim-ready-runs';
 import { prepareWorkerDecisions } from './decide-for-worker';
+import { RunLog } from '../unit-of-work/run-log';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
@@ -58,6 +59,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
     private readonly reservations: RunReservations,
+    private readonly runLog: RunLog,
   ) {}
 
   async execute({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
@@ -71,24 +73,39 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     });
     const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
     const reserved = next === undefined ? [] : await this.reservations.reservedRunIds(this.pool);
-    const { decisions, leases } = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
-      // Every lock before the first write: the completions' streams, then the claim's candidates.
-      const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
-      const claim =
-        next === undefined
-          ? undefined
-          : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
-      const [completed, leased] = await decideAndAppendBatches(
-        uow,
-        claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
-      );
-      return { decisions: completing.answer(completed!), leases: leased === undefined ? [] : leasesOf(leased) };
-    });
+    const { decisions, leases, logged } = await this.reservations.unitOfWork(
+      this.eventStore,
+      this.pool,
+      async (uow) => {
+        // Every lock before the first write: the completions' streams, then the claim's candidates.
+        const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
+        const claim =
+          next === undefined
+            ? undefined
+            : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
+        const [completed, leased] = await decideAndAppendBatches(
+          uow,
+          claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
+        );
+        return {
+          decisions: completing.answer(completed!),
+          leases: leased === undefined ? [] : leasesOf(leased),
+          logged: [
+            { decided: completed!, metadata: completing.batch.metadata },
+            { decided: leased ?? [], metadata: claim?.batch.metadata ?? {} },
+          ],
+        };
+      },
+    );
+    for (const batch of logged) this.runLog.decided(batch.decided, batch.metadata);
     if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     const results = completions.map(({ runId }): CompletionResult => {
       const decision = byRun.get(runId)!;
-      if ('refused' in decision) return { runId, refused: decision.refused };
+      if ('refused' in decision) {
+        this.runLog.refused(runId, wanted.get(runId)!.fencingToken, decision.refused);
+        return { runId, refused: decision.refused };
+      }
       const { run } = decision;
       return { runId, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
     });

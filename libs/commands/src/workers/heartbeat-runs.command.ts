@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { DomainError, WorkerCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { RunLog } from '../unit-of-work/run-log';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { decideForWorker } from './decide-for-worker';
 
@@ -38,6 +39,7 @@ export class HeartbeatRunsHandler implements ICommandHandler<HeartbeatRuns> {
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly reservations: RunReservations,
+    private readonly runLog: RunLog,
   ) {}
 
   async execute({ caller, heartbeats }: HeartbeatRuns): Promise<HeartbeatResult[]> {
@@ -58,7 +60,9 @@ export class HeartbeatRunsHandler implements ICommandHandler<HeartbeatRuns> {
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     return heartbeats.map(({ runId }) => {
       const decision = byRun.get(runId)!;
-      return 'refused' in decision ? decision : { runId, leaseExpiresAt: decision.run.lease?.expiresAt ?? null };
+      if (!('refused' in decision)) return { runId, leaseExpiresAt: decision.run.lease?.expiresAt ?? null };
+      this.runLog.refused(runId, wanted.get(runId)!.fencingToken, decision.refused);
+      return decision;
     });
   }
 }

@@ -5,6 +5,7 @@ import type { WorkerCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
+import { RunLog } from '../unit-of-work/run-log';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns, type ClaimRequest } from './claim-ready-runs';
 import { nextAvailableAt } from './claim-ready-runs.sql';
@@ -41,6 +42,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
     private readonly reservations: RunReservations,
+    private readonly runLog: RunLog,
   ) {}
 
   /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
@@ -97,6 +99,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
       const claimed = await this.reservations.unitOfWork(this.eventStore, this.pool, (uow) =>
         claimReadyRuns(uow, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
       );
+      this.runLog.decided(claimed.decided, claimed.metadata);
       leases.push(...claimed.leases);
       if (!claimed.capped || claimed.leases.length === 0) break;
     }
