@@ -35,7 +35,8 @@ export class RunLog {
     if (decisions.length === 0) return;
     const debug = this.logger.isLevelEnabled('debug');
     if (!debug && !this.logger.isLevelEnabled('info')) return;
-    for (const { before, after, events } of decisions)
+    for (const { before, after, events } of decisions) {
+      const actor = (typeof metadata === 'function' ? metadata(before) : metadata)['actor'];
       for (const event of events) {
         const line = LINE_OF[event.type];
         if (line === null || (line.level === 'debug' && !debug)) continue;
@@ -48,10 +49,11 @@ export class RunLog {
           fencingToken: 'fencingToken' in data ? data.fencingToken : (before.lease?.fencingToken ?? null),
           event: event.type,
           state: after.status,
-          actor: metadata['actor'],
+          actor,
           ...detailsOf(event),
         });
       }
+    }
   }
 
   /** A worker's call on a run refused (a stale fencing token, a run it may not see): debug. */
