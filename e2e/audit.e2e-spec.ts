@@ -82,7 +82,7 @@ describe('the audit trail (GET /v1/audit)', () => {
     expect(body.items.map((e) => [e.type, e.revision, e.actor, e.team])).toEqual([
       ['RunSucceeded', 2, 'worker:billing:worker-7', 'billing'],
       ['RunLeased', 1, 'worker:billing:worker-7', 'billing'],
-      ['RunScheduled', 0, 'team:billing', 'billing'],
+      ['RunScheduled', 0, billing.teamActor, 'billing'],
     ]);
     expect(body.items[2]!.data).toMatchObject({ runId, job: 'billing.export', payload: { month: 11 } });
     const history = (

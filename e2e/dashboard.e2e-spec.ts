@@ -32,6 +32,8 @@ describe('the dashboard', () => {
   let app: RunningApp;
   let billing: TeamClients;
   let billingToken: string;
+  /** The dashboard user's token's id: what its actions' events name. */
+  let billingTokenId: string;
   let growth: TeamClients;
 
   beforeAll(async () => {
@@ -40,7 +42,7 @@ describe('the dashboard', () => {
     app = await startApp(db.pool, db.eventStore, [ApiModule, ProjectorModule], ADMIN_TOKEN);
     billing = await createTeam(app.url, ADMIN_TOKEN, 'billing', ['billing']);
     growth = await createTeam(app.url, ADMIN_TOKEN, 'growth', ['growth']);
-    billingToken = await issueTeamToken(app.url, 'billing', ['billing']);
+    ({ token: billingToken, id: billingTokenId } = await issueTeamToken(app.url, 'billing', ['billing']));
   }, 120_000);
   afterAll(async () => {
     await app?.close();
@@ -291,7 +293,7 @@ describe('the dashboard', () => {
         'RunDead',
       ]);
       const actors = await timeline.locator('.actor').allInnerTexts();
-      expect(actors[0]).toBe('team:billing');
+      expect(actors[0]).toBe(billing.teamActor);
       expect(actors[1]).toMatch(/^worker:billing/);
       for (const time of await timeline.locator('time').all())
         expect(Date.parse((await time.getAttribute('datetime'))!)).toBeGreaterThan(Date.now() - 600_000);
@@ -325,7 +327,10 @@ describe('the dashboard', () => {
       const events = await billing.team.get<{ events: Array<{ type: string; metadata: { actor: string } }> }>(
         `/v1/runs/${deadRunId}/events`,
       );
-      expect(events.body.events.at(-1)).toMatchObject({ type: 'RunReplayed', metadata: { actor: 'team:billing' } });
+      expect(events.body.events.at(-1)).toMatchObject({
+        type: 'RunReplayed',
+        metadata: { actor: `team:billing:token:${billingTokenId}` },
+      });
     });
 
     it('refuses another team’s job and run', async () => {
@@ -414,11 +419,14 @@ describe('the dashboard', () => {
 });
 
 /** A second team token for the same team: the dashboard's user, apart from the clients the seeding uses. */
-async function issueTeamToken(baseUrl: string, team: string, queues: string[]): Promise<string> {
-  const response = await apiClient(baseUrl, ADMIN_TOKEN).post<{ token: string }>(`/v1/teams/${team}/tokens`, {
-    kind: 'team',
-    queues,
-  });
+async function issueTeamToken(baseUrl: string, team: string, queues: string[]): Promise<{ token: string; id: string }> {
+  const response = await apiClient(baseUrl, ADMIN_TOKEN).post<{ token: string; id: string }>(
+    `/v1/teams/${team}/tokens`,
+    {
+      kind: 'team',
+      queues,
+    },
+  );
   if (response.status !== 201) throw new Error(`token not issued: ${response.status}`);
-  return response.body.token;
+  return response.body;
 }

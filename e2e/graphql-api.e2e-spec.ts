@@ -206,9 +206,9 @@ describe('GraphQL at POST /graphql', () => {
       expect(resumed.data).toEqual({ resumeJob: { paused: false } });
       const events = await db.eventStore.readStream(jobStreamId('billing.export'));
       expect(events.map((e) => [e.type, e.metadata['actor']])).toEqual([
-        ['JobDefined', 'team:billing'],
-        ['JobPaused', 'team:billing'],
-        ['JobResumed', 'team:billing'],
+        ['JobDefined', billing.teamActor],
+        ['JobPaused', billing.teamActor],
+        ['JobResumed', billing.teamActor],
       ]);
       // REST reads the same job.
       expect((await billing.team.get('/v1/jobs/billing.export')).body).toMatchObject({ version: 1, paused: false });
@@ -236,15 +236,15 @@ describe('GraphQL at POST /graphql', () => {
       const cancelled = await gql<{ cancelRun: RunView }>(`mutation { cancelRun(id: "${run.id}") { ${RUN_FIELDS} } }`);
       expect(cancelled.data!.cancelRun.state).toBe('cancelled');
       expect(cancelled.data!.cancelRun.events.map((e) => [e.type, e.revision, e.actor])).toEqual([
-        ['RunScheduled', 0, 'team:billing'],
-        ['RunCancelled', 1, 'team:billing'],
+        ['RunScheduled', 0, billing.teamActor],
+        ['RunCancelled', 1, billing.teamActor],
       ]);
       const rest = await billing.team.get<{ events: Array<{ type: string; metadata: { actor: string } }> }>(
         `/v1/runs/${run.id}/events`,
       );
       expect(rest.body.events.map((e) => [e.type, e.metadata.actor])).toEqual([
-        ['RunScheduled', 'team:billing'],
-        ['RunCancelled', 'team:billing'],
+        ['RunScheduled', billing.teamActor],
+        ['RunCancelled', billing.teamActor],
       ]);
       const again = await gql(`mutation { cancelRun(id: "${run.id}") { id } }`);
       expect(again.errors?.[0]?.extensions).toEqual({ code: 'invalid-transition', status: 409 });
@@ -269,7 +269,7 @@ describe('GraphQL at POST /graphql', () => {
       expect(listed.edges[0]!.node).toMatchObject({ state: 'dead', lastError: 'boom' });
       expect(listed.pageInfo).toEqual({ hasNextPage: false, endCursor: listed.edges[1]!.cursor });
       expect(listed.edges[0]!.node.events.map((e) => [e.type, e.actor])).toEqual([
-        ['RunScheduled', 'team:ledger'],
+        ['RunScheduled', b2.teamActor],
         ['RunLeased', 'worker:ledger:anonymous'], // no workerId given: the lease names none
         ['RunFailed', 'worker:ledger:anonymous'],
         ['RunDead', 'worker:ledger:anonymous'],
@@ -281,14 +281,14 @@ describe('GraphQL at POST /graphql', () => {
       expect(replayed.data!.replayDeadLetter.state).toBe('ready');
       expect(replayed.data!.replayDeadLetter.events.at(-1)).toMatchObject({
         type: 'RunReplayed',
-        actor: 'team:ledger',
+        actor: b2.teamActor,
       });
       const discarded = await ledger<{ discardDeadLetter: RunView }>(
         `mutation { discardDeadLetter(id: "${second.id}") { ${RUN_FIELDS} } }`,
       );
       expect(discarded.data!.discardDeadLetter.events.at(-1)).toMatchObject({
         type: 'RunDiscarded',
-        actor: 'team:ledger',
+        actor: b2.teamActor,
       });
       const after = await ledger<{ deadLetters: Connection<unknown> }>('{ deadLetters { edges { cursor } } }');
       expect(after.data!.deadLetters.edges).toEqual([]);

@@ -23,6 +23,8 @@ describe('run lifecycle over HTTP', () => {
   let team: ApiClient;
   let worker: ApiClient;
   let otherTeam: ApiClient;
+  /** The actor of the team token's events: `team:billing:token:<its id>`. */
+  let teamActor: string;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -30,14 +32,17 @@ describe('run lifecycle over HTTP', () => {
     admin = apiClient(app.url, ADMIN_TOKEN);
     expect((await admin.post('/v1/teams', { id: 'billing' })).status).toBe(201);
     expect((await admin.post('/v1/teams', { id: 'growth' })).status).toBe(201);
-    const issue = async (teamId: string, kind: string, queues: string[]): Promise<string> => {
-      const response = await admin.post<{ token: string }>(`/v1/teams/${teamId}/tokens`, { kind, queues });
+    const issue = async (teamId: string, kind: string, queues: string[]): Promise<{ token: string; id: string }> => {
+      const response = await admin.post<{ token: string; id: string }>(`/v1/teams/${teamId}/tokens`, { kind, queues });
       expect(response.status).toBe(201);
-      return response.body.token;
+      expect(response.body.id).toMatch(/^tok_[A-Za-z0-9_-]{16}$/);
+      return response.body;
     };
-    team = apiClient(app.url, await issue('billing', 'team', ['billing', 'billing-slow']));
-    worker = apiClient(app.url, await issue('billing', 'worker', ['billing']));
-    otherTeam = apiClient(app.url, await issue('growth', 'team', ['growth']));
+    const teamToken = await issue('billing', 'team', ['billing', 'billing-slow']);
+    team = apiClient(app.url, teamToken.token);
+    teamActor = `team:billing:token:${teamToken.id}`;
+    worker = apiClient(app.url, (await issue('billing', 'worker', ['billing'])).token);
+    otherTeam = apiClient(app.url, (await issue('growth', 'team', ['growth'])).token);
   });
   afterAll(async () => {
     await app?.close();
@@ -180,7 +185,7 @@ describe('run lifecycle over HTTP', () => {
         events: Array<{ type: string; revision: number; metadata: { actor: string } }>;
       }>(`/v1/runs/${lease!.runId}/events`);
       expect(history.body.events.map((e) => [e.type, e.revision, e.metadata.actor])).toEqual([
-        ['RunScheduled', 0, 'team:billing'],
+        ['RunScheduled', 0, teamActor],
         ['RunLeased', 1, 'worker:billing:anonymous'],
         ['LeaseExtended', 2, 'worker:billing:anonymous'],
         ['RunSucceeded', 3, 'worker:billing:anonymous'],
@@ -572,7 +577,7 @@ describe('run lifecycle over HTTP', () => {
       const history = await team.get<{ events: Array<{ type: string; metadata: { actor: string } }> }>(
         `/v1/runs/${runId}/events`,
       );
-      expect(history.body.events.find((e) => e.type === 'RunReplayed')?.metadata.actor).toBe('team:billing');
+      expect(history.body.events.find((e) => e.type === 'RunReplayed')?.metadata.actor).toBe(teamActor);
       expect((await team.get(`/v1/dlq/${runId}`)).status).toBe(404);
     });
 

@@ -21,3 +21,10 @@ CREATE INDEX audit_events_actor_idx ON audit_events (actor, commit_position, pre
 CREATE INDEX audit_events_stream_idx ON audit_events (stream_id, commit_position, prepare_position);
 CREATE INDEX audit_events_type_idx ON audit_events (event_type, commit_position, prepare_position);
 CREATE INDEX audit_events_recorded_idx ON audit_events (recorded_at);
+
+-- Tokens get a public name: events name it in their actor (`team:billing:token:tok_…`). Those issued
+-- before take one from their hash, as the configured admin token does.
+ALTER TABLE api_tokens ADD COLUMN token_id text;
+UPDATE api_tokens SET token_id = 'tok_' || left(token_hash, 16);
+ALTER TABLE api_tokens ALTER COLUMN token_id SET NOT NULL;
+CREATE UNIQUE INDEX api_tokens_token_id_key ON api_tokens (token_id);

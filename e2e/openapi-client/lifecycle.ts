@@ -56,6 +56,7 @@ export function lifecycle(baseUrl: string, adminToken: string, document: OpenApi
   let team = anonymous;
   let worker = anonymous;
   let workerToken = '';
+  let teamTokenId = '';
 
   /** Every request and answer so far as the document says. */
   const conforming = (): void => {
@@ -93,6 +94,7 @@ export function lifecycle(baseUrl: string, adminToken: string, document: OpenApi
       });
       expect(workerIssued.data).toMatchObject({ kind: 'worker', team: 'billing' });
       team = clientOf(teamToken.data!.token);
+      teamTokenId = teamToken.data!.id;
       workerToken = workerIssued.data!.token;
       worker = clientOf(workerToken);
       const platform = await api.issuePlatformToken({ client: admin, body: { kind: 'worker', queues: ['shared'] } });
@@ -210,7 +212,7 @@ export function lifecycle(baseUrl: string, adminToken: string, document: OpenApi
       expect(run.data).toMatchObject({ state: 'succeeded', attempt: 1, idempotencyKey: 'invoice-42' });
       const events = await api.getRunEvents({ client: team, path: { id: runId } });
       expect(events.data?.events.map((e) => [e.type, e.metadata.actor])).toEqual([
-        ['RunScheduled', 'team:billing'],
+        ['RunScheduled', `team:billing:token:${teamTokenId}`],
         ['RunLeased', 'worker:billing:anonymous'],
         ['LeaseExtended', 'worker:billing:anonymous'],
         ['LeaseExtended', 'worker:billing:anonymous'],

@@ -25,7 +25,20 @@ export const RunEventType = {
 } as const;
 export type RunEventType = (typeof RunEventType)[keyof typeof RunEventType];
 
+/** The admin's changes: a team's in its `team-<id>` stream, platform worker tokens in `platform`. */
+export const AdminEventType = {
+  TeamCreated: 'TeamCreated',
+  TokenIssued: 'TokenIssued',
+  QueueGranted: 'QueueGranted',
+  TeamQuotasSet: 'TeamQuotasSet',
+} as const;
+export type AdminEventType = (typeof AdminEventType)[keyof typeof AdminEventType];
+export const ADMIN_EVENT_SCHEMA_VERSION = 1;
+
 export const jobStreamId = (jobName: string): string => `job-${jobName}`;
+export const teamStreamId = (team: string): string => `team-${team}`;
+/** Where the admin's changes that belong to no team go (platform worker tokens). */
+export const PLATFORM_STREAM = 'platform';
 export const runStreamId = (runId: string): string => `run-${runId}`;
 
 /** What every event's metadata carries: who decided, why, and the shape's version. */

@@ -2,7 +2,7 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import type { Request } from 'express';
 import type { Pool } from 'pg';
 import { timingSafeEqual } from 'node:crypto';
-import { hashToken, ADMIN_TOKEN_HASH, PG_POOL } from '@chronicle/platform';
+import { adminTokenId, hashToken, ADMIN_TOKEN_HASH, PG_POOL } from '@chronicle/platform';
 import { DomainError, type Caller } from '@chronicle/domain';
 import { findToken } from '@chronicle/commands';
 
@@ -28,7 +28,7 @@ export class AuthGuard implements CanActivate {
     if (match === null) throw unauthorized('send Authorization: Bearer <token>');
     const hash = hashToken(match[1]!);
     if (this.adminTokenHash !== null && timingSafeEqual(Buffer.from(hash), Buffer.from(this.adminTokenHash)))
-      return { kind: 'admin' };
+      return { kind: 'admin', tokenId: adminTokenId(this.adminTokenHash) };
     return this.callerOf(hash);
   }
 
@@ -42,8 +42,9 @@ export class AuthGuard implements CanActivate {
     const row = await findToken(this.pool, hash);
     if (row === undefined || row.kind === 'admin') throw unauthorized('the token is not valid');
     let caller: Caller;
-    if (row.kind === 'worker') caller = { kind: 'worker', team: row.team, queues: row.queues };
-    else if (row.team !== null) caller = { kind: 'team', team: row.team, queues: row.queues };
+    const tokenId = row.token_id;
+    if (row.kind === 'worker') caller = { kind: 'worker', team: row.team, queues: row.queues, tokenId };
+    else if (row.team !== null) caller = { kind: 'team', team: row.team, queues: row.queues, tokenId };
     else throw unauthorized('the token is not valid');
     if (this.known.size >= KNOWN_TOKENS) this.known.clear();
     this.known.set(hash, { caller, until: Date.now() + KNOWN_FOR_MS });

@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsNumber, IsOptional, IsPositive, Max, Min } from 'class-validator';
 import { GetTeamQuotas, SetTeamQuotas } from '@chronicle/commands';
-import { effectiveBurst, requireAdmin, type Caller, type TeamQuotas } from '@chronicle/domain';
+import { actorOf, effectiveBurst, requireAdmin, type Caller, type TeamQuotas } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
@@ -91,7 +91,7 @@ export class TeamQuotasController {
       enqueueBurst: body.enqueueBurst ?? null,
       maxPendingRuns: body.maxPendingRuns ?? null,
     };
-    return view(team, await this.commands.execute(new SetTeamQuotas(team, quotas)));
+    return view(team, await this.commands.execute(new SetTeamQuotas(team, quotas, actorOf(caller))));
   }
 }
 

@@ -10,6 +10,11 @@ export const IssuedToken = shape(
   {
     required: {
       token: { ...text(), description: 'send it as `Authorization: Bearer <token>`; it is not shown again' },
+      id: {
+        ...text(),
+        example: 'tok_3q8Zx1mVd0Kf2LrA',
+        description: "the token's name: events name it in their actor (`team:billing:token:<id>`); never the token",
+      },
       kind: oneOf(['team', 'worker']),
       team: {
         ...nullable(text()),

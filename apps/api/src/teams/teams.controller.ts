@@ -23,6 +23,7 @@ import {
   TEAM_ID_PATTERN,
   TEAM_ID_RULE,
   type Caller,
+  actorOf,
 } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
@@ -107,7 +108,7 @@ export class TeamsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ id: string }> {
     requireAdmin(caller);
-    const created = await this.commands.execute(new CreateTeam(body.id));
+    const created = await this.commands.execute(new CreateTeam(body.id, actorOf(caller)));
     response.status(created ? 201 : 200);
     return { id: body.id };
   }
@@ -123,7 +124,7 @@ export class TeamsController {
     @Body() body: IssueTokenBody,
   ): Promise<IssuedToken<string>> {
     requireAdmin(caller);
-    return this.commands.execute(new IssueToken(body.kind, team, body.queues));
+    return this.commands.execute(new IssueToken(body.kind, team, body.queues, actorOf(caller)));
   }
 }
 
@@ -149,7 +150,7 @@ export class QueuesController {
     @Body() body: IssuePlatformTokenBody,
   ): Promise<IssuedToken<null>> {
     requireAdmin(caller);
-    return this.commands.execute(new IssueToken(body.kind, null, body.queues));
+    return this.commands.execute(new IssueToken(body.kind, null, body.queues, actorOf(caller)));
   }
 
   @Post('queues/:queue/grants')
@@ -165,7 +166,7 @@ export class QueuesController {
   ): Promise<{ queue: string; grants: QueueGrant[] }> {
     requireAdmin(caller);
     const { created, grants } = await this.commands.execute(
-      new GrantQueue(parseName(queue, 'queue'), body.team, body.weight ?? 1),
+      new GrantQueue(parseName(queue, 'queue'), body.team, body.weight ?? 1, actorOf(caller)),
     );
     response.status(created ? 201 : 200);
     return { queue, grants };

@@ -9,6 +9,7 @@ import {
 } from '@chronicle/domain';
 import type { UnitOfWork } from '@chronicle/event-store';
 import { upsertJobs } from '@chronicle/projections';
+import { recordedMetadata } from '../unit-of-work/event-metadata';
 
 /**
  * Define many new jobs in one unit of work: the decider's JobDefined for each,
@@ -34,7 +35,7 @@ export async function defineNewJobs(
     decided.map(({ definition, events }) => ({
       streamId: jobStreamId(definition.name),
       expected: 'no_stream' as const,
-      events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
+      events: events.map((e) => ({ type: e.type, data: e.data, metadata: recordedMetadata(metadata) })),
     })),
   );
   await upsertJobs(

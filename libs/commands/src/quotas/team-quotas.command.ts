@@ -1,8 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, Query, QueryHandler, type ICommandHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { DomainError, effectiveBurst, type TeamQuotas } from '@chronicle/domain';
-import { withTransaction, PG_POOL } from '@chronicle/platform';
+import { AdminEventType, DomainError, effectiveBurst, teamStreamId, type TeamQuotas } from '@chronicle/domain';
+import type { EventStore } from '@chronicle/event-store';
+import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { recordAdminChange } from '../teams/admin-change';
 import { requireTeamExists } from '../teams/require-team';
 import { teamQuotasOf } from './admit-enqueue';
 import { deleteTeamQuotas, findTeamQuotas, lockTeamQuotas, upsertTeamQuotas } from './team-quotas.sql';
@@ -19,6 +21,7 @@ export class SetTeamQuotas extends Command<TeamQuotas> {
   constructor(
     readonly team: string,
     readonly quotas: TeamQuotas,
+    readonly actor: string,
   ) {
     super();
   }
@@ -36,23 +39,32 @@ export class GetTeamQuotasHandler implements IQueryHandler<GetTeamQuotas> {
 
 @CommandHandler(SetTeamQuotas)
 export class SetTeamQuotasHandler implements ICommandHandler<SetTeamQuotas> {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+  ) {}
 
-  async execute({ team, quotas }: SetTeamQuotas): Promise<TeamQuotas> {
+  async execute({ team, quotas, actor }: SetTeamQuotas): Promise<TeamQuotas> {
     if (quotas.enqueueBurst !== null && quotas.enqueueRatePerSecond === null)
       throw new DomainError('validation-error', 'enqueueBurst needs enqueueRatePerSecond', { field: 'enqueueBurst' });
     await requireTeamExists(this.pool, team);
-    await withTransaction(this.pool, async (tx) => {
-      // Not in the middle of an enqueue of the team: it decided from the old quotas and writes their bucket.
-      await lockTeamQuotas(tx, team);
-      if (quotas.enqueueRatePerSecond === null && quotas.maxPendingRuns === null) await deleteTeamQuotas(tx, team);
-      else
-        await upsertTeamQuotas(tx, team, {
-          rate: quotas.enqueueRatePerSecond,
-          burst: quotas.enqueueBurst,
-          effectiveBurst: effectiveBurst(quotas),
-          maxPendingRuns: quotas.maxPendingRuns,
-        });
+    await recordAdminChange(this.eventStore, this.pool, actor, {
+      streamId: teamStreamId(team),
+      decide: async (tx) => {
+        // Not in the middle of an enqueue of the team: it decided from the old quotas and writes their bucket.
+        await lockTeamQuotas(tx, team);
+        return { event: { type: AdminEventType.TeamQuotasSet, data: { team, ...quotas } }, answer: undefined };
+      },
+      write: async (tx) => {
+        if (quotas.enqueueRatePerSecond === null && quotas.maxPendingRuns === null) await deleteTeamQuotas(tx, team);
+        else
+          await upsertTeamQuotas(tx, team, {
+            rate: quotas.enqueueRatePerSecond,
+            burst: quotas.enqueueBurst,
+            effectiveBurst: effectiveBurst(quotas),
+            maxPendingRuns: quotas.maxPendingRuns,
+          });
+      },
     });
     return quotas;
   }

@@ -9,6 +9,7 @@ import {
 } from '@chronicle/domain';
 import type { UnitOfWork } from '@chronicle/event-store';
 import { runsUpsert } from '@chronicle/projections';
+import { recordedMetadata } from '../unit-of-work/event-metadata';
 
 /**
  * New runs, every one decided by the run decider (ScheduleRun) like any
@@ -31,7 +32,7 @@ export async function scheduleNewRuns(
     decided.map(({ run, events }) => ({
       streamId: runStreamId(run.runId),
       expected: 'no_stream' as const,
-      events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
+      events: events.map((e) => ({ type: e.type, data: e.data, metadata: recordedMetadata(metadata) })),
     })),
     runsUpsert(created),
   );

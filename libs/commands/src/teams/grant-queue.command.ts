@@ -1,9 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, Query, QueryHandler, type ICommandHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { PG_POOL } from '@chronicle/platform';
+import { AdminEventType, teamStreamId } from '@chronicle/domain';
+import type { EventStore } from '@chronicle/event-store';
+import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { recordAdminChange } from './admin-change';
 import { requireTeamExists } from './require-team';
-import { findGrants, upsertGrant, type QueueGrant } from './tokens.sql';
+import { findGrants, lockGrant, upsertGrant, type QueueGrant } from './tokens.sql';
 
 /** POST /v1/queues/{queue}/grants (admin): share a queue with a team, or change its weight. */
 export class GrantQueue extends Command<{ created: boolean; grants: QueueGrant[] }> {
@@ -11,6 +14,7 @@ export class GrantQueue extends Command<{ created: boolean; grants: QueueGrant[]
     readonly queue: string,
     readonly team: string,
     readonly weight: number,
+    readonly actor: string,
   ) {
     super();
   }
@@ -25,11 +29,26 @@ export class ListGrants extends Query<QueueGrant[]> {
 
 @CommandHandler(GrantQueue)
 export class GrantQueueHandler implements ICommandHandler<GrantQueue> {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+  ) {}
 
-  async execute({ queue, team, weight }: GrantQueue): Promise<{ created: boolean; grants: QueueGrant[] }> {
+  async execute({ queue, team, weight, actor }: GrantQueue): Promise<{ created: boolean; grants: QueueGrant[] }> {
     await requireTeamExists(this.pool, team);
-    const created = await upsertGrant(this.pool, queue, team, weight);
+    const created = await recordAdminChange(this.eventStore, this.pool, actor, {
+      streamId: teamStreamId(team),
+      decide: async (tx) => {
+        const before = await lockGrant(tx, queue, team);
+        // The same grant again changes nothing, and records nothing.
+        if (before !== undefined && before.weight === weight) return { event: null, answer: false };
+        return {
+          event: { type: AdminEventType.QueueGranted, data: { queue, team, weight } },
+          answer: before === undefined,
+        };
+      },
+      write: (tx) => upsertGrant(tx, queue, team, weight).then(() => undefined),
+    });
     return { created, grants: await findGrants(this.pool, queue) };
   }
 }

@@ -1,6 +1,7 @@
 import type { Queryable } from '@chronicle/platform';
 
 export interface TokenRow {
+  token_id: string;
   kind: 'admin' | 'team' | 'worker';
   team: string | null;
   queues: string[];
@@ -8,9 +9,10 @@ export interface TokenRow {
 
 /** Primary-key lookup by the token's SHA-256. */
 export async function findToken(db: Queryable, tokenHash: string): Promise<TokenRow | undefined> {
-  const { rows } = await db.query<TokenRow>('SELECT kind, team, queues FROM api_tokens WHERE token_hash = $1', [
-    tokenHash,
-  ]);
+  const { rows } = await db.query<TokenRow>(
+    'SELECT token_id, kind, team, queues FROM api_tokens WHERE token_hash = $1',
+    [tokenHash],
+  );
   return rows[0];
 }
 
@@ -21,15 +23,16 @@ export async function findToken(db: Queryable, tokenHash: string): Promise<Token
 export async function insertToken(
   db: Queryable,
   tokenHash: string,
+  tokenId: string,
   kind: 'team' | 'worker',
   team: string | null,
   queues: readonly string[],
 ): Promise<void> {
   await db.query(
-    `WITH token AS (INSERT INTO api_tokens (token_hash, kind, team, queues) VALUES ($1, $2, $3, $4) RETURNING team, queues)
+    `WITH token AS (INSERT INTO api_tokens (token_hash, token_id, kind, team, queues) VALUES ($1, $2, $3, $4, $5) RETURNING team, queues)
      INSERT INTO queue_grants (queue, team) SELECT q.queue, t.team FROM token t CROSS JOIN unnest(t.queues) AS q(queue) WHERE t.team IS NOT NULL
      ON CONFLICT (queue, team) DO NOTHING`,
-    [tokenHash, kind, team, queues],
+    [tokenHash, tokenId, kind, team, queues],
   );
 }
 
@@ -49,6 +52,15 @@ export async function upsertGrant(db: Queryable, queue: string, team: string, we
   return rows[0]?.created ?? false;
 }
 
+/** The grant, locked until the transaction ends (a weight change waits for another's); undefined: none yet. */
+export async function lockGrant(db: Queryable, queue: string, team: string): Promise<QueueGrant | undefined> {
+  const { rows } = await db.query<QueueGrant>(
+    'SELECT team, weight FROM queue_grants WHERE queue = $1 AND team = $2 FOR UPDATE',
+    [queue, team],
+  );
+  return rows[0];
+}
+
 export async function findGrants(db: Queryable, queue: string): Promise<QueueGrant[]> {
   const { rows } = await db.query<QueueGrant>('SELECT team, weight FROM queue_grants WHERE queue = $1 ORDER BY team', [
     queue,
@@ -60,6 +72,11 @@ export async function findGrants(db: Queryable, queue: string): Promise<QueueGra
 export async function insertTeam(db: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await db.query('INSERT INTO teams (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id]);
   return rowCount === 1;
+}
+
+/** Serialises the creations of one team id, until the transaction ends (the row may not exist yet to lock). */
+export async function lockTeamId(db: Queryable, id: string): Promise<void> {
+  await db.query("SELECT pg_advisory_xact_lock(hashtextextended('team:' || $1, 0))", [id]);
 }
 
 export async function teamExists(db: Queryable, id: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { DomainError, type RunEvent, type PresentRun, evolve, type RunSnapshot, runStreamId } from '@chronicle/domain';
 import { WrongExpectedRevisionError, type StreamAppend, type UnitOfWork } from '@chronicle/event-store';
 import { runsUpdate } from '@chronicle/projections';
+import { recordedMetadata } from './event-metadata';
 
 export interface RunDecision {
   /** The run as its row was read, under its lock. */
@@ -72,7 +73,7 @@ export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly 
         append: {
           streamId,
           expected: BigInt(run.revision),
-          events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
+          events: events.map((e) => ({ type: e.type, data: e.data, metadata: recordedMetadata(metadata) })),
         },
       });
     }

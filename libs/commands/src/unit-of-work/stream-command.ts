@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import type { EventStore, RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { retryOnConflict } from './retry-on-conflict';
+import { recordedMetadata } from './event-metadata';
 
 export interface DomainEvent {
   readonly type: string;
@@ -44,7 +45,7 @@ export function executeStreamCommand<State, Event extends DomainEvent>(
     const append = {
       streamId: command.streamId,
       expected: revision < 0 ? ('no_stream' as const) : BigInt(revision),
-      events: events.map((e) => ({ type: e.type, data: e.data, metadata: command.metadata })),
+      events: events.map((e) => ({ type: e.type, data: e.data, metadata: recordedMetadata(command.metadata) })),
     };
     await eventStore.unitOfWork(pool, async ({ tx, append: appendEvents }) => {
       await appendEvents([append]);

@@ -5,15 +5,19 @@ export interface TeamCaller {
   readonly kind: 'team';
   readonly team: string;
   readonly queues: readonly string[];
+  /** The token's id (never the token): events name it in their actor. */
+  readonly tokenId?: string;
 }
 export interface WorkerCaller {
   readonly kind: 'worker';
   /** null: a platform worker, serving every team granted its queues. */
   readonly team: string | null;
   readonly queues: readonly string[];
+  readonly tokenId?: string;
 }
 export interface AdminCaller {
   readonly kind: 'admin';
+  readonly tokenId?: string;
 }
 export type Caller = AdminCaller | TeamCaller | WorkerCaller;
 
@@ -62,6 +66,11 @@ export function workerActor(caller: WorkerCaller, workerId: string | undefined):
   return workerId === undefined ? worker : `${worker}:${workerId}`;
 }
 
+/**
+ * Who an event says decided: `team:<team>:token:<token id>`, `admin:token:<token id>`, or
+ * `worker:<team>` (a worker's runs name the worker itself, see workerActor).
+ */
 export function actorOf(caller: Caller): string {
-  return caller.kind === 'admin' ? 'admin' : `${caller.kind}:${caller.team ?? 'platform'}`;
+  const who = caller.kind === 'admin' ? 'admin' : `${caller.kind}:${caller.team ?? 'platform'}`;
+  return caller.kind === 'worker' || caller.tokenId === undefined ? who : `${who}:token:${caller.tokenId}`;
 }

@@ -5,3 +5,12 @@ export const hashToken = (token: string): string => createHash('sha256').update(
 
 export const newToken = (kind: 'admin' | 'team' | 'worker'): string =>
   `sch_${kind}_${randomBytes(24).toString('base64url')}`;
+
+/** A token's public name, for listings and events' actors: random, telling nothing of the token. */
+export const newTokenId = (): string => `tok_${randomBytes(12).toString('base64url')}`;
+
+/**
+ * The admin token's name: it is configured, not issued, so its id comes from its hash (16 hex digits
+ * of a SHA-256 of 24 random bytes: nothing to learn the token from).
+ */
+export const adminTokenId = (tokenHash: string): string => `tok_${tokenHash.slice(0, 16)}`;
