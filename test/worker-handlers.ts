@@ -1,11 +1,20 @@
 import type { Pool } from 'pg';
-import { CompleteRunsHandler, LeaseRunsHandler, ReadySignal, RunReservations, TeamsServed } from '@chronicle/commands';
+import { Registry } from 'prom-client';
+import {
+  CompleteRunsHandler,
+  LeaseRunsHandler,
+  ReadySignal,
+  RunMetrics,
+  RunReservations,
+  TeamsServed,
+} from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
 
 /**
  * The worker protocol's command handlers as Nest wires them, on a store and read models of a
- * test's choosing (one log of its own, for instance), sharing one reservation registry.
+ * test's choosing (one log of its own, for instance), sharing one reservation registry (and one
+ * metrics registry of their own).
  */
 export function workerHandlers(
   store: EventStore,
@@ -13,9 +22,10 @@ export function workerHandlers(
   reservations: RunReservations = new RunReservations(new JsonLogger('error')),
 ): { lease: LeaseRunsHandler; complete: CompleteRunsHandler } {
   const [config, ready, teamsServed] = [loadConfig({}), new ReadySignal(), new TeamsServed(pool)];
+  const metrics = new RunMetrics(new Registry());
   return {
-    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations),
-    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations),
+    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations, metrics),
+    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations, metrics),
   };
 }
 

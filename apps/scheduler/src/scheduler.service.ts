@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { RunReservations } from '@chronicle/commands';
+import { RunMetrics, RunReservations } from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import {
   type JsonLogger,
@@ -39,10 +39,11 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
     private readonly reservations: RunReservations,
+    private readonly metrics: RunMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
-    const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations);
+    const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations, this.metrics);
     const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations);
     const materialiser = new Materialiser(
       this.eventStore,

@@ -9,6 +9,7 @@ export * from './database/sqlstate';
 export * from './di-tokens';
 export * from './free-port';
 export * from './logging/logger';
+export * from './metrics/metrics-registry';
 export * from './project-root';
 export * from './security/api-tokens';
 export * from './wake-signal';

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Pool } from 'pg';
-import { decideLockedRunsInBatches, type RunReservations } from '@chronicle/commands';
+import { decideLockedRunsInBatches, type RunMetrics, type RunReservations } from '@chronicle/commands';
 import { decide, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { lockExpiredLeases, loadExpiredLeases } from './reap-expired-leases.sql';
@@ -17,6 +17,7 @@ export class LeaseReaper {
     private readonly eventStore: EventStore,
     private readonly pool: Pool,
     private readonly reservations: RunReservations,
+    private readonly metrics: RunMetrics,
   ) {}
 
   /** One pass; resolves with the number of runs reaped. */
@@ -33,6 +34,7 @@ export class LeaseReaper {
       (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),
       'scheduler:lease-reaper',
       RUN_EVENT_SCHEMA_VERSION,
+      (decisions) => this.metrics.countDecisions(decisions),
     );
   }
 }

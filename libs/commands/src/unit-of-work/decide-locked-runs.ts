@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { RunEvent, PresentRun } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
-import { decideAndAppendRuns } from './decide-runs';
+import { decideAndAppendRuns, type RunDecision } from './decide-runs';
 import type { RunReservations } from './run-reservations';
 
 export interface LockedRuns<Context> {
@@ -20,7 +20,7 @@ export interface LockedRuns<Context> {
  * full batch is followed at once by the next. Resolves with the runs decided.
  * `lockAndLoad` leaves out the runs `reserved` (their rows lag what this
  * process appended), and a batch whose rows then fail to commit reserves its
- * own.
+ * own. `onCommitted` is told each batch's decisions once its unit of work committed (to count them).
  */
 export async function decideLockedRunsInBatches<Context>(
   pool: Pool,
@@ -31,17 +31,19 @@ export async function decideLockedRunsInBatches<Context>(
   decideOne: (run: PresentRun, now: Date, context: Context) => RunEvent[] | null,
   actor: string,
   schemaVersion: number,
+  onCommitted: (decisions: readonly RunDecision[]) => void = () => undefined,
 ): Promise<number> {
   let decided = 0;
   while (true) {
     const reserved = await reservations.reservedRunIds(pool);
-    const count = await reservations.unitOfWork(store, pool, async (uow) => {
+    const decisions = await reservations.unitOfWork(store, pool, async (uow) => {
       const locked = await lockAndLoad(uow.tx, batch, reserved);
-      if (locked === null) return 0;
+      if (locked === null) return [];
       const { runs, now, context } = locked;
-      return (await decideAndAppendRuns(uow, runs, (run) => decideOne(run, now, context), { actor, schemaVersion }))
-        .length;
+      return decideAndAppendRuns(uow, runs, (run) => decideOne(run, now, context), { actor, schemaVersion });
     });
+    onCommitted(decisions);
+    const count = decisions.length;
     decided += count;
     if (count < batch) return decided;
   }

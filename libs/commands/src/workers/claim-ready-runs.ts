@@ -25,8 +25,9 @@ export interface ClaimRequest {
  * batch: lock candidates (the dispatch policy) and read them, then append
  * every RunLeased (expecting the revision read, under the lock no other
  * writer can move it) with the rows written through; two more when a
- * concurrency-limited job's runs are among them. Committing is the caller's. `capped`: runs of
- * a limited job were left out for its headroom, so the batch may be short.
+ * concurrency-limited job's runs are among them. Committing is the caller's (and counting the
+ * `decided`, once committed). `capped`: runs of a limited job were left out for its headroom, so the
+ * batch may be short.
  * `reserved`: runs not to propose (RunReservations.reservedRunIds).
  */
 export async function claimReadyRuns(
@@ -36,11 +37,11 @@ export async function claimReadyRuns(
   weights: PriorityWeights,
   teamsServed = 1,
   reserved: readonly string[] = [],
-): Promise<{ leases: LeasedRun[]; capped: boolean }> {
+): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[] }> {
   const claim = await prepareClaim(uow.tx, caller, request, weights, teamsServed, reserved);
-  if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped };
+  if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped, decided: [] };
   const [decided] = await decideAndAppendBatches(uow, [claim.batch]);
-  return { leases: leasesOf(decided!), capped: claim.capped };
+  return { leases: leasesOf(decided!), capped: claim.capped, decided: decided! };
 }
 
 /**

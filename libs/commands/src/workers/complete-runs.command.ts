@@ -9,6 +9,7 @@ import type { LeasedRun } from '@chronicle/worker-sdk';
 import { decideAndAppendBatches } from '../unit-of-work/decide-runs';
 import { leasesOf, prepareClaim, type ClaimRequest } from './claim-ready-runs';
 import { prepareWorkerDecisions } from './decide-for-worker';
+import { RunMetrics } from '../metrics/run-metrics';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
@@ -58,6 +59,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
     private readonly reservations: RunReservations,
+    private readonly metrics: RunMetrics,
   ) {}
 
   async execute({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
@@ -71,19 +73,28 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     });
     const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
     const reserved = next === undefined ? [] : await this.reservations.reservedRunIds(this.pool);
-    const { decisions, leases } = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
-      // Every lock before the first write: the completions' streams, then the claim's candidates.
-      const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
-      const claim =
-        next === undefined
-          ? undefined
-          : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
-      const [completed, leased] = await decideAndAppendBatches(
-        uow,
-        claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
-      );
-      return { decisions: completing.answer(completed!), leases: leased === undefined ? [] : leasesOf(leased) };
-    });
+    const { decisions, leases, decided } = await this.reservations.unitOfWork(
+      this.eventStore,
+      this.pool,
+      async (uow) => {
+        // Every lock before the first write: the completions' streams, then the claim's candidates.
+        const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
+        const claim =
+          next === undefined
+            ? undefined
+            : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
+        const [completed, leased] = await decideAndAppendBatches(
+          uow,
+          claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
+        );
+        return {
+          decisions: completing.answer(completed!),
+          leases: leased === undefined ? [] : leasesOf(leased),
+          decided: [...completed!, ...(leased ?? [])],
+        };
+      },
+    );
+    this.metrics.countDecisions(decided);
     if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     const results = completions.map(({ runId }): CompletionResult => {
