@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { ApiModule } from '@chronicle/api';
 import { ProjectorModule } from '@chronicle/projector';
 import { PROJECTIONS } from '@chronicle/projections';
@@ -140,11 +142,13 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
     }, 15_000);
   });
 
-  it('labels HTTP requests by route template, never by run id, and unknown paths by one value', async () => {
+  it('labels HTTP requests by route template (or mount path), never by run id, and unknown paths by one value', async () => {
     const runId = runIds[0]!;
     expect((await billing.team.get(`/v1/runs/${runId}`)).status).toBe(200);
     expect((await billing.team.post(`/v1/runs/${runId}:cancel`)).status).toBe(409);
     expect((await billing.team.get(`/no/such/${runId}`)).status).toBe(404);
+    expect((await billing.team.post('/graphql', { query: `{ run(id: "${runId}") { state } }` })).status).toBe(200);
+    expect((await billing.team.get('/docs-json')).status).toBe(200);
     const s = await scrape();
     const requests = (labels: Record<string, string>): number | undefined =>
       s.value('chronicle_http_request_duration_seconds_count', labels);
@@ -152,7 +156,23 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
     expect(requests({ method: 'POST', route: '/v1/runs/:id:cancel', status: '409' })).toBe(1);
     expect(requests({ method: 'POST', route: '/v1/runs/:id/complete', status: '200' })).toBe(2);
     expect(requests({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
+    expect(requests({ method: 'POST', route: '/graphql', status: '200' })).toBe(1);
     for (const id of runIds) expect(s.text).not.toContain(id);
+  });
+
+  it('serves every metric that the alerts and the Grafana dashboard in deploy/ query', async () => {
+    const s = await scrape();
+    const deploy = path.resolve(__dirname, '..', 'deploy');
+    const dashboard = JSON.parse(readFileSync(path.join(deploy, 'grafana', 'chronicle-dashboard.json'), 'utf8')) as {
+      panels: Array<{ targets?: Array<{ expr: string }> }>;
+    };
+    const queries = [
+      readFileSync(path.join(deploy, 'prometheus', 'alerts.yml'), 'utf8'),
+      ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
+    ];
+    const named = new Set(queries.flatMap((q) => q.match(/\b(chronicle|process|nodejs)_[a-z0-9_]+/g) ?? []));
+    expect(named.size).toBeGreaterThan(10);
+    expect([...named].filter((name) => !s.names.has(name))).toEqual([]);
   });
 
   describe('with METRICS_AUTH=admin', () => {

@@ -3,6 +3,8 @@ export interface Scrape {
   readonly text: string;
   /** `# TYPE` of each metric family. */
   readonly types: ReadonlyMap<string, string>;
+  /** What a query may name: every family, its samples' names (a histogram's `_bucket`, `_sum`, `_count`). */
+  readonly names: ReadonlySet<string>;
   /** The value of one series, `name` with exactly these labels; undefined when it is absent. */
   value(name: string, labels?: Readonly<Record<string, string>>): number | undefined;
   /** Every series of a name, with its labels. */
@@ -41,9 +43,13 @@ export function parsePrometheusText(text: string): Scrape {
   }
   const same = (a: Record<string, string>, b: Readonly<Record<string, string>>): boolean =>
     Object.keys(a).length === Object.keys(b).length && Object.entries(b).every(([k, v]) => a[k] === v);
+  const names = new Set([...types.keys(), ...samples.map((s) => s.name)]);
+  for (const [name, type] of types)
+    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(name + suffix);
   return {
     text,
     types,
+    names,
     value: (name, labels = {}) => samples.find((s) => s.name === name && same(s.labels, labels))?.value,
     series: (name) => samples.filter((s) => s.name === name).map(({ labels, value }) => ({ labels, value })),
   };

@@ -26,9 +26,13 @@ export function httpMetrics(registry: Registry): (request: Request, response: Re
   };
 }
 
-/** The route template Express matched (the colon of a custom method unescaped), or a mount path. */
+/**
+ * The route template Express matched (the colon of a custom method unescaped); for what is mounted
+ * rather than routed (Apollo's /graphql, Swagger UI's /docs: fixed paths, no parameters), the mount
+ * path that answered.
+ */
 function routeOf(request: Request): string {
   const path: unknown = (request.route as { path?: unknown } | undefined)?.path;
   if (typeof path === 'string') return path.replace(/\\/g, '');
-  return UNMATCHED_ROUTE;
+  return request.baseUrl === '' ? UNMATCHED_ROUTE : request.baseUrl;
 }
