@@ -39,7 +39,7 @@ describe('RunMetrics: the run counters, from the events a decision appended', ()
   const value = async (sample: string, labels: Record<string, string>): Promise<number | undefined> => {
     const family = sample.replace(/_(bucket|sum|count)$/, '');
     const { values } = await registry.getSingleMetric(family)!.get();
-    return values.find(
+    return (values as Array<(typeof values)[number] & { metricName?: string }>).find(
       (v) => (v.metricName ?? family) === sample && Object.entries(labels).every(([k, l]) => String(v.labels[k]) === l),
     )?.value;
   };
