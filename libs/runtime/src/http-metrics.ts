@@ -6,7 +6,8 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * chronicle_http_request_duration_seconds for every request of the process, labelled by the route's
- * template (`/v1/runs/:id`, never the URL with the run's id), read once the response is sent.
+ * template (`/v1/runs/:id`, never the URL with the run's id), read once the response is sent (a
+ * client gone before its answer, a long-poll's for instance, is not counted: it got none).
  */
 export function httpMetrics(registry: Registry): (request: Request, response: Response, next: NextFunction) => void {
   const duration = new Histogram({

@@ -8,7 +8,9 @@ const QUEUE_PRIORITY = ['queue', 'priority'] as const;
 
 /**
  * The counters of run decisions, counted where they are decided (claims, completions, the lease
- * reaper) once their unit of work committed: each process counts its own, Prometheus sums them.
+ * reaper) once their unit of work committed: each process counts its own, Prometheus sums them. With
+ * a log of its own, a unit of work whose appends committed but whose rows then failed is not counted
+ * (its caller got an error; the projector still applies the events): rare, and on the low side.
  */
 export class RunMetrics {
   private readonly leased: Counter<'queue' | 'priority'>;
