@@ -73,28 +73,26 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     });
     const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
     const reserved = next === undefined ? [] : await this.reservations.reservedRunIds(this.pool);
-    const { decisions, leases, decided } = await this.reservations.unitOfWork(
-      this.eventStore,
-      this.pool,
-      async (uow) => {
-        // Every lock before the first write: the completions' streams, then the claim's candidates.
-        const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
-        const claim =
-          next === undefined
-            ? undefined
-            : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
-        const [completed, leased] = await decideAndAppendBatches(
-          uow,
-          claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
-        );
-        return {
-          decisions: completing.answer(completed!),
-          leases: leased === undefined ? [] : leasesOf(leased),
-          decided: [...completed!, ...(leased ?? [])],
-        };
-      },
-    );
-    this.metrics.countDecisions(decided);
+    const answer = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
+      // Every lock before the first write: the completions' streams, then the claim's candidates.
+      const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
+      const claim =
+        next === undefined
+          ? undefined
+          : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
+      const [completed, leased] = await decideAndAppendBatches(
+        uow,
+        claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
+      );
+      const appended = [...completed!, ...(leased ?? [])];
+      return {
+        decisions: completing.answer(completed!),
+        leases: leased === undefined ? [] : leasesOf(leased),
+        appended,
+      };
+    });
+    const { decisions, leases, appended } = answer;
+    this.metrics.countDecisions(appended);
     if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     const results = completions.map(({ runId }): CompletionResult => {
