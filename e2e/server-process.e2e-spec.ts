@@ -7,6 +7,7 @@ import { PostgresEventStore } from '@chronicle/event-store';
 import { createPool, findFreePort } from '@chronicle/platform';
 import { runStreamId } from '@chronicle/domain';
 import { createEmptyDatabase } from '@chronicle/testing';
+import { scrapeMetrics } from './support/prometheus-text';
 import { createTeam } from './support/team-tokens';
 import { waitUntilHealthy } from './support/wait-healthy';
 import { buildDist } from './support/build-dist';
@@ -18,6 +19,12 @@ import { buildDist } from './support/build-dist';
  */
 const root = path.resolve(__dirname, '..');
 const serverMain = path.join(root, 'dist/apps/server/src/main.js');
+/** `npm run start:api`, `start:scheduler`, `start:projector`: each role alone, as a deployment runs them. */
+const roleMains = {
+  api: path.join(root, 'dist/apps/api/src/main.js'),
+  scheduler: path.join(root, 'dist/apps/scheduler/src/main.js'),
+  projector: path.join(root, 'dist/apps/projector/src/main.js'),
+} as const;
 
 describe('the server process (npm start)', () => {
   let dataDir: string;
@@ -131,7 +138,58 @@ describe('the server process (npm start)', () => {
     }
   }, 60_000);
 
+  it('serves GET /metrics from each role started alone, each on its port, behind the admin token with METRICS_AUTH=admin', async () => {
+    const database = await createEmptyDatabase();
+    try {
+      const adminToken = 'e2e-admin-token-role-metrics-0123456789';
+      const roles = await Promise.all(
+        (Object.keys(roleMains) as Array<keyof typeof roleMains>).map(async (role) => {
+          const port = await findFreePort();
+          const env = { PORT: String(port), DATABASE_URL: database.url, SCHEDULER_ADMIN_TOKEN: adminToken };
+          return {
+            role,
+            port,
+            server: startServer({ ...env, METRICS_AUTH: 'admin' }, [process.execPath, roleMains[role]]),
+          };
+        }),
+      );
+      await Promise.all(roles.map(({ port, server }) => waitForHealthy(port, server)));
+      for (const { role, port } of roles) {
+        const url = `http://127.0.0.1:${port}`;
+        const refused = await fetch(`${url}/metrics`);
+        expect({ role, status: refused.status, type: refused.headers.get('content-type') }).toEqual({
+          role,
+          status: 401,
+          type: expect.stringMatching(/^application\/problem\+json/),
+        });
+        const scrape = await scrapeMetrics(url, adminToken);
+        expect(scrape.value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
+        // Each process's own requests: this scrape's refusal.
+        expect(
+          scrape.value('chronicle_http_request_duration_seconds_count', {
+            method: 'GET',
+            route: '/metrics',
+            status: '401',
+          }),
+        ).toBe(1);
+        // The read models' gauges are the API's alone; the run counters are where runs are decided.
+        expect({ role, readyRuns: scrape.types.get('chronicle_ready_runs') }).toEqual({
+          role,
+          readyRuns: role === 'api' ? 'gauge' : undefined,
+        });
+        expect({ role, expiries: scrape.types.get('chronicle_lease_expiries_total') }).toEqual({
+          role,
+          expiries: role === 'projector' ? undefined : 'counter',
+        });
+      }
+      await Promise.all(roles.map(async ({ server }) => expect(await stop(server, 'SIGTERM')).toBe(0)));
+    } finally {
+      await database.drop();
+    }
+  }, 90_000);
+
   it.each([
+    [{ METRICS_AUTH: 'token' }, /METRICS_AUTH must be one of none, admin, not "token"/],
     [{ EVENT_STORE: 'mongo' }, /EVENT_STORE must be one of postgres, kurrentdb/],
     [{ EVENT_STORE_URL: 'postgres://postgres@127.0.0.1:1/log' }, /check EVENT_STORE_URL/],
     [{ DATABASE_URL: 'localhost:5432/db' }, /DATABASE_URL must start with postgres:\/\//],

@@ -1,9 +1,11 @@
 import type { Pool } from 'pg';
+import { Registry } from 'prom-client';
 import {
   CompleteRunsHandler,
   LeaseRunsHandler,
   ReadySignal,
   RunLog,
+  RunMetrics,
   RunReservations,
   TeamsServed,
 } from '@chronicle/commands';
@@ -12,7 +14,8 @@ import { createLogger, loadConfig } from '@chronicle/platform';
 
 /**
  * The worker protocol's command handlers as Nest wires them, on a store and read models of a
- * test's choosing (one log of its own, for instance), sharing one reservation registry.
+ * test's choosing (one log of its own, for instance), sharing one reservation registry (and one
+ * metrics registry of their own).
  */
 export function workerHandlers(
   store: EventStore,
@@ -21,9 +24,10 @@ export function workerHandlers(
 ): { lease: LeaseRunsHandler; complete: CompleteRunsHandler } {
   const [config, ready, teamsServed] = [loadConfig({}), new ReadySignal(), new TeamsServed(pool)];
   const runLog = new RunLog(createLogger('error'));
+  const metrics = new RunMetrics(new Registry());
   return {
-    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog),
-    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog),
+    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog, metrics),
+    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog, metrics),
   };
 }
 

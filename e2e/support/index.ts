@@ -1,5 +1,6 @@
 export * from './api-client';
 export * from './graphql-client';
+export * from './prometheus-text';
 export * from './start-app';
 export * from './team-tokens';
 export * from './wait-healthy';

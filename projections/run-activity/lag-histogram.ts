@@ -1,5 +1,16 @@
+import type { RunLeasedData } from '@chronicle/domain';
+
 /**
- * Schedule lag (a run's first lease time minus its due time) as a histogram: `counts[i]` is the
+ * A lease's schedule lag in ms: its time minus the run's due time, of first leases only (a retry's
+ * wait is its backoff, not lag; null for those); a lease before its due time (a clock step) has none.
+ * The dashboard's charts (run_activity) and GET /metrics' chronicle_schedule_lag_seconds both count it.
+ */
+export function scheduleLagMs(leased: RunLeasedData, dueAt: Date): number | null {
+  return leased.attempt === 1 ? Math.max(Date.parse(leased.leasedAt) - dueAt.getTime(), 0) : null;
+}
+
+/**
+ * Schedule lag (scheduleLagMs) as a histogram: `counts[i]` is the
  * number of leases with a lag of at most LAG_BUCKET_BOUNDS_MS[i] and more than the bound before it;
  * the last count is every lag above the last bound. Coarse at the top on purpose: what on-call
  * reads is "under a second" against "a minute late".

@@ -2,7 +2,7 @@ import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { RunEventType, type RunLeasedData } from '@chronicle/domain';
 import type { Projection } from '../projection';
-import { emptyLagCounts, lagBucketOf } from './lag-histogram';
+import { emptyLagCounts, lagBucketOf, scheduleLagMs } from './lag-histogram';
 import { addActivity, findRunPlaces, type ActivityIncrement } from './run-activity.sql';
 
 const RUN_PREFIX = 'run-';
@@ -70,8 +70,8 @@ function count(increment: ActivityIncrement, event: RecordedEvent, dueAt: Date):
   switch (event.type) {
     case RunEventType.RunLeased: {
       increment.leased += 1;
-      const data = event.data as RunLeasedData;
-      if (data.attempt === 1) increment.lagCounts[lagBucketOf(Date.parse(data.leasedAt) - dueAt.getTime())]! += 1;
+      const lagMs = scheduleLagMs(event.data as RunLeasedData, dueAt);
+      if (lagMs !== null) increment.lagCounts[lagBucketOf(lagMs)]! += 1;
       return;
     }
     case RunEventType.RunSucceeded:

@@ -23,6 +23,12 @@ const EVERY_BODY: ProblemSlug[] = ['validation-error', 'payload-too-large'];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
+/**
+ * Served, but not an API call: GET /metrics (libs/runtime's MetricsController) is Prometheus's text
+ * format for Prometheus to scrape (README "Metrics"), not JSON for a generated client.
+ */
+const UNDOCUMENTED = new Set(['/metrics']);
+
 const CHECK = {
   required: { status: oneOf(['up', 'down']) },
   optional: { error: { ...text(), description: 'down: why' } },
@@ -71,7 +77,9 @@ function openApiDocument(app: INestApplication): OpenAPIObject {
   const named = { ...Object.fromEntries(compiledBodySchemas()), ...Object.fromEntries(namedSchemas()) };
   const schemas = { ...document.components?.schemas, ...(named as Record<string, SchemaObject>) };
   const paths = Object.fromEntries(
-    Object.entries(document.paths).map(([path, item]) => [path, documentedPath(path, item)]),
+    Object.entries(document.paths)
+      .filter(([path]) => !UNDOCUMENTED.has(path))
+      .map(([path, item]) => [path, documentedPath(path, item)]),
   );
   return { ...document, paths, components: { ...document.components, schemas } };
 }

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { RunReservationsModule } from '@chronicle/commands';
+import { RunMetricsModule, RunReservationsModule } from '@chronicle/commands';
 import { SchedulerService } from './scheduler.service';
 
 /** The scheduler role: materialises cron runs 60 s ahead and reaps expired leases (DESIGN.md, Processes). */
-@Module({ imports: [RunReservationsModule], providers: [SchedulerService] })
+@Module({ imports: [RunReservationsModule, RunMetricsModule], providers: [SchedulerService] })
 export class SchedulerModule {}

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { RunLog, RunReservations } from '@chronicle/commands';
+import { RunLog, RunMetrics, RunReservations } from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import {
   type JsonLogger,
@@ -40,10 +40,11 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(CONFIG) private readonly config: Config,
     private readonly reservations: RunReservations,
     private readonly runLog: RunLog,
+    private readonly metrics: RunMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
-    const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations, this.runLog);
+    const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations, this.runLog, this.metrics);
     const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations, this.runLog);
     const materialiser = new Materialiser(
       this.eventStore,

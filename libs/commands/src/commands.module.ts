@@ -12,6 +12,8 @@ import { GetEventsOfRunsHandler } from './listings/events-of-runs.query';
 import { ListJobsHandler } from './listings/list-jobs.query';
 import { ListRunsHandler, ListRunsOfJobsHandler } from './listings/list-runs.query';
 import { GetQueueStatsHandler } from './listings/queue-stats.query';
+import { ReadModelGauges } from './metrics/read-model-gauges';
+import { RunMetricsModule } from './metrics/run-metrics';
 import { GetTeamQuotasHandler, SetTeamQuotasHandler } from './quotas/team-quotas.command';
 import { EnqueueRunsHandler } from './runs/enqueue-runs.command';
 import { GetRunEventsHandler, GetRunHandler } from './runs/get-run.query';
@@ -51,8 +53,9 @@ export class RunReservationsModule {}
  * writes through itself; the API's controllers and resolvers only send.
  */
 @Module({
-  imports: [CqrsModule.forRoot(), RunReservationsModule],
+  imports: [CqrsModule.forRoot(), RunReservationsModule, RunMetricsModule],
   providers: [
+    ReadModelGauges,
     ReadySignal,
     TeamsServed,
     DefineJobHandler,

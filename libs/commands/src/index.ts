@@ -18,6 +18,8 @@ export * from './listings/page';
 export * from './listings/queue-stats.query';
 export * from './listings/queue-stats.sql';
 export * from './listings/runs-listing.sql';
+export * from './metrics/read-model-gauges';
+export * from './metrics/run-metrics';
 export * from './quotas/admit-enqueue';
 export * from './quotas/team-quotas.command';
 export * from './quotas/team-quotas.sql';

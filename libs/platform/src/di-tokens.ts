@@ -5,3 +5,5 @@ export const PG_POOL = Symbol('PG_POOL');
 export const EVENT_STORE = Symbol('EVENT_STORE');
 export const ADMIN_TOKEN_HASH = Symbol('ADMIN_TOKEN_HASH');
 export { CLOCK } from './clock/clock';
+/** The process's prom-client Registry (createMetricsRegistry): what GET /metrics shows. */
+export const METRICS_REGISTRY = Symbol('METRICS_REGISTRY');

@@ -10,6 +10,7 @@ export * from './di-tokens';
 export * from './free-port';
 export * from './logging/logger';
 export * from './logging/request-context';
+export * from './metrics/metrics-registry';
 export * from './project-root';
 export * from './security/api-tokens';
 export * from './wake-signal';

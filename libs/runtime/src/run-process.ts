@@ -1,8 +1,10 @@
 import { Module, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ConfigError, loadConfig, createLogger, type JsonLogger } from '@chronicle/platform';
+import { ConfigError, createMetricsRegistry, loadConfig, createLogger, type JsonLogger } from '@chronicle/platform';
 import { HealthController } from './health.controller';
+import { httpMetrics } from './http-metrics';
+import { MetricsController } from './metrics.controller';
 import { requestLogging } from './request-logging';
 import { startRuntime, type Runtime } from './runtime';
 import { RuntimeModule } from './runtime.module';
@@ -47,13 +49,20 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
   }
 }
 
-/** The Nest application of a process: its roles, the runtime's parts and /healthz. Tests start it too. */
+/**
+ * The Nest application of a process: its roles, the runtime's parts, /healthz and /metrics (a registry
+ * of the app's own). Tests start it too.
+ */
 export async function createApp(
   runtime: Runtime,
   modules: ProcessDefinition['modules'],
   logger: JsonLogger = runtime.logger,
 ): Promise<INestApplication> {
-  @Module({ imports: [RuntimeModule.forRoot(runtime), ...modules], controllers: [HealthController] })
+  const registry = createMetricsRegistry();
+  @Module({
+    imports: [RuntimeModule.forRoot(runtime, registry), ...modules],
+    controllers: [HealthController, MetricsController],
+  })
   class ProcessModule {}
   const app = await NestFactory.create<NestExpressApplication>(ProcessModule, {
     logger,
@@ -61,6 +70,7 @@ export async function createApp(
     bodyParser: false,
   });
   app.use(requestLogging(logger));
+  app.use(httpMetrics(registry));
   // Payloads may be 256 KB (413 above that, from the handler); bodies a little more.
   app.useBodyParser('json', { limit: '1mb' });
   return app;

@@ -1,8 +1,7 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import type { Pool } from 'pg';
-import { timingSafeEqual } from 'node:crypto';
-import { adminTokenId, hashToken, ADMIN_TOKEN_HASH, PG_POOL } from '@chronicle/platform';
+import { adminTokenId, bearerToken, hashToken, isAdminTokenHash, ADMIN_TOKEN_HASH, PG_POOL } from '@chronicle/platform';
 import { DomainError, type Caller } from '@chronicle/domain';
 import { findToken } from '@chronicle/commands';
 
@@ -24,11 +23,10 @@ export class AuthGuard implements CanActivate {
 
   /** The caller of an Authorization header's bearer token, or an `unauthorized` refusal. */
   async authenticate(authorization: string | undefined): Promise<Caller> {
-    const match = /^Bearer\s+(\S{1,512})$/i.exec(authorization ?? '');
-    if (match === null) throw unauthorized('send Authorization: Bearer <token>');
-    const hash = hashToken(match[1]!);
-    if (this.adminTokenHash !== null && timingSafeEqual(Buffer.from(hash), Buffer.from(this.adminTokenHash)))
-      return { kind: 'admin', tokenId: adminTokenId(this.adminTokenHash) };
+    const token = bearerToken(authorization);
+    if (token === undefined) throw unauthorized('send Authorization: Bearer <token>');
+    const hash = hashToken(token);
+    if (isAdminTokenHash(hash, this.adminTokenHash)) return { kind: 'admin', tokenId: adminTokenId(hash) };
     return this.callerOf(hash);
   }
 

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Pool } from 'pg';
-import { decideLockedRunsInBatches, type RunLog, type RunReservations } from '@chronicle/commands';
+import { decideLockedRunsInBatches, type RunLog, type RunMetrics, type RunReservations } from '@chronicle/commands';
 import { decide, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { lockExpiredLeases, loadExpiredLeases } from './reap-expired-leases.sql';
@@ -18,6 +18,7 @@ export class LeaseReaper {
     private readonly pool: Pool,
     private readonly reservations: RunReservations,
     private readonly runLog: RunLog,
+    private readonly metrics: RunMetrics,
   ) {}
 
   /** One pass; resolves with the number of runs reaped. */
@@ -35,6 +36,7 @@ export class LeaseReaper {
       (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),
       'scheduler:lease-reaper',
       RUN_EVENT_SCHEMA_VERSION,
+      (decisions) => this.metrics.countDecisions(decisions),
     );
   }
 }

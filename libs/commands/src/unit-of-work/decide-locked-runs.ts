@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { RunEvent, PresentRun } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
-import { decideAndAppendRuns } from './decide-runs';
+import { decideAndAppendRuns, type RunDecision } from './decide-runs';
 import type { RunLog } from './run-log';
 import type { RunReservations } from './run-reservations';
 
@@ -21,7 +21,8 @@ export interface LockedRuns<Context> {
  * full batch is followed at once by the next. Resolves with the runs decided.
  * `lockAndLoad` leaves out the runs `reserved` (their rows lag what this
  * process appended), and a batch whose rows then fail to commit reserves its
- * own. Each batch's runs are logged once it committed (RunLog).
+ * own. Each batch's runs are logged once it committed (RunLog), and `onCommitted` is told its decisions
+ * (to count them).
  */
 export async function decideLockedRunsInBatches<Context>(
   pool: Pool,
@@ -33,6 +34,7 @@ export async function decideLockedRunsInBatches<Context>(
   decideOne: (run: PresentRun, now: Date, context: Context) => RunEvent[] | null,
   actor: string,
   schemaVersion: number,
+  onCommitted: (decisions: readonly RunDecision[]) => void = () => undefined,
 ): Promise<number> {
   let decided = 0;
   while (true) {
@@ -45,6 +47,7 @@ export async function decideLockedRunsInBatches<Context>(
       return decideAndAppendRuns(uow, runs, (run) => decideOne(run, now, context), metadata);
     });
     runLog.decided(decisions, metadata);
+    onCommitted(decisions);
     decided += decisions.length;
     if (decisions.length < batch) return decided;
   }

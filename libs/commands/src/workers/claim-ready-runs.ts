@@ -28,7 +28,7 @@ export interface ClaimRequest {
  * writer can move it) with the rows written through; two more when a
  * concurrency-limited job's runs are among them. Committing is the caller's. `capped`: runs of
  * a limited job were left out for its headroom, so the batch may be short. `decided` and `metadata`:
- * for the lines about runs (RunLog), once committed.
+ * for the lines about runs (RunLog) and the counters (RunMetrics), once committed.
  * `reserved`: runs not to propose (RunReservations.reservedRunIds).
  */
 export async function claimReadyRuns(

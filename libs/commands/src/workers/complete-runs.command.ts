@@ -10,6 +10,7 @@ import { decideAndAppendBatches } from '../unit-of-work/decide-runs';
 import { leasesOf, prepareClaim, type ClaimRequest } from './claim-ready-runs';
 import { prepareWorkerDecisions } from './decide-for-worker';
 import { RunLog } from '../unit-of-work/run-log';
+import { RunMetrics } from '../metrics/run-metrics';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
@@ -60,6 +61,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     private readonly teamsServed: TeamsServed,
     private readonly reservations: RunReservations,
     private readonly runLog: RunLog,
+    private readonly metrics: RunMetrics,
   ) {}
 
   async execute({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
@@ -98,6 +100,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       },
     );
     for (const batch of logged) this.runLog.decided(batch.decided, batch.metadata);
+    this.metrics.countDecisions(logged.flatMap((batch) => batch.decided));
     if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     const results = completions.map(({ runId }): CompletionResult => {

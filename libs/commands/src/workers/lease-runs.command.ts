@@ -6,6 +6,7 @@ import type { EventStore } from '@chronicle/event-store';
 import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunLog } from '../unit-of-work/run-log';
+import { RunMetrics } from '../metrics/run-metrics';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns, type ClaimRequest } from './claim-ready-runs';
 import { nextAvailableAt } from './claim-ready-runs.sql';
@@ -43,6 +44,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     private readonly teamsServed: TeamsServed,
     private readonly reservations: RunReservations,
     private readonly runLog: RunLog,
+    private readonly metrics: RunMetrics,
   ) {}
 
   /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
@@ -96,13 +98,25 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     const leases: LeasedRun[] = [];
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const wanted = { ...request, max: request.max - leases.length };
-      const claimed = await this.reservations.unitOfWork(this.eventStore, this.pool, (uow) =>
-        claimReadyRuns(uow, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
+      const claimed = await this.timedClaim(() =>
+        this.reservations.unitOfWork(this.eventStore, this.pool, (uow) =>
+          claimReadyRuns(uow, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
+        ),
       );
       this.runLog.decided(claimed.decided, claimed.metadata);
+      this.metrics.countDecisions(claimed.decided);
       leases.push(...claimed.leases);
       if (!claimed.capped || claimed.leases.length === 0) break;
     }
     return leases;
+  }
+
+  private async timedClaim<T>(claim: () => Promise<T>): Promise<T> {
+    const done = this.metrics.timeClaim();
+    try {
+      return await claim();
+    } finally {
+      done();
+    }
   }
 }

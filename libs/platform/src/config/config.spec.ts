@@ -16,6 +16,7 @@ describe('configuration', () => {
       materialiseLookaheadSeconds: 60,
       priorityWeights: { critical: 70, default: 25, bulk: 5 },
       graphqlIntrospection: true,
+      metricsAuth: 'none',
     });
   });
 
@@ -39,6 +40,7 @@ describe('configuration', () => {
         LOG_LEVEL: 'debug',
         PRIORITY_WEIGHTS: 'bulk=1, critical=90,default=9',
         GRAPHQL_INTROSPECTION: 'false',
+        METRICS_AUTH: 'admin',
       },
       '/srv/app',
     );
@@ -52,6 +54,7 @@ describe('configuration', () => {
       logLevel: 'debug',
       priorityWeights: { critical: 90, default: 9, bulk: 1 },
       graphqlIntrospection: false,
+      metricsAuth: 'admin',
     });
   });
 
@@ -76,6 +79,7 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ PRIORITY_WEIGHTS: 'critical=70,default=30' }, /PRIORITY_WEIGHTS must look like critical=70,default=25,bulk=5/],
     [{ GRAPHQL_INTROSPECTION: 'off' }, /GRAPHQL_INTROSPECTION must be one of true, false, not "off"/],
+    [{ METRICS_AUTH: 'token' }, /METRICS_AUTH must be one of none, admin, not "token"/],
     [{ PRIORITY_WEIGHTS: 'critical=70,default=25,bulk=0' }, /PRIORITY_WEIGHTS must look like/],
     [{ PRIORITY_WEIGHTS: 'urgent=70,default=25,bulk=5' }, /PRIORITY_WEIGHTS must look like/],
     [{ SCHEDULER_ADMIN_TOKEN: 'short' }, /SCHEDULER_ADMIN_TOKEN must be at least 24 characters/],

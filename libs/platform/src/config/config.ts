@@ -4,6 +4,8 @@ import { ConfigError } from './config-error';
 
 export type EventStoreKind = 'postgres' | 'kurrentdb';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+/** Who may read GET /metrics: anyone who reaches the port, or the admin token's holder. */
+export type MetricsAuth = 'none' | 'admin';
 
 export interface Config {
   readonly port: number;
@@ -29,6 +31,8 @@ export interface Config {
   readonly priorityWeights: PriorityWeights;
   /** Whether POST /graphql answers introspection queries (`__schema`, `__type`). */
   readonly graphqlIntrospection: boolean;
+  /** `admin`: GET /metrics takes the admin token, as admin calls do. */
+  readonly metricsAuth: MetricsAuth;
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -45,6 +49,7 @@ export const CONFIG_VARIABLES = {
   MATERIALISE_LOOKAHEAD_SECONDS: '60',
   PRIORITY_WEIGHTS: 'critical=70,default=25,bulk=5',
   GRAPHQL_INTROSPECTION: 'true',
+  METRICS_AUTH: 'none',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -77,6 +82,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     materialiseLookaheadSeconds: parseInteger(env, 'MATERIALISE_LOOKAHEAD_SECONDS', 60, 1, 3600),
     priorityWeights: parsePriorityWeights(nonEmpty(env['PRIORITY_WEIGHTS'])),
     graphqlIntrospection: parseChoice(env, 'GRAPHQL_INTROSPECTION', ['true', 'false'] as const, 'true') === 'true',
+    metricsAuth: parseChoice(env, 'METRICS_AUTH', ['none', 'admin'] as const, 'none'),
   };
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Tokens are stored and looked up by this hash only. */
 export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
@@ -14,3 +14,13 @@ export const newTokenId = (): string => `tok_${randomBytes(12).toString('base64u
  * of a SHA-256 of 24 random bytes: nothing to learn the token from).
  */
 export const adminTokenId = (tokenHash: string): string => `tok_${tokenHash.slice(0, 16)}`;
+
+/** The token of an `Authorization: Bearer <token>` header; undefined when the header is not one. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S{1,512})$/i.exec(authorization ?? '')?.[1];
+}
+
+/** Whether a token's hash is the admin token's (constant time); never when admin calls are refused. */
+export function isAdminTokenHash(hash: string, adminTokenHash: string | null | undefined): boolean {
+  return adminTokenHash != null && timingSafeEqual(Buffer.from(hash), Buffer.from(adminTokenHash));
+}

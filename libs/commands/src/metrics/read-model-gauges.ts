@@ -1,0 +1,113 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
+import { Gauge, type Registry } from 'prom-client';
+import type { EventStore } from '@chronicle/event-store';
+import { EVENT_STORE, LOGGER, METRICS_REGISTRY, PG_POOL, type JsonLogger } from '@chronicle/platform';
+import { loadCheckpoint, PROJECTIONS } from '@chronicle/projections';
+import { GetQueueStats, type QueueStats } from '../listings/queue-stats.query';
+
+/** A projection further behind than this reads as this: counting the log is bounded, however far behind. */
+export const PROJECTION_LAG_LIMIT = 100_000;
+
+/**
+ * The gauges of the read models, computed as Prometheus scrapes (prom-client's `collect`) from SQL, so
+ * that every API replica answers the same: the ready runs and the age of the oldest per queue and
+ * priority, the DLQ per queue (the overview's GetQueueStats, of every team), and each projection's
+ * distance from the log's head. The queue gauges share one query per scrape. A read that fails leaves
+ * its gauges out of that scrape (logged), and the process's other metrics are still served.
+ */
+@Injectable()
+export class ReadModelGauges {
+  private inFlight: Promise<QueueStats[] | undefined> | undefined;
+
+  constructor(
+    @Inject(METRICS_REGISTRY) registry: Registry,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+    @Inject(LOGGER) private readonly logger: JsonLogger,
+    private readonly queries: QueryBus,
+  ) {
+    const registers = [registry];
+    const queueStats = (): Promise<QueueStats[] | undefined> => this.queueStats();
+    const projectionLag = (): Promise<Map<string, number> | undefined> => this.projectionLag();
+    new Gauge({
+      name: 'chronicle_ready_runs',
+      help: 'Runs ready to lease now, per queue and priority',
+      labelNames: ['queue', 'priority'],
+      registers,
+      async collect() {
+        const stats = await queueStats();
+        this.reset();
+        for (const s of stats ?? []) this.set({ queue: s.queue, priority: s.priority }, s.ready);
+      },
+    });
+    new Gauge({
+      name: 'chronicle_oldest_ready_age_seconds',
+      help: 'Since the oldest ready run of the queue and priority became ready; 0 when none is',
+      labelNames: ['queue', 'priority'],
+      registers,
+      async collect() {
+        const stats = await queueStats();
+        this.reset();
+        for (const s of stats ?? []) this.set({ queue: s.queue, priority: s.priority }, s.oldestReadyAgeSeconds ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'chronicle_dlq_runs',
+      help: 'Dead runs not discarded (the dead-letter queue), per queue',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const stats = await queueStats();
+        this.reset();
+        const dead = new Map<string, number>();
+        for (const s of stats ?? []) dead.set(s.queue, (dead.get(s.queue) ?? 0) + s.dead);
+        for (const [queue, runs] of dead) this.set({ queue }, runs);
+      },
+    });
+    new Gauge({
+      name: 'chronicle_projection_lag_events',
+      help: `Events in the log after the projection's checkpoint (at most ${PROJECTION_LAG_LIMIT})`,
+      labelNames: ['projection'],
+      registers,
+      async collect() {
+        const lag = await projectionLag();
+        this.reset();
+        for (const [projection, events] of lag ?? []) this.set({ projection }, events);
+      },
+    });
+  }
+
+  /** Every team's queue stats, one query shared by the gauges that ask during one scrape. */
+  private queueStats(): Promise<QueueStats[] | undefined> {
+    this.inFlight ??= this.queries
+      .execute(new GetQueueStats({ kind: 'admin' }))
+      .catch((err: unknown) => this.failed('queue stats', err))
+      .finally(() => (this.inFlight = undefined));
+    return this.inFlight;
+  }
+
+  private async projectionLag(): Promise<Map<string, number> | undefined> {
+    try {
+      const lags = await Promise.all(
+        PROJECTIONS.map(async ({ name }): Promise<[string, number] | undefined> => {
+          const checkpoint = await loadCheckpoint(this.pool, name);
+          // A projection the projector has not started yet has no checkpoint: no series.
+          if (checkpoint === undefined) return undefined;
+          return [name, await this.eventStore.countEventsAfter(checkpoint.position, PROJECTION_LAG_LIMIT)];
+        }),
+      );
+      return new Map(lags.filter((lag) => lag !== undefined));
+    } catch (err) {
+      return this.failed('projection lag', err);
+    }
+  }
+
+  private failed(what: string, err: unknown): undefined {
+    this.logger.warn(`metrics: reading ${what} failed; its gauges are left out of this scrape`, {
+      err: String(err),
+    });
+    return undefined;
+  }
+}
