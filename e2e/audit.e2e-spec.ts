@@ -129,6 +129,63 @@ describe('the audit trail (GET /v1/audit)', () => {
     expect((await apiClient(app.url).get('/v1/audit')).status).toBe(401);
   });
 
+  it("records the admin's changes as events with the admin token as actor, and never a token", async () => {
+    const grant = await admin.post('/v1/queues/shared/grants', { team: 'billing', weight: 3 });
+    expect(grant.status).toBe(201);
+    expect(
+      (
+        await admin.put('/v1/teams/billing/quotas', {
+          enqueueRatePerSecond: null,
+          enqueueBurst: null,
+          maxPendingRuns: 100,
+        })
+      ).status,
+    ).toBe(200);
+    await waitFor(async () => (await audit(admin, '?type=TeamQuotasSet')).body.items.length === 1, {
+      description: 'the quota change in the audit index',
+    });
+    const trail = await allPages(admin, '&stream=team-billing', 500);
+    expect(trail.map((e) => e.type)).toEqual([
+      'TeamQuotasSet',
+      'QueueGranted',
+      'TokenIssued',
+      'TokenIssued',
+      'TeamCreated',
+    ]);
+    const actors = new Set(trail.map((e) => e.actor));
+    expect([...actors]).toHaveLength(1);
+    expect([...actors][0]).toMatch(/^admin:token:tok_[0-9a-f]{16}$/);
+    expect(trail[1]!.data).toEqual({ queue: 'shared', team: 'billing', weight: 3 });
+    expect(trail[0]!.data).toMatchObject({ team: 'billing', maxPendingRuns: 100 });
+    const issued = trail.filter((e) => e.type === 'TokenIssued').map((e) => e.data);
+    expect(issued).toEqual([
+      { tokenId: expect.stringMatching(/^tok_/), kind: 'worker', team: 'billing', queues: ['billing'] },
+      { tokenId: expect.stringMatching(/^tok_/), kind: 'team', team: 'billing', queues: ['billing'] },
+    ]);
+    expect(billing.teamActor).toBe(`team:billing:token:${String(issued[1]!['tokenId'])}`);
+    // The same grant again changes nothing and records nothing.
+    expect((await admin.post('/v1/queues/shared/grants', { team: 'billing', weight: 3 })).status).toBe(200);
+    // No token in any event's data or metadata, anywhere in the log.
+    const log = JSON.stringify(await allPages(admin, '', 500));
+    for (const token of [billing.teamToken, billing.workerToken, growth.teamToken, ADMIN_TOKEN])
+      expect(log).not.toContain(token);
+    // The team sees its own stream's changes, too.
+    expect((await allPages(billing.team, '&type=QueueGranted', 500)).map((e) => e.streamId)).toEqual(['team-billing']);
+  });
+
+  it("carries the request's id into the events it caused, as correlationId", async () => {
+    const requestId = 'audit-e2e-request-0001';
+    const enqueued = await billing.team.raw('POST', '/v1/jobs/billing.export/runs', {}, { 'x-request-id': requestId });
+    expect(enqueued.status).toBe(201);
+    const stream = `run-${(enqueued.body as { runId: string }).runId}`;
+    await waitFor(async () => (await audit(admin, `?stream=${stream}`)).body.items.length === 1, {
+      description: 'the new run in the audit index',
+    });
+    const [scheduled] = (await audit(admin, `?stream=${stream}`)).body.items;
+    expect(scheduled).toMatchObject({ type: 'RunScheduled', correlationId: requestId, actor: billing.teamActor });
+    expect(scheduled!.metadata['correlationId']).toBe(requestId);
+  });
+
   it.each([
     ['?cursor=not-a-cursor', 'cursor'],
     ['?since=yesterday', 'since'],
