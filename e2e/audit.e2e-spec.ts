@@ -61,6 +61,9 @@ describe('the audit trail (GET /v1/audit)', () => {
       max: 1,
       workerId: 'worker-7',
     });
+    // Lease and completion recorded apart, so that an instant between them exists (the as-of test).
+    const leasedAt = Date.now();
+    await waitFor(() => Date.now() > leasedAt + 2, { description: 'the clock to move on' });
     const done = await billing.worker.post(`/v1/runs/${runId}/complete`, {
       fencingToken: lease.body.leases[0]!.fencingToken,
       outcome: 'success',
@@ -184,6 +187,65 @@ describe('the audit trail (GET /v1/audit)', () => {
     const [scheduled] = (await audit(admin, `?stream=${stream}`)).body.items;
     expect(scheduled).toMatchObject({ type: 'RunScheduled', correlationId: requestId, actor: billing.teamActor });
     expect(scheduled!.metadata['correlationId']).toBe(requestId);
+  });
+
+  describe('state as of an instant', () => {
+    it("folds a run's events recorded by then, with the revision they reach, and 404 before it existed", async () => {
+      const events = (await audit(admin, `?stream=run-${runId}`)).body.items.reverse();
+      const [scheduledAt, leasedAt, succeededAt] = events.map((e) => e.recordedAt);
+      expect(leasedAt! < succeededAt!).toBe(true); // apart: waited for in beforeAll
+      const leased = await billing.team.get(`/v1/runs/${runId}?asOf=${leasedAt}`);
+      expect(leased.status).toBe(200);
+      expect(leased.body).toMatchObject({ runId, state: 'leased', attempt: 1, asOf: leasedAt, revision: 1 });
+      expect((await billing.team.get(`/v1/runs/${runId}?asOf=${succeededAt}`)).body).toMatchObject({
+        state: 'succeeded',
+        revision: 2,
+      });
+      expect((await billing.team.get(`/v1/runs/${runId}?asOf=${scheduledAt}`)).body).toMatchObject({ revision: 0 });
+      const before = new Date(Date.parse(scheduledAt!) - 1).toISOString();
+      const absent = await billing.team.get<{ type: string }>(`/v1/runs/${runId}?asOf=${before}`);
+      expect([absent.status, absent.body.type]).toEqual([404, '/problems/not-found']);
+      // Another team's run is not there at any instant.
+      expect((await growth.team.get(`/v1/runs/${runId}?asOf=${succeededAt}`)).status).toBe(404);
+      const bad = await billing.team.get<{ type: string }>(`/v1/runs/${runId}?asOf=last-tuesday`);
+      expect([bad.status, bad.body.type]).toEqual([400, '/problems/validation-error']);
+    });
+
+    it("shows a job's definition as it was, and every version with who changed which field", async () => {
+      const firstDefined = (await audit(admin, '?stream=job-billing.export')).body.items.at(-1)!.recordedAt;
+      await waitFor(() => Date.now() > Date.parse(firstDefined) + 1, { description: 'the clock to move on' });
+      const changed = await billing.team.put('/v1/jobs/billing.export', {
+        queue: 'billing',
+        retry: { maxAttempts: 7, baseSeconds: 30, maxSeconds: 3600 },
+        payload: { format: 'csv' },
+      });
+      expect(changed.status).toBe(200);
+      const then = await billing.team.get(`/v1/jobs/billing.export?asOf=${firstDefined}`);
+      expect(then.body).toMatchObject({ name: 'billing.export', version: 1, asOf: firstDefined, revision: 0 });
+      expect((await billing.team.get('/v1/jobs/billing.export')).body).toMatchObject({
+        version: 2,
+        retry: { maxAttempts: 7 },
+      });
+      const before = new Date(Date.parse(firstDefined) - 1).toISOString();
+      expect((await billing.team.get(`/v1/jobs/billing.export?asOf=${before}`)).status).toBe(404);
+
+      const versions = await billing.team.get<{ versions: Array<Record<string, unknown>> }>(
+        '/v1/jobs/billing.export/versions',
+      );
+      expect(versions.status).toBe(200);
+      expect(versions.body.versions.map((v) => [v['version'], v['actor']])).toEqual([
+        [1, billing.teamActor],
+        [2, billing.teamActor],
+      ]);
+      expect(versions.body.versions[0]!['changes']).toContainEqual({ field: 'queue', after: 'billing' });
+      // Definitions are recorded with their defaults: the change is exactly the fields that moved.
+      expect(versions.body.versions[1]!['changes']).toEqual([
+        { field: 'retry.maxAttempts', before: 3, after: 7 },
+        { field: 'retry.maxSeconds', before: 1800, after: 3600 },
+        { field: 'payload', before: null, after: { format: 'csv' } },
+      ]);
+      expect((await growth.team.get('/v1/jobs/billing.export/versions')).status).toBe(404);
+    });
   });
 
   it.each([

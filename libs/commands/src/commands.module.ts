@@ -16,7 +16,8 @@ import { ReadModelGauges } from './metrics/read-model-gauges';
 import { RunMetricsModule } from './metrics/run-metrics';
 import { GetTeamQuotasHandler, SetTeamQuotasHandler } from './quotas/team-quotas.command';
 import { EnqueueRunsHandler } from './runs/enqueue-runs.command';
-import { GetRunEventsHandler, GetRunHandler } from './runs/get-run.query';
+import { GetJobVersionsHandler } from './jobs/job-versions.query';
+import { GetRunAsOfHandler, GetRunEventsHandler, GetRunHandler } from './runs/get-run.query';
 import { TransitionRunHandler } from './runs/transition-run.command';
 import { CreateTeamHandler } from './teams/create-team.command';
 import { GrantQueueHandler, ListGrantsHandler } from './teams/grant-queue.command';
@@ -65,6 +66,8 @@ export class RunReservationsModule {}
     TransitionRunHandler,
     GetRunHandler,
     GetRunEventsHandler,
+    GetRunAsOfHandler,
+    GetJobVersionsHandler,
     LeaseRunsHandler,
     CompleteRunsHandler,
     HeartbeatRunsHandler,

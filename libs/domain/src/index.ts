@@ -1,6 +1,7 @@
 export * from './access/caller';
 export * from './dispatch/dispatch-shares';
 export * from './domain-error';
+export * from './job/definition-diff';
 export * from './job/job-decider';
 export * from './job/job-defaults';
 export * from './names';

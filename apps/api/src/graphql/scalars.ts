@@ -1,5 +1,5 @@
-import { isISO8601 } from 'class-validator';
 import { GraphQLError, GraphQLScalarType, Kind, type ObjectFieldNode, type ValueNode } from 'graphql';
+import { isInstant } from '../http/instants';
 
 /**
  * An instant: ISO 8601 out (UTC, `2026-03-15T01:00:00.000Z`), and in by the rule REST's bodies use
@@ -18,8 +18,7 @@ export const DateTimeScalar = new GraphQLScalarType<Date, string>({
 });
 
 function parseDateTime(value: unknown): Date {
-  if (typeof value !== 'string' || !isISO8601(value, { strict: true, strictSeparator: true }))
-    throw new GraphQLError('DateTime must be an ISO 8601 string, like 2026-03-15T01:00:00Z');
+  if (!isInstant(value)) throw new GraphQLError('DateTime must be an ISO 8601 string, like 2026-03-15T01:00:00Z');
   return new Date(value);
 }
 

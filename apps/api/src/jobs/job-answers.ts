@@ -1,7 +1,7 @@
 import { PRIORITIES, REFERENCE_DST_POLICY, DEFAULT_OVERLAP_POLICY } from '@chronicle/domain';
 import { boolean, dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
-import { Payload } from '../runs/run-answers';
+import { AS_OF_FIELDS, Payload } from '../runs/run-answers';
 import { JobSchedule } from './schedule-schemas';
 
 /* What the API answers about jobs, for the OpenAPI document, and the reference's example job (4.2). */
@@ -36,8 +36,41 @@ export const Job = shape(
       version: { ...integer(1), description: 'grows with every change of the definition' },
       paused: { ...boolean(), description: "a paused job's runs are neither leased nor materialised" },
     },
+    optional: AS_OF_FIELDS,
   },
   'Job',
+);
+
+/** Every version of a job's definition, oldest first: who defined it, when, and what changed. */
+export const JobVersions = shape(
+  {
+    required: {
+      name: text(),
+      versions: list(
+        shape({
+          required: {
+            version: integer(1),
+            definedAt: dateTime(),
+            actor: { ...nullable(text()), example: 'team:billing:token:tok_3q8Zx1mVd0Kf2LrA' },
+            definition: { type: 'object', description: 'the definition as given, before defaults' },
+            changes: {
+              ...list(
+                shape({
+                  required: { field: { ...text(), example: 'retry.maxAttempts' } },
+                  optional: {
+                    before: { description: 'absent: the field was new' },
+                    after: { description: 'absent: removed' },
+                  },
+                }),
+              ),
+              description: 'from the version before (the first: every field)',
+            },
+          },
+        }),
+      ),
+    },
+  },
+  'JobVersions',
 );
 
 /** A schedule's or job's next fire times, as UTC instants. */

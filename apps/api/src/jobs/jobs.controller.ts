@@ -3,16 +3,17 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBody, ApiOperation, ApiParam, ApiProperty, ApiQuery } from '@nestjs/swagger';
 import { IsISO8601, IsOptional } from 'class-validator';
 import type { Response } from 'express';
-import { backfillRequests, EnqueueRuns, GetJob } from '@chronicle/commands';
+import { backfillRequests, EnqueueRuns, GetJob, GetJobVersions } from '@chronicle/commands';
 import { DomainError, parseName, requireReader, requireTeam, type Caller } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
+import { AS_OF, asOfFields, optionalInstant, type AsOfFields } from '../http/instants';
 import { ApiProblems } from '../http/problem-responses';
 import { EnqueuedRuns } from '../runs/run-answers';
 import { runView, type RunView } from '../runs/run-view';
-import { FireTimes, Job, NIGHTLY_EXPORT, NIGHTLY_EXPORT_JOB } from './job-answers';
+import { FireTimes, Job, JobVersions, NIGHTLY_EXPORT, NIGHTLY_EXPORT_JOB } from './job-answers';
 import { JobBody } from './job-dto';
 import { defineJobCommand, jobFireTimes, setJobPausedCommand } from './job-requests';
 import { jobView, type JobView } from './job-view';
@@ -66,12 +67,38 @@ export class JobsController {
   }
 
   @Get(':name')
-  @ApiOperation({ operationId: 'getJob', summary: 'A job definition (team)' })
+  @ApiOperation({ operationId: 'getJob', summary: 'A job definition, now or as of an instant (team)' })
   @JOB_NAME
+  @AS_OF
   @ApiAnswer(200, Job, { description: 'the job', example: NIGHTLY_EXPORT_JOB })
   @ApiProblems('validation-error', 'not-found')
-  async get(@CurrentCaller() caller: Caller, @Param('name') rawName: string): Promise<JobView> {
-    return jobView(await this.queries.execute(new GetJob(requireReader(caller), parseName(rawName, 'job name'))));
+  async get(
+    @CurrentCaller() caller: Caller,
+    @Param('name') rawName: string,
+    @Query('asOf') asOfText?: string,
+  ): Promise<JobView | (JobView & AsOfFields)> {
+    const name = parseName(rawName, 'job name');
+    const asOf = optionalInstant(asOfText, 'asOf');
+    const job = await this.queries.execute(new GetJob(requireReader(caller), name, asOf));
+    return asOf === undefined ? jobView(job) : { ...jobView(job), ...asOfFields(asOf, job.revision) };
+  }
+
+  /** Every version of the job's definition, with who changed what. */
+  @Get(':name/versions')
+  @ApiOperation({
+    operationId: 'getJobVersions',
+    summary: "Every version of a job's definition: who defined it, when, and each field it changed (team)",
+  })
+  @JOB_NAME
+  @ApiAnswer(200, JobVersions, { description: 'its versions, oldest first' })
+  @ApiProblems('validation-error', 'not-found')
+  async versions(
+    @CurrentCaller() caller: Caller,
+    @Param('name') rawName: string,
+  ): Promise<{ name: string; versions: unknown[] }> {
+    const name = parseName(rawName, 'job name');
+    const versions = await this.queries.execute(new GetJobVersions(requireReader(caller), name));
+    return { name, versions: versions.map((v) => ({ ...v, definedAt: v.definedAt.toISOString() })) };
   }
 
   /** The job's next fire times, with its jitter. */

@@ -26,8 +26,14 @@ const RUN_FIELDS = {
   lastError: nullable(text()),
 };
 
+/** What an answer `?asOf=` an instant adds: the instant, and the stream's revision the state reflects. */
+export const AS_OF_FIELDS = {
+  asOf: { ...dateTime(), description: 'with ?asOf=: the state folded from the events recorded by then' },
+  revision: { ...integer(0), description: "with ?asOf=: the revision of the stream's last event by then" },
+};
+
 /** A run: GET /v1/runs/{id}, and what enqueueing, cancelling, replaying and discarding answer. */
-export const Run = shape({ required: RUN_FIELDS }, 'Run');
+export const Run = shape({ required: RUN_FIELDS, optional: AS_OF_FIELDS }, 'Run');
 
 /** A run a call enqueued, or found already there (a repeated idempotency key or fire time). */
 export const EnqueuedRun = shape(

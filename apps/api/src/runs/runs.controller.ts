@@ -1,8 +1,8 @@
-import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiHeader, ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { EnqueueRuns, GetJob, GetRun, GetRunEvents } from '@chronicle/commands';
+import { EnqueueRuns, GetJob, GetRun, GetRunAsOf, GetRunEvents } from '@chronicle/commands';
 import {
   assertPayloadSize,
   dueTimeOf,
@@ -19,6 +19,7 @@ import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
 import { CompiledBody } from '../http/compiled-body';
+import { AS_OF, asOfFields, optionalInstant, type AsOfFields } from '../http/instants';
 import { ApiProblems } from '../http/problem-responses';
 import { EnqueuedRuns, Run, RunEvents } from './run-answers';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
@@ -108,12 +109,24 @@ export class RunsController {
   }
 
   @Get('runs/:id')
-  @ApiOperation({ operationId: 'getRun', summary: 'A run and its state (admin, its team, or a worker of its queue)' })
+  @ApiOperation({
+    operationId: 'getRun',
+    summary: 'A run and its state, now or as of an instant (admin, its team, or a worker of its queue)',
+  })
   @RUN_ID
+  @AS_OF
   @ApiAnswer(200, Run, { description: 'the run' })
-  @ApiProblems('not-found')
-  async get(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<RunView> {
-    return runView(await this.queries.execute(new GetRun(caller, parseRunId(id))), this.clock.now());
+  @ApiProblems('validation-error', 'not-found')
+  async get(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Query('asOf') asOfText?: string,
+  ): Promise<RunView | (RunView & AsOfFields)> {
+    const runId = parseRunId(id);
+    const asOf = optionalInstant(asOfText, 'asOf');
+    if (asOf === undefined) return runView(await this.queries.execute(new GetRun(caller, runId)), this.clock.now());
+    const run = await this.queries.execute(new GetRunAsOf(caller, runId, asOf));
+    return { ...runView(run, asOf), ...asOfFields(asOf, run.revision) };
   }
 
   /** The run's whole history, in order: what an auditor replays. */

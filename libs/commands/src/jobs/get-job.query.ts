@@ -5,11 +5,15 @@ import type { EventStore } from '@chronicle/event-store';
 import { EVENT_STORE } from '@chronicle/platform';
 import { loadOwnJob } from './job-stream';
 
-/** A job of the caller's team (any job, for the admin), from its stream (never a lagging row). */
+/**
+ * A job of the caller's team (any job, for the admin), from its stream (never a lagging row); with
+ * `asOf`, as it was then.
+ */
 export class GetJob extends Query<DefinedJob> {
   constructor(
     readonly caller: ReaderCaller,
     readonly name: string,
+    readonly asOf?: Date,
   ) {
     super();
   }
@@ -19,7 +23,7 @@ export class GetJob extends Query<DefinedJob> {
 export class GetJobHandler implements IQueryHandler<GetJob> {
   constructor(@Inject(EVENT_STORE) private readonly eventStore: EventStore) {}
 
-  execute({ caller, name }: GetJob): Promise<DefinedJob> {
-    return loadOwnJob(this.eventStore, caller, name);
+  execute({ caller, name, asOf }: GetJob): Promise<DefinedJob> {
+    return loadOwnJob(this.eventStore, caller, name, asOf);
   }
 }

@@ -18,15 +18,17 @@ import { upsertJob } from '@chronicle/projections';
 import { executeStreamCommand, toDomainEvent, type StreamCommandResult } from '../unit-of-work/stream-command';
 
 /**
- * The job as its stream says, if it is the caller's team's (the admin reads every job): another team's
- * job reads as absent, so existence does not leak.
+ * The job as its stream says (as of an instant: its events recorded by then), if it is the caller's
+ * team's (the admin reads every job): another team's job reads as absent, so existence does not leak.
  */
-export async function loadOwnJob(eventStore: EventStore, caller: ReaderCaller, name: string): Promise<DefinedJob> {
-  return ownJob(
-    caller,
-    foldJob((await eventStore.readStream(jobStreamId(name))).map(toDomainEvent) as JobEvent[]),
-    name,
-  );
+export async function loadOwnJob(
+  eventStore: EventStore,
+  caller: ReaderCaller,
+  name: string,
+  asOf?: Date,
+): Promise<DefinedJob> {
+  const recorded = await eventStore.readStream(jobStreamId(name), asOf === undefined ? {} : { until: asOf });
+  return ownJob(caller, foldJob(recorded.map(toDomainEvent) as JobEvent[]), name);
 }
 
 export function ownJob(caller: ReaderCaller, state: JobSnapshot, name: string): DefinedJob {

@@ -17,6 +17,20 @@ export class GetRun extends Query<PresentRun> {
   }
 }
 
+/**
+ * A run as it was at an instant: its events recorded by then, folded (an auditor's question; the read
+ * model knows only now). Absent before its stream existed: not-found.
+ */
+export class GetRunAsOf extends Query<PresentRun> {
+  constructor(
+    readonly caller: Caller,
+    readonly runId: string,
+    readonly asOf: Date,
+  ) {
+    super();
+  }
+}
+
 /** A run's whole history, in order: what an auditor replays. */
 export class GetRunEvents extends Query<readonly RecordedEvent[]> {
   constructor(
@@ -33,6 +47,15 @@ export class GetRunHandler implements IQueryHandler<GetRun> {
 
   async execute({ caller, runId }: GetRun): Promise<PresentRun> {
     return visibleRun(caller, (await findRunSnapshot(this.pool, runId)) ?? ABSENT, runId);
+  }
+}
+
+@QueryHandler(GetRunAsOf)
+export class GetRunAsOfHandler implements IQueryHandler<GetRunAsOf> {
+  constructor(@Inject(EVENT_STORE) private readonly eventStore: EventStore) {}
+
+  async execute({ caller, runId, asOf }: GetRunAsOf): Promise<PresentRun> {
+    return visibleRun(caller, (await readRun(this.eventStore, runId, asOf)).state, runId);
   }
 }
 

@@ -10,12 +10,13 @@ import {
 import type { EventStore, RecordedEvent } from '@chronicle/event-store';
 import { toDomainEvent } from '../unit-of-work/stream-command';
 
-/** The run's events, in order, and the state they fold to. */
+/** The run's events, in order, and the state they fold to; as of an instant, those recorded by then. */
 export async function readRun(
   eventStore: EventStore,
   runId: string,
+  asOf?: Date,
 ): Promise<{ recorded: readonly RecordedEvent[]; state: RunSnapshot }> {
-  const recorded = await eventStore.readStream(runStreamId(runId));
+  const recorded = await eventStore.readStream(runStreamId(runId), asOf === undefined ? {} : { until: asOf });
   return { recorded, state: foldRun(recorded.map(toDomainEvent) as RunEvent[]) };
 }
 
