@@ -1,7 +1,15 @@
 import { ApiModule } from '@chronicle/api';
 import { ProjectorModule } from '@chronicle/projector';
 import { createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
-import { apiClient, createTeam, startApp, type ApiClient, type RunningApp, type TeamClients } from './support';
+import {
+  apiClient,
+  createTeam,
+  graphqlClient,
+  startApp,
+  type ApiClient,
+  type RunningApp,
+  type TeamClients,
+} from './support';
 
 const ADMIN_TOKEN = 'e2e-admin-token-audit-0123456789ab';
 
@@ -246,6 +254,29 @@ describe('the audit trail (GET /v1/audit)', () => {
       ]);
       expect((await growth.team.get('/v1/jobs/billing.export/versions')).status).toBe(404);
     });
+  });
+
+  it('answers the same in GraphQL (auditEvents), with the same rules', async () => {
+    const query = `query ($filter: AuditFilterInput, $first: Int) {
+      auditEvents(filter: $filter, first: $first) { edges { cursor node { streamId revision type actor team recordedAt data } } pageInfo { hasNextPage endCursor } } }`;
+    const rest = (await audit(admin, `?stream=run-${runId}`)).body.items;
+    const answer = await graphqlClient(app.url, ADMIN_TOKEN)<{
+      auditEvents: { edges: Array<{ node: Record<string, unknown> }>; pageInfo: { hasNextPage: boolean } };
+    }>(query, { filter: { stream: `run-${runId}` } });
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.auditEvents.edges.map((e) => e.node)).toEqual(
+      rest.map(({ streamId, revision, type, actor, team, recordedAt, data }) => ({
+        streamId,
+        revision,
+        type,
+        actor,
+        team,
+        recordedAt,
+        data,
+      })),
+    );
+    const refused = await graphqlClient(app.url, billing.teamToken)(query, { filter: { team: 'growth' } });
+    expect(refused.errors?.[0]?.extensions).toEqual({ code: 'forbidden', status: 403 });
   });
 
   it.each([

@@ -10,7 +10,7 @@ import { REST_PAGE } from '../http/page-names';
 import { ListingRefusals, PageQuery } from '../listings/jobs-listing.controller';
 
 /** Event types and stream ids are our own names: letters, digits and a few separators. */
-const LOG_NAME = /^[A-Za-z0-9_.:@+-]{1,300}$/;
+export const LOG_NAME = /^[A-Za-z0-9_.:@+-]{1,300}$/;
 
 class AuditQuery extends PageQuery {
   @ApiPropertyOptional({ example: 'team:billing', description: "who decided: the events' metadata.actor" })

@@ -6,6 +6,7 @@ import { CONFIG, LOGGER, type Config, type JsonLogger } from '@chronicle/platfor
 import { AuthModule } from '../auth/auth.module';
 import { GraphqlContextFactory } from './graphql-context';
 import { graphqlErrorFormatter } from './graphql-errors';
+import { AuditResolver } from './audit.resolver';
 import { JobResolver } from './job.resolver';
 import { OverviewResolver } from './overview.resolver';
 import { queryLimitsPlugin } from './query-limits';
@@ -42,6 +43,6 @@ class GraphqlContextModule {}
       }),
     }),
   ],
-  providers: [JobResolver, RunResolver, OverviewResolver, QueueHistoryResolver],
+  providers: [JobResolver, RunResolver, OverviewResolver, QueueHistoryResolver, AuditResolver],
 })
 export class GraphqlApiModule {}

@@ -1,0 +1,92 @@
+import { QueryBus } from '@nestjs/cqrs';
+import { Args, ArgsType, Field, InputType, Int, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Type } from 'class-transformer';
+import { IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { ListAuditEvents } from '@chronicle/commands';
+import { requireReader, TEAM_ID_PATTERN, TEAM_ID_RULE, type Caller } from '@chronicle/domain';
+import { auditEventView, LOG_NAME } from '../audit/audit.controller';
+import { GRAPHQL_PAGE } from '../http/page-names';
+import { ConnectionOf, connectionOf, givenFields, type Connection } from './connection.types';
+import { GqlCaller } from './graphql-context';
+import { PageArgs } from './run.types';
+import { DateTimeScalar, JsonScalar } from './scalars';
+
+@ObjectType('AuditEvent', { description: 'An event of the log, with who decided it (GET /v1/audit).' })
+export class AuditEventNode {
+  @Field() streamId!: string;
+  @Field(() => Int) revision!: number;
+  @Field() type!: string;
+  @Field(() => DateTimeScalar) recordedAt!: string;
+  @Field(() => String, { nullable: true, description: 'team:<id>:token:<token id>, worker:<team>:<worker id>, …' })
+  actor!: string | null;
+  @Field(() => String, { nullable: true, description: 'The id of the request that caused it, if one did.' })
+  correlationId!: string | null;
+  @Field(() => String, { nullable: true, description: "The team whose stream it is; null: the platform's." })
+  team!: string | null;
+  @Field(() => JsonScalar) data!: unknown;
+  @Field(() => JsonScalar) metadata!: Record<string, unknown>;
+}
+
+@ObjectType()
+export class AuditEventConnection extends ConnectionOf(AuditEventNode, 'AuditEvent') {}
+
+@InputType({ description: 'Each field given narrows the events listed (as GET /v1/audit).' })
+export class AuditFilterInput {
+  @Field({ nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(300)
+  actor?: string;
+
+  @Field({ nullable: true })
+  @IsOptional()
+  @Matches(LOG_NAME, { message: 'type must be an event type such as RunDead' })
+  type?: string;
+
+  @Field({ nullable: true, description: 'run-<id>, job-<name>, team-<id>' })
+  @IsOptional()
+  @Matches(LOG_NAME, { message: 'stream must be a stream id such as run-run_8K2 or job-billing.export' })
+  stream?: string;
+
+  @Field(() => DateTimeScalar, { nullable: true, description: 'recorded at or after' })
+  @IsOptional()
+  since?: Date;
+
+  @Field(() => DateTimeScalar, { nullable: true, description: 'recorded before' })
+  @IsOptional()
+  until?: Date;
+
+  @Field({ nullable: true, description: "a team token sees its own team's only; the admin any, or all" })
+  @IsOptional()
+  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
+  team?: string;
+}
+
+@ArgsType()
+class AuditEventsArgs extends PageArgs {
+  @Field(() => AuditFilterInput, { nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => AuditFilterInput)
+  filter?: AuditFilterInput;
+}
+
+/** The audit trail, as REST's GET /v1/audit: the same query, so the same answers. */
+@Resolver()
+export class AuditResolver {
+  constructor(private readonly queries: QueryBus) {}
+
+  @Query(() => AuditEventConnection, {
+    description: "The log's events with their actors, newest first (a team: its own streams'; the admin: all).",
+  })
+  async auditEvents(@GqlCaller() caller: Caller, @Args() args: AuditEventsArgs): Promise<Connection<AuditEventNode>> {
+    const page = await this.queries.execute(
+      new ListAuditEvents(requireReader(caller), givenFields(args.filter), {
+        after: args.after,
+        size: args.first,
+        names: GRAPHQL_PAGE,
+      }),
+    );
+    return connectionOf(page, auditEventView);
+  }
+}
