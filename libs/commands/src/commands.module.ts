@@ -8,6 +8,7 @@ import { DefineJobHandler } from './jobs/define-job.command';
 import { GetJobHandler } from './jobs/get-job.query';
 import { SetJobPausedHandler } from './jobs/set-job-paused.command';
 import { ListAuditEventsHandler } from './audit/list-audit-events.query';
+import { ActOnDeadLettersHandler } from './dlq/act-on-dead-letters.command';
 import { GetEventsOfRunsHandler } from './listings/events-of-runs.query';
 import { ListJobsHandler } from './listings/list-jobs.query';
 import { ListRunsHandler, ListRunsOfJobsHandler } from './listings/list-runs.query';
@@ -79,6 +80,7 @@ export class RunReservationsModule {}
     GetQueueStatsHandler,
     GetEventsOfRunsHandler,
     ListAuditEventsHandler,
+    ActOnDeadLettersHandler,
     CreateTeamHandler,
     IssueTokenHandler,
     GrantQueueHandler,
