@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { PostgresEventStore } from '@chronicle/event-store';
@@ -9,29 +8,11 @@ import { ProjectionRunner } from '@chronicle/projector';
 import { PROJECTIONS } from '@chronicle/projections';
 import { catchUpUntil, createEmptyDatabase, seedRuns, testJob } from '@chronicle/testing';
 import { buildDist } from './support/build-dist';
+import { chronicle, CLI_BIN, CLI_ROOT } from './support/chronicle-cli';
 
 const run = promisify(execFile);
-const root = path.resolve(__dirname, '..');
-const bin = path.join(root, 'bin', 'chronicle.js');
-
-interface Ran {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** The real binary, as `npx chronicle ...` runs it, with this environment. */
-async function chronicle(args: readonly string[], env: Record<string, string | undefined>): Promise<Ran> {
-  const childEnv = { ...process.env, ...env };
-  for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { cwd: root, env: childEnv });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const root = CLI_ROOT;
+const bin = CLI_BIN;
 
 describe('the chronicle CLI, operator commands (npx chronicle)', () => {
   let database: Awaited<ReturnType<typeof createEmptyDatabase>>;

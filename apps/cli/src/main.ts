@@ -1,12 +1,15 @@
 import { Command, CommanderError } from 'commander';
 import { isUnavailable } from '@chronicle/platform';
+import { apiCommands } from './api-commands';
 import { operatorCommands } from './operator-commands';
 import { CliError, EXIT, Output } from './output';
 
 /**
- * `npx chronicle <command>`: the operator's commands against the database
- * (DATABASE_URL). Exit codes: 0 done, 1 the command found a problem, 2 a
- * wrong command line or setting, 3 the database or server unreachable.
+ * `npx chronicle <command>`: the API's commands against a running server
+ * (CHRONICLE_URL, CHRONICLE_TOKEN), and the operator's against the database
+ * (DATABASE_URL). Exit codes: 0 done, 1 the command found a problem or was
+ * refused, 2 a wrong command line or setting, 3 the database or server
+ * unreachable.
  */
 export async function main(argv: readonly string[]): Promise<number> {
   const json = argv.includes('--json');
@@ -14,9 +17,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command('chronicle')
     .description('the Chronicle scheduler from the command line')
     .option('--json', 'print results as JSON, for scripts')
+    .option('--url <url>', 'the API commands: the server (default CHRONICLE_URL, else http://localhost:3000)')
+    .option('--token <token>', 'the API commands: a team or admin token (default CHRONICLE_TOKEN)')
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
   for (const command of operatorCommands(output)) program.addCommand(command.exitOverride());
+  const flags = (): { url?: string; token?: string } => program.opts<{ url?: string; token?: string }>();
+  for (const command of apiCommands(output, flags)) program.addCommand(exitOverrideAll(command));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.ok;
@@ -29,6 +36,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     output.error(err instanceof Error ? err.message : String(err));
     return isUnavailable(err) ? EXIT.unavailable : EXIT.failed;
   }
+}
+
+/** Every subcommand reports a wrong command line by throwing, as the program does. */
+function exitOverrideAll(command: Command): Command {
+  command.exitOverride();
+  for (const sub of command.commands) exitOverrideAll(sub);
+  return command;
 }
 
 if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));

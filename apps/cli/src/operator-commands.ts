@@ -4,7 +4,7 @@ import { createEventStore, type EventStore } from '@chronicle/event-store';
 import { createPool, loadConfig, migrate } from '@chronicle/platform';
 import { PROJECTIONS, loadCheckpoint } from '@chronicle/projections';
 import { eventsInLog, rebuildProjection, verifyProjections, type RebuildProgress } from '@chronicle/projector';
-import { CliError, EXIT, type Output } from './output';
+import { CliError, EXIT, positiveInteger, type Output } from './output';
 
 /** What the operator commands run against: the read models' database and the log the configuration names. */
 interface Operated {
@@ -120,10 +120,4 @@ async function operate(work: (operated: Operated) => Promise<void>): Promise<voi
 
 function rate(report: { events: number; seconds: number }): number {
   return Math.round(report.events / Math.max(report.seconds, 0.001));
-}
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new CliError(`not a positive integer: ${value}`, EXIT.usage);
-  return n;
 }

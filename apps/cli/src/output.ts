@@ -33,7 +33,7 @@ export interface Progress {
  */
 export class Output {
   constructor(
-    private readonly json: boolean,
+    readonly json: boolean,
     private readonly stdout: NodeJS.WriteStream = process.stdout,
     private readonly stderr: NodeJS.WriteStream = process.stderr,
   ) {}
@@ -63,15 +63,30 @@ export class Output {
     this.stdout.write(this.json ? `${JSON.stringify(value)}\n` : `${sentence}\n`);
   }
 
+  /** A value as it is: JSON for scripts and people alike (a page of a listing with --json). */
+  raw(value: unknown): void {
+    this.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  /** One resource (a job, a run): indented JSON for people, one line with --json. */
+  document(value: unknown): void {
+    this.stdout.write(`${this.json ? JSON.stringify(value) : JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /** A remark beside the result (where the next page starts), on stderr; none with --json. */
+  note(message: string): void {
+    if (!this.json) this.stderr.write(`${message}\n`);
+  }
+
   error(message: string): void {
     this.stderr.write(this.json ? `${JSON.stringify({ error: message })}\n` : `chronicle: ${message}\n`);
   }
 
-  progress(title: string, total: number | undefined): Progress {
+  progress(title: string, total: number | undefined, unit = 'events'): Progress {
     if (this.stderr.isTTY === true && !this.json) {
       const bar = new SingleBar(
         {
-          format: `${title} [{bar}] {value}${total === undefined ? '' : '/{total}'} events | {speed} events/s | ETA {eta_formatted} | {phase}`,
+          format: `${title} [{bar}] {value}${total === undefined ? '' : '/{total}'} ${unit} | {speed} ${unit}/s | ETA {eta_formatted} | {phase}`,
           etaBuffer: 20,
           stream: this.stderr,
         },
@@ -97,12 +112,19 @@ export class Output {
         last = now;
         const seconds = (now - started) / 1000;
         this.stderr.write(
-          `${title}: ${phase}, ${done} events, ${Math.round(done / Math.max(seconds, 0.001))} events/s\n`,
+          `${title}: ${phase}, ${done} ${unit}, ${Math.round(done / Math.max(seconds, 0.001))} ${unit}/s\n`,
         );
       },
       stop: () => undefined,
     };
   }
+}
+
+/** A command-line option's whole number above 0, or a usage error. */
+export function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new CliError(`not a positive integer: ${value}`, EXIT.usage);
+  return n;
 }
 
 function format(value: unknown): string {
