@@ -253,6 +253,10 @@ describe('the audit trail (GET /v1/audit)', () => {
         { field: 'payload', before: null, after: { format: 'csv' } },
       ]);
       expect((await growth.team.get('/v1/jobs/billing.export/versions')).status).toBe(404);
+      // Each run records the version of the definition it was made from.
+      const newer = await billing.team.post<{ runId: string }>('/v1/jobs/billing.export/runs', {});
+      expect((await billing.team.get(`/v1/runs/${newer.body.runId}`)).body).toMatchObject({ jobVersion: 2 });
+      expect((await billing.team.get(`/v1/runs/${runId}`)).body).toMatchObject({ jobVersion: 1 });
     });
   });
 

@@ -31,7 +31,7 @@ export async function seedRuns(
   await store.unitOfWork(pool, async (uow) => {
     if (jobs.length > 0) await defineNewJobs(uow, jobs, 'test');
     const scheduled = runs.map((r) =>
-      newRunScheduled(r.job, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
+      newRunScheduled(r.job, 1, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
     );
     await scheduleNewRuns(uow, scheduled, {});
   });

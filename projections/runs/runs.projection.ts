@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
-import { RunEventType, type PresentRun, ABSENT, evolve, type RunSnapshot } from '@chronicle/domain';
+import { RunEventType, type PresentRun, ABSENT, evolve, upcastEvent, type RunSnapshot } from '@chronicle/domain';
 import type { Projection } from '../projection';
 import { findRunSnapshots, upsertRuns } from './runs.sql';
 
@@ -71,7 +71,7 @@ export function foldFrom<State extends { revision: number }, Event>(
     if (revision <= result.revision) continue;
     if (revision !== result.revision + 1)
       throw new Error(`stream of ${id}: revision ${revision} follows ${result.revision}`);
-    result = step(result, { type: event.type, data: event.data } as Event);
+    result = step(result, upcastEvent(event) as Event);
   }
   return result;
 }

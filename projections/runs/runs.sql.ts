@@ -1,6 +1,6 @@
 import type { ReadModelWrite } from '@chronicle/event-store';
 import { sqlList, type Queryable } from '@chronicle/platform';
-import { WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
+import { upcastData, WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
 
 /**
  * The waiting states as the SQL literal list the partial indexes on `runs` are written with
@@ -34,7 +34,13 @@ export function runFromRow(row: RunRow): PresentRun {
   return {
     status: row.state,
     revision: Number(row.revision),
-    definition: row.definition,
+    // A row written before runs recorded their job's version holds the RunScheduled of then.
+    definition: upcastData(
+      'RunScheduled',
+      row.definition,
+      'jobVersion' in row.definition ? 2 : 1,
+      2,
+    ) as PresentRun['definition'],
     attempt: row.attempt,
     attemptLimit: row.attempt_limit,
     availableAt: row.available_at.toISOString(),

@@ -24,3 +24,4 @@ export * from './schedule/rrule-schedule';
 export * from './schedule/schedule-spec';
 export * from './schedule/zoned-time';
 export * from './streams';
+export * from './upcasting';

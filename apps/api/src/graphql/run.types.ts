@@ -61,6 +61,8 @@ export class RunNode {
   @Field(() => Int, { description: 'Attempts started so far.' }) attempt!: number;
   @Field(() => DateTimeScalar) dueAt!: string;
   @Field() idempotencyKey!: string;
+  @Field(() => Int, { nullable: true, description: "The job definition's version it was made from." })
+  jobVersion!: number | null;
   @Field(() => DateTimeScalar, { nullable: true }) leaseExpiresAt!: string | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When it went to the dead-letter queue.' })
@@ -79,6 +81,7 @@ export function runNode(run: PresentRun, now: Date): RunNode {
     attempt: run.attempt,
     dueAt: run.definition.dueAt,
     idempotencyKey: run.definition.idempotencyKey,
+    jobVersion: run.definition.jobVersion,
     leaseExpiresAt: run.lease?.expiresAt ?? null,
     lastError: run.lastError,
     deadAt: run.status === 'dead' ? (run.death?.deadAt ?? null) : null,

@@ -41,6 +41,8 @@ export class RunResponse {
   @ApiProperty({ enum: PRIORITIES }) priority!: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) leaseExpiresAt!: string | null;
   @ApiProperty({ type: String, nullable: true }) lastError!: string | null;
+  @ApiProperty({ type: Number, nullable: true, description: "the job definition's version it was made from" })
+  jobVersion!: number | null;
 }
 
 export class RunsPageResponse {

@@ -24,6 +24,10 @@ const RUN_FIELDS = {
   priority: oneOf(PRIORITIES),
   leaseExpiresAt: { ...nullable(dateTime()), description: 'while leased' },
   lastError: nullable(text()),
+  jobVersion: {
+    ...nullable(integer(1)),
+    description: "the version of the job's definition it was made from (null: a run recorded before runs said)",
+  },
 };
 
 /** What an answer `?asOf=` an instant adds: the instant, and the stream's revision the state reflects. */

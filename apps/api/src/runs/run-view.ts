@@ -11,6 +11,7 @@ export interface RunView {
   readonly priority: string;
   readonly leaseExpiresAt: string | null;
   readonly lastError: string | null;
+  readonly jobVersion: number | null;
 }
 
 export function runView(state: PresentRun, now: Date): RunView {
@@ -25,5 +26,6 @@ export function runView(state: PresentRun, now: Date): RunView {
     priority: state.definition.priority,
     leaseExpiresAt: state.lease?.expiresAt ?? null,
     lastError: state.lastError,
+    jobVersion: state.definition.jobVersion,
   };
 }

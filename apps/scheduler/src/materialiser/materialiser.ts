@@ -70,7 +70,7 @@ export class Materialiser {
           new Date(now.getTime() + this.lookaheadSeconds * 1000),
           MATERIALISE_BATCH_JOBS,
         );
-        const planned = due.map(({ definition, materialised_through }) => {
+        const planned = due.map(({ definition, version, materialised_through }) => {
           const plan = planScheduledRuns({
             jobName: definition.name,
             spec: parseScheduleSpec(definition.schedule, VALIDATED_ZONE),
@@ -80,7 +80,7 @@ export class Materialiser {
             runAllCap: RUN_ALL_CAP,
           });
           const runs = plan.runs.map((run) =>
-            newRunScheduled(definition, {
+            newRunScheduled(definition, version, {
               runId: scheduledRunId(definition.name, run.nominalAt),
               dueAt: run.dueAt,
               idempotencyKey: run.idempotencyKey,

@@ -3,6 +3,8 @@ import type { Queryable } from '@chronicle/platform';
 
 export interface DueScheduleRow {
   readonly definition: JobDefinition;
+  /** The definition's version: the runs made from it record it. */
+  readonly version: number;
   readonly materialised_through: Date | null;
 }
 
@@ -18,7 +20,7 @@ export interface DueScheduleRow {
 export async function lockDueSchedules(db: Queryable, horizon: Date, limit: number): Promise<DueScheduleRow[]> {
   const { rows } = await db.query<DueScheduleRow>({
     name: 'materialise_lock_due_schedules',
-    text: `SELECT j.definition, c.materialised_through
+    text: `SELECT j.definition, j.version, c.materialised_through
              FROM schedule_cursors c JOIN jobs j ON j.name = c.job
             WHERE c.next_fire_at <= $1 AND NOT j.paused
             ORDER BY c.next_fire_at

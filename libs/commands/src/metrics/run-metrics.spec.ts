@@ -19,6 +19,7 @@ function scheduled(priority: 'critical' | 'bulk'): PresentRun {
       retry: { maxAttempts: 2, baseSeconds: 0, maxSeconds: 0 },
       timeoutSeconds: 60,
       source: 'api',
+      jobVersion: 1,
     },
   }) as PresentRun;
 }

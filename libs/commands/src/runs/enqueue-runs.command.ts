@@ -129,7 +129,7 @@ function scheduledRun(job: DefinedJob, request: EnqueueRequest, source: RunSched
     (request.idempotencyKey === undefined
       ? `run_${uuidV7().replace(/-/g, '')}`
       : derivedRunId(job.definition.name, request.idempotencyKey));
-  return newRunScheduled(job.definition, {
+  return newRunScheduled(job.definition, job.version, {
     runId,
     dueAt: request.dueAt,
     payload: request.payload,

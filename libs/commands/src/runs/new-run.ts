@@ -14,6 +14,7 @@ export function scheduledRunId(job: string, nominalAt: Date): string {
 /** The RunScheduled of a new run of a job: the definition's queue, priority, retry, timeout and payload. */
 export function newRunScheduled(
   definition: JobDefinition,
+  jobVersion: number,
   run: {
     readonly runId: string;
     readonly dueAt: Date;
@@ -34,5 +35,6 @@ export function newRunScheduled(
     retry: definition.retry,
     timeoutSeconds: definition.timeoutSeconds,
     source: run.source,
+    jobVersion,
   };
 }

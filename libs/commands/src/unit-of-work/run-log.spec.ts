@@ -25,6 +25,7 @@ const scheduled: RunScheduledData = {
   retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 },
   timeoutSeconds: 60,
   source: 'api',
+  jobVersion: 1,
 };
 
 /** The decision `command` makes on `before`, as decideAndAppendBatches hands it on. */

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { EventStore, RecordedEvent } from '@chronicle/event-store';
+import { upcastEvent } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
 import { retryOnConflict } from './retry-on-conflict';
 import { recordedMetadata } from './event-metadata';
@@ -55,6 +56,7 @@ export function executeStreamCommand<State, Event extends DomainEvent>(
   });
 }
 
+/** A recorded event as the deciders fold it: its data upcast to today's shape (upcasting.ts). */
 export function toDomainEvent(event: RecordedEvent): DomainEvent {
-  return { type: event.type, data: event.data };
+  return upcastEvent(event);
 }

@@ -19,6 +19,7 @@ const scheduled: RunScheduledData = {
   retry: { maxAttempts: 3, baseSeconds: 30, maxSeconds: 1800 },
   timeoutSeconds: 900,
   source: 'api',
+  jobVersion: 1,
 };
 
 /** given events, when command: the events it decides. */

@@ -28,6 +28,8 @@ export interface RunScheduledData {
   readonly retry: RetryPolicy;
   readonly timeoutSeconds: number;
   readonly source: RunSource;
+  /** The version of the job's definition the run was made from; null for runs recorded before version 2. */
+  readonly jobVersion: number | null;
 }
 
 export interface RunLeasedData {
@@ -115,5 +117,8 @@ export type RunEvent =
   | Event<'RunReplayed', RunReplayedData>
   | Event<'RunDiscarded', RunDiscardedData>;
 
-/** Current shape version of run events' data, stored in every event's metadata. */
-export const RUN_EVENT_SCHEMA_VERSION = 1;
+/**
+ * Current shape version of run events' data, stored in every event's metadata. 2: RunScheduled has
+ * `jobVersion` (upcasting.ts reads version 1 events).
+ */
+export const RUN_EVENT_SCHEMA_VERSION = 2;
