@@ -170,8 +170,14 @@ describe('the audit trail (GET /v1/audit)', () => {
     expect(trail[0]!.data).toMatchObject({ team: 'billing', maxPendingRuns: 100 });
     const issued = trail.filter((e) => e.type === 'TokenIssued').map((e) => e.data);
     expect(issued).toEqual([
-      { tokenId: expect.stringMatching(/^tok_/), kind: 'worker', team: 'billing', queues: ['billing'] },
-      { tokenId: expect.stringMatching(/^tok_/), kind: 'team', team: 'billing', queues: ['billing'] },
+      {
+        tokenId: expect.stringMatching(/^tok_/),
+        kind: 'worker',
+        team: 'billing',
+        queues: ['billing'],
+        expiresAt: null,
+      },
+      { tokenId: expect.stringMatching(/^tok_/), kind: 'team', team: 'billing', queues: ['billing'], expiresAt: null },
     ]);
     expect(billing.teamActor).toBe(`team:billing:token:${String(issued[1]!['tokenId'])}`);
     // The same grant again changes nothing and records nothing.

@@ -8,6 +8,7 @@ import { DefineJobHandler } from './jobs/define-job.command';
 import { GetJobHandler } from './jobs/get-job.query';
 import { SetJobPausedHandler } from './jobs/set-job-paused.command';
 import { ListAuditEventsHandler } from './audit/list-audit-events.query';
+import { ListTokensHandler, RevokeTokenHandler } from './teams/token-lifecycle.command';
 import { ActOnDeadLettersHandler } from './dlq/act-on-dead-letters.command';
 import { GetEventsOfRunsHandler } from './listings/events-of-runs.query';
 import { ListJobsHandler } from './listings/list-jobs.query';
@@ -80,6 +81,8 @@ export class RunReservationsModule {}
     GetQueueStatsHandler,
     GetEventsOfRunsHandler,
     ListAuditEventsHandler,
+    ListTokensHandler,
+    RevokeTokenHandler,
     ActOnDeadLettersHandler,
     CreateTeamHandler,
     IssueTokenHandler,

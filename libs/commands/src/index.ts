@@ -10,6 +10,7 @@ export * from './jobs/get-job.query';
 export * from './jobs/job-stream';
 export * from './jobs/set-job-paused.command';
 export * from './audit/list-audit-events.query';
+export * from './teams/token-lifecycle.command';
 export * from './dlq/act-on-dead-letters.command';
 export * from './jobs/job-versions.query';
 export * from './listings/events-of-runs.query';

@@ -29,6 +29,7 @@ export type RunEventType = (typeof RunEventType)[keyof typeof RunEventType];
 export const AdminEventType = {
   TeamCreated: 'TeamCreated',
   TokenIssued: 'TokenIssued',
+  TokenRevoked: 'TokenRevoked',
   QueueGranted: 'QueueGranted',
   TeamQuotasSet: 'TeamQuotasSet',
 } as const;

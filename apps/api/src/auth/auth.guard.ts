@@ -31,8 +31,8 @@ export class AuthGuard implements CanActivate {
   }
 
   /**
-   * Workers call many times a second with one token: a token's caller is kept for a few seconds
-   * (tokens are only ever added).
+   * Workers call many times a second with one token: a token's caller is kept for a few seconds, so a
+   * revocation is seen within KNOWN_FOR_MS on every API process.
    */
   private async callerOf(hash: string): Promise<Caller> {
     const known = this.known.get(hash);
@@ -45,7 +45,8 @@ export class AuthGuard implements CanActivate {
     else if (row.team !== null) caller = { kind: 'team', team: row.team, queues: row.queues, tokenId };
     else throw unauthorized('the token is not valid');
     if (this.known.size >= KNOWN_TOKENS) this.known.clear();
-    this.known.set(hash, { caller, until: Date.now() + KNOWN_FOR_MS });
+    // Kept a few seconds (a revoked token is refused within that), never past the token's expiry.
+    this.known.set(hash, { caller, until: Math.min(Date.now() + KNOWN_FOR_MS, row.expires_at?.getTime() ?? Infinity) });
     return caller;
   }
 }

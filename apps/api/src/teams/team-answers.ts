@@ -1,4 +1,4 @@
-import { integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
+import { dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
 
 /* What the admin's calls answer, for the OpenAPI document. */
@@ -21,10 +21,30 @@ export const IssuedToken = shape(
         description: 'null: a platform worker token, serving every team granted its queues',
       },
       queues: list(text()),
+      expiresAt: { ...nullable(dateTime()), description: 'null: until revoked' },
     },
   },
   'IssuedToken',
 );
+
+/** A token as listings show it: never the token, nor its hash. */
+export const TokenAnswer = shape(
+  {
+    required: {
+      id: { ...text(), example: 'tok_3q8Zx1mVd0Kf2LrA' },
+      kind: oneOf(['team', 'worker']),
+      team: nullable(text()),
+      queues: list(text()),
+      createdAt: dateTime(),
+      expiresAt: nullable(dateTime()),
+      revokedAt: { ...nullable(dateTime()), description: 'refused since (within 5 s on every API process)' },
+      lastUsedAt: { ...nullable(dateTime()), description: 'to the minute' },
+    },
+  },
+  'Token',
+);
+
+export const TokenList = shape({ required: { tokens: list(ref(TokenAnswer)) } }, 'TokenList');
 
 const QueueGrant = shape(
   { required: { team: text(), weight: { ...integer(1, 100), description: 'its share of the round-robin' } } },

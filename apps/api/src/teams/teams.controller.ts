@@ -1,12 +1,13 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiOperation, ApiProperty } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   ArrayNotEmpty,
   IsArray,
   IsIn,
   IsInt,
+  IsISO8601,
   IsOptional,
   IsString,
   Matches,
@@ -14,8 +15,19 @@ import {
   Min,
 } from 'class-validator';
 import type { Response } from 'express';
-import { CreateTeam, GrantQueue, IssueToken, ListGrants, type IssuedToken, type QueueGrant } from '@chronicle/commands';
 import {
+  CreateTeam,
+  GrantQueue,
+  IssueToken,
+  ListGrants,
+  ListTokens,
+  RevokeToken,
+  type IssuedToken,
+  type QueueGrant,
+  type TokenListing,
+} from '@chronicle/commands';
+import {
+  DomainError,
   NAME_PATTERN,
   NAME_RULE,
   parseName,
@@ -29,7 +41,7 @@ import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
 import { ApiProblems } from '../http/problem-responses';
-import { IssuedToken as IssuedTokenAnswer, QueueGrants, Team } from './team-answers';
+import { IssuedToken as IssuedTokenAnswer, QueueGrants, Team, TokenAnswer, TokenList } from './team-answers';
 
 class CreateTeamBody {
   @ApiProperty({ pattern: TEAM_ID_PATTERN.source, description: TEAM_ID_RULE, example: 'billing' })
@@ -56,12 +68,25 @@ class QueuesBody {
 }
 
 class IssueTokenBody extends QueuesBody {
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'refused from this instant on (a future one); without it, until revoked',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  expiresAt?: string;
+
   @ApiProperty({ enum: ['team', 'worker'], description: 'team: define jobs, enqueue; worker: lease and complete' })
   @IsIn(['team', 'worker'])
   kind!: 'team' | 'worker';
 }
 
 class IssuePlatformTokenBody extends QueuesBody {
+  @ApiPropertyOptional({ format: 'date-time', description: 'refused from this instant on (a future one)' })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  expiresAt?: string;
+
   @ApiProperty({
     enum: ['worker'],
     description: 'worker: a platform worker token, serving every team granted the queues',
@@ -96,7 +121,10 @@ class GrantBody {
 @UseGuards(AuthGuard)
 @ApiProblems('forbidden') // the admin only
 export class TeamsController {
-  constructor(private readonly commands: CommandBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Post()
   @ApiOperation({ operationId: 'createTeam', summary: 'Create a team (admin)' })
@@ -124,7 +152,34 @@ export class TeamsController {
     @Body() body: IssueTokenBody,
   ): Promise<IssuedToken<string>> {
     requireAdmin(caller);
-    return this.commands.execute(new IssueToken(body.kind, team, body.queues, actorOf(caller)));
+    return this.commands.execute(
+      new IssueToken(body.kind, team, body.queues, actorOf(caller), futureInstant(body.expiresAt)),
+    );
+  }
+
+  @Get(':team/tokens')
+  @ApiOperation({
+    operationId: 'listTokens',
+    summary: "A team's tokens, never the tokens themselves (admin, or the team)",
+  })
+  @ApiAnswer(200, TokenList, { description: 'its tokens, oldest first, revoked and expired ones included' })
+  @ApiProblems('not-found')
+  async listTokens(@CurrentCaller() caller: Caller, @Param('team') team: string): Promise<{ tokens: TokenView[] }> {
+    requireAdminOrTeam(caller, team);
+    return { tokens: (await this.queries.execute(new ListTokens(team))).map(tokenView) };
+  }
+
+  @Delete(':team/tokens/:id')
+  @ApiOperation({ operationId: 'revokeToken', summary: "Revoke one of a team's tokens (admin, or the team)" })
+  @ApiAnswer(200, TokenAnswer, { description: 'the token, revoked: refused everywhere within 5 s' })
+  @ApiProblems('not-found')
+  async revokeToken(
+    @CurrentCaller() caller: Caller,
+    @Param('team') team: string,
+    @Param('id') id: string,
+  ): Promise<TokenView> {
+    requireAdminOrTeam(caller, team);
+    return tokenView(await this.commands.execute(new RevokeToken(team, id, actorOf(caller))));
   }
 }
 
@@ -150,7 +205,26 @@ export class QueuesController {
     @Body() body: IssuePlatformTokenBody,
   ): Promise<IssuedToken<null>> {
     requireAdmin(caller);
-    return this.commands.execute(new IssueToken(body.kind, null, body.queues, actorOf(caller)));
+    return this.commands.execute(
+      new IssueToken(body.kind, null, body.queues, actorOf(caller), futureInstant(body.expiresAt)),
+    );
+  }
+
+  @Get('tokens')
+  @ApiOperation({ operationId: 'listPlatformTokens', summary: 'The platform worker tokens (admin)' })
+  @ApiAnswer(200, TokenList, { description: 'oldest first, revoked and expired ones included' })
+  async listPlatformTokens(@CurrentCaller() caller: Caller): Promise<{ tokens: TokenView[] }> {
+    requireAdmin(caller);
+    return { tokens: (await this.queries.execute(new ListTokens(null))).map(tokenView) };
+  }
+
+  @Delete('tokens/:id')
+  @ApiOperation({ operationId: 'revokePlatformToken', summary: 'Revoke a platform worker token (admin)' })
+  @ApiAnswer(200, TokenAnswer, { description: 'the token, revoked' })
+  @ApiProblems('not-found')
+  async revokePlatformToken(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<TokenView> {
+    requireAdmin(caller);
+    return tokenView(await this.commands.execute(new RevokeToken(null, id, actorOf(caller))));
   }
 
   @Post('queues/:queue/grants')
@@ -183,4 +257,44 @@ export class QueuesController {
     requireAdmin(caller);
     return { queue, grants: await this.queries.execute(new ListGrants(parseName(queue, 'queue'))) };
   }
+}
+
+interface TokenView {
+  readonly id: string;
+  readonly kind: 'team' | 'worker';
+  readonly team: string | null;
+  readonly queues: string[];
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
+  readonly revokedAt: string | null;
+  readonly lastUsedAt: string | null;
+}
+
+function tokenView(token: TokenListing): TokenView {
+  const iso = (at: Date | null): string | null => at?.toISOString() ?? null;
+  return {
+    id: token.id,
+    kind: token.kind,
+    team: token.team,
+    queues: token.queues,
+    createdAt: token.createdAt.toISOString(),
+    expiresAt: iso(token.expiresAt),
+    revokedAt: iso(token.revokedAt),
+    lastUsedAt: iso(token.lastUsedAt),
+  };
+}
+
+/** The admin, or the team itself (its own tokens). */
+function requireAdminOrTeam(caller: Caller, team: string): void {
+  if (caller.kind === 'admin' || (caller.kind === 'team' && caller.team === team)) return;
+  throw new DomainError('forbidden', "this call needs the admin token or the team's own");
+}
+
+/** An expiry must lie ahead: a token born expired is a mistake. */
+function futureInstant(value: string | undefined): Date | null {
+  if (value === undefined) return null;
+  const at = new Date(value);
+  if (at.getTime() <= Date.now())
+    throw new DomainError('validation-error', 'expiresAt must be in the future', { field: 'expiresAt' });
+  return at;
 }

@@ -16,6 +16,8 @@ export interface IssuedToken<Team extends string | null> {
   readonly kind: 'team' | 'worker';
   readonly team: Team;
   readonly queues: string[];
+  /** null: it does not expire (until revoked). */
+  readonly expiresAt: string | null;
 }
 
 /**
@@ -29,6 +31,7 @@ export class IssueToken<Team extends string | null = string | null> extends Comm
     readonly team: Team,
     readonly queues: readonly string[],
     readonly actor: string,
+    readonly expiresAt: Date | null = null,
   ) {
     super();
   }
@@ -41,7 +44,7 @@ export class IssueTokenHandler implements ICommandHandler<IssueToken> {
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
   ) {}
 
-  async execute({ kind, team, queues: requested, actor }: IssueToken): Promise<IssuedToken<string | null>> {
+  async execute({ kind, team, queues: requested, actor, expiresAt }: IssueToken): Promise<IssuedToken<string | null>> {
     if (team !== null) await requireTeamExists(this.pool, team);
     const token = newToken(kind);
     const id = newTokenId();
@@ -50,10 +53,13 @@ export class IssueTokenHandler implements ICommandHandler<IssueToken> {
       streamId: team === null ? PLATFORM_STREAM : teamStreamId(team),
       // The token itself, and its hash, stay out of the log.
       decide: async () => ({
-        event: { type: AdminEventType.TokenIssued, data: { tokenId: id, kind, team, queues } },
-        answer: { token, id, kind, team, queues },
+        event: {
+          type: AdminEventType.TokenIssued,
+          data: { tokenId: id, kind, team, queues, expiresAt: expiresAt?.toISOString() ?? null },
+        },
+        answer: { token, id, kind, team, queues, expiresAt: expiresAt?.toISOString() ?? null },
       }),
-      write: (tx) => insertToken(tx, hashToken(token), id, kind, team, queues),
+      write: (tx) => insertToken(tx, hashToken(token), id, kind, team, queues, expiresAt),
     });
   }
 }
