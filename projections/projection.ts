@@ -1,4 +1,4 @@
-import type { Queryable } from '@chronicle/platform';
+import type { CopyConnection, Queryable } from '@chronicle/platform';
 import type { RecordedEvent } from '@chronicle/event-store';
 
 /**
@@ -28,6 +28,23 @@ export interface Projection {
    */
   readonly writtenThrough: boolean;
   apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * Optional, for tables that start empty (a rebuild's shadows): a builder that folds the events in
+   * memory across batches and writes the rows in bulk, instead of reading and writing rows per batch
+   * as `apply` does. Rows must come out as `apply` would have written them.
+   */
+  bulkBuild?(): BulkBuild;
   /** Empties the projection's tables before a rebuild. */
   reset(db: Queryable): Promise<void>;
+}
+
+/**
+ * A projection filled from empty in bulk. `add` takes the events of the projection's types in log
+ * order, batch after batch, each in a transaction of its own (`db`, a connection COPY can use), and may hold them in memory or
+ * write some rows; `flush` writes all it holds. After `flush` the tables are as `apply` would have
+ * left them, and `apply` goes on from there.
+ */
+export interface BulkBuild {
+  add(db: CopyConnection, events: readonly RecordedEvent[]): Promise<void>;
+  flush(db: CopyConnection): Promise<void>;
 }

@@ -1,8 +1,8 @@
 import type { RecordedEvent } from '@chronicle/event-store';
-import type { Queryable } from '@chronicle/platform';
+import type { CopyConnection, Queryable } from '@chronicle/platform';
 import { RunEventType, type PresentRun, ABSENT, evolve, type RunSnapshot } from '@chronicle/domain';
-import type { Projection } from '../projection';
-import { findRunSnapshots, upsertRuns } from './runs.sql';
+import type { BulkBuild, Projection } from '../projection';
+import { findRunSnapshots, copyNewRuns, updateRuns, upsertRuns } from './runs.sql';
 
 /**
  * The `runs` table from the log: each run's row is its decider state, folded
@@ -40,10 +40,51 @@ export const runsProjection: Projection = {
     await upsertRuns(db, changed);
   },
 
+  bulkBuild: buildRunsInBulk,
+
   async reset(db: Queryable): Promise<void> {
     await db.query('TRUNCATE runs, run_listing');
   },
 };
+
+/** Runs held in memory at most: then all are written and forgotten (those still going are read back). */
+const HELD_RUNS = 50_000;
+/** Rows per statement when writing them. */
+const WRITE_CHUNK = 5_000;
+
+/**
+ * The runs' rows from empty tables: each run folded in memory over as many batches as its events
+ * span, written once (a plain INSERT) rather than once per batch, and never read back unless it
+ * was written while still going.
+ */
+export function buildRunsInBulk(): BulkBuild {
+  /** By run id: its state, and whether its row is written already (read back after a flush). */
+  const held = new Map<string, { run: PresentRun; stored: boolean }>();
+
+  async function flush(db: CopyConnection): Promise<void> {
+    const [fresh, stored] = [[] as PresentRun[], [] as PresentRun[]];
+    for (const { run, stored: was } of held.values()) (was ? stored : fresh).push(run);
+    await copyNewRuns(db, fresh);
+    for (let i = 0; i < stored.length; i += WRITE_CHUNK) await updateRuns(db, stored.slice(i, i + WRITE_CHUNK));
+    held.clear();
+  }
+
+  return {
+    async add(db: CopyConnection, events: readonly RecordedEvent[]): Promise<void> {
+      const byRun = groupByStream(events, 'run-');
+      // A run not held whose events here do not start its stream was written by an earlier flush.
+      const written = [...byRun].filter(([id, e]) => !held.has(id) && e[0]!.revision > 0n).map(([id]) => id);
+      for (const run of await findRunSnapshots(db, written)) held.set(run.definition.runId, { run, stored: true });
+      for (const [runId, runEvents] of byRun) {
+        const before = held.get(runId);
+        const after = foldFrom(before?.run ?? ABSENT, runEvents, runId, evolve);
+        if (after.status !== 'absent') held.set(runId, { run: after, stored: before?.stored ?? false });
+      }
+      if (held.size >= HELD_RUNS) await flush(db);
+    },
+    flush,
+  };
+}
 
 /** Events of streams `<prefix><id>`, by id, in log order. */
 export function groupByStream(events: readonly RecordedEvent[], prefix: string): Map<string, RecordedEvent[]> {
