@@ -42,7 +42,17 @@ export interface RebuildReport {
   readonly position: LogPosition;
 }
 
-const DEFAULTS = { batchSize: 5000, lockTimeoutMs: 2000, swapAttempts: 10 } as const;
+const DEFAULTS: { batchSize: number; lockTimeoutMs: number; swapAttempts: number } = {
+  batchSize: 20_000,
+  lockTimeoutMs: 2000,
+  swapAttempts: 10,
+};
+/** The defaults, each overridden by an option given (one left undefined, as a CLI passes it, keeps its default). */
+function withDefaults<D extends object>(defaults: D, options: object): D {
+  const given = Object.entries(options).filter(([, value]) => value !== undefined);
+  return { ...defaults, ...Object.fromEntries(given) };
+}
+
 /** How long a catch-up waits for committed events its reader cannot see yet. */
 const HEAD_WAIT_MS = 30_000;
 
@@ -88,6 +98,23 @@ class ShadowBuild {
   }
 
   /**
+   * The first read, into the empty shadows: through each projection's bulk build where it has one
+   * (rows folded in memory over batches, written in bulk, all written by the end), then catchUp().
+   */
+  async fill(): Promise<void> {
+    const builds = new Map(this.projections.map((p) => [p, p.bulkBuild?.()]));
+    await this.readToHead((projection, events) =>
+      inSchema(this.pool, this.schemaOf(projection), (tx) => {
+        const build = builds.get(projection);
+        return build === undefined ? projection.apply(tx, events) : build.add(tx, events);
+      }),
+    );
+    for (const [projection, build] of builds)
+      if (build !== undefined) await inSchema(this.pool, this.schemaOf(projection), (tx) => build.flush(tx));
+    await this.catchUp();
+  }
+
+  /**
    * Reads to the log's head applying in `tx` (whose search path is the
    * caller's to set): if `tx` rolls back, call forget() with what this resolved.
    */
@@ -118,13 +145,22 @@ class ShadowBuild {
   }
 
   private async readToHead(apply: (projection: Projection, events: RecordedEvent[]) => Promise<void>): Promise<void> {
+    const read = (from: LogPosition) => this.store.readAll({ from, maxCount: this.batchSize });
+    let next = read(this.position);
     while (true) {
-      const batch = await this.store.readAll({ from: this.position, maxCount: this.batchSize });
+      const batch = await next;
       if (batch.length === 0) return;
-      for (const projection of this.projections) {
-        const types = projection.eventTypes;
-        const relevant = types === 'all' ? [...batch] : batch.filter((e) => types.has(e.type));
-        if (relevant.length > 0) await apply(projection, relevant);
+      // The next page is read while this one is applied: the store and the projections work at once.
+      next = read(batch[batch.length - 1]!.position);
+      try {
+        for (const projection of this.projections) {
+          const types = projection.eventTypes;
+          const relevant = types === 'all' ? [...batch] : batch.filter((e) => types.has(e.type));
+          if (relevant.length > 0) await apply(projection, relevant);
+        }
+      } catch (err) {
+        next.catch(() => undefined); // not looked at any more
+        throw err;
       }
       this.position = batch[batch.length - 1]!.position;
       this.events += batch.length;
@@ -149,7 +185,7 @@ export async function rebuildProjection(
   projection: Projection,
   options: RebuildOptions = {},
 ): Promise<RebuildReport> {
-  const settings = { ...DEFAULTS, ...options };
+  const settings = withDefaults(DEFAULTS, options);
   const started = Date.now();
   return exclusively(pool, `projection-rebuild:${projection.name}`, async () => {
     const shadow = schemaName('rebuild', projection.name);
@@ -158,7 +194,7 @@ export async function rebuildProjection(
     const build = new ShadowBuild(store, pool, [projection], () => shadow, settings.batchSize, progress('building'));
     try {
       await build.create();
-      await build.catchUp();
+      await build.fill();
       await build.index();
       // The log read (PostgreSQL's readAll stops before the oldest transaction still running) can end
       // short of rows commands wrote through meanwhile: those are taken from the live tables, once now
@@ -227,7 +263,7 @@ export async function verifyProjections(
   projections: readonly Projection[],
   options: VerifyOptions = {},
 ): Promise<VerifyReport> {
-  const settings = { ...DEFAULTS, rounds: 5, limit: 100, ...options };
+  const settings = withDefaults({ ...DEFAULTS, rounds: 5, limit: 100 }, options);
   const started = Date.now();
   const build = new ShadowBuild(
     store,
@@ -240,7 +276,7 @@ export async function verifyProjections(
   return exclusively(pool, 'projection-verify', async () => {
     try {
       await build.create();
-      await build.catchUp();
+      await build.fill();
       await build.index();
       let persistent: Map<string, RowDifference> | undefined;
       for (let round = 1; round <= settings.rounds; round++) {
