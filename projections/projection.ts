@@ -40,11 +40,23 @@ export interface Projection {
 
 /**
  * A projection filled from empty in bulk. `add` takes the events of the projection's types in log
- * order, batch after batch, each in a transaction of its own (`db`, a connection COPY can use), and may hold them in memory or
- * write some rows; `flush` writes all it holds. After `flush` the tables are as `apply` would have
- * left them, and `apply` goes on from there.
+ * order, batch after batch, and may hold them in memory or write some rows through `io`; `flush`
+ * writes all it holds. Once `flush` resolves and `io`'s writes are done, the tables are as `apply`
+ * would have left them, and `apply` goes on from there.
  */
 export interface BulkBuild {
-  add(db: CopyConnection, events: readonly RecordedEvent[]): Promise<void>;
-  flush(db: CopyConnection): Promise<void>;
+  add(io: BulkIo, events: readonly RecordedEvent[]): Promise<void>;
+  flush(io: BulkIo): Promise<void>;
+}
+
+/**
+ * How a bulk build reaches its tables. Its writes run one after another, each in a transaction of
+ * its own, in the background: the build goes on folding the next events while the server takes in
+ * the rows. A read sees every write queued before it.
+ */
+export interface BulkIo {
+  /** Queues `work`; resolves once at most this one waits behind the write running (memory stays bounded). */
+  write(work: (db: CopyConnection) => Promise<void>): Promise<void>;
+  /** `work` once the writes queued so far have committed. */
+  read<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
 }

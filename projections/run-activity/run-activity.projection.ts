@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { RunEventType, type RunLeasedData } from '@chronicle/domain';
-import type { Projection } from '../projection';
+import type { BulkIo, Projection } from '../projection';
 import { emptyLagCounts, lagBucketOf } from './lag-histogram';
 import { addActivity, findRunPlaces, type ActivityIncrement } from './run-activity.sql';
 
@@ -44,18 +44,20 @@ export const runActivityProjection: Projection = {
   bulkBuild: () => {
     const increments = new Map<string, ActivityIncrement>();
     const places = new Map<string, RunPlace>();
-    const flush = async (db: Queryable): Promise<void> => {
-      if (increments.size > 0) await addActivity(db, [...increments.values()]);
+    const flush = (io: BulkIo): Promise<void> => {
+      const added = [...increments.values()];
       increments.clear();
+      return io.write((db) => addActivity(db, added));
     };
     return {
-      add: async (db, events) => {
+      add: async (io, events) => {
         const runEvents = counted(events);
         if (places.size > HELD_PLACES) places.clear(); // before looking: what it held is looked up again
         const unknown = [...new Set(runEvents.map(runIdOf).filter((id) => !places.has(id)))];
-        if (unknown.length > 0) for (const [id, place] of await findRunPlaces(db, unknown)) places.set(id, place);
+        if (unknown.length > 0)
+          for (const [id, place] of await io.read((db) => findRunPlaces(db, unknown))) places.set(id, place);
         countInto(increments, runEvents, places);
-        if (increments.size >= HELD_INCREMENTS) await flush(db);
+        if (increments.size >= HELD_INCREMENTS) await flush(io);
       },
       flush,
     };
@@ -89,12 +91,12 @@ function countInto(
   for (const event of runEvents) {
     const place = places.get(runIdOf(event));
     if (place === undefined) continue; // no row: a run deleted from the read model, nothing to count it under
-    const minute = new Date(Math.floor(event.recordedAt.getTime() / 60_000) * 60_000);
-    const key = `${minute.getTime()}|${place.team}|${place.queue}|${place.priority}`;
+    const minuteMs = Math.floor(event.recordedAt.getTime() / 60_000) * 60_000;
+    const key = `${minuteMs}|${place.team}|${place.queue}|${place.priority}`;
     let increment = increments.get(key);
     if (increment === undefined) {
       increment = {
-        minute,
+        minute: new Date(minuteMs),
         team: place.team,
         queue: place.queue,
         priority: place.priority,

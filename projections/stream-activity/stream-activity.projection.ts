@@ -1,6 +1,6 @@
 import type { Queryable } from '@chronicle/platform';
 import type { RecordedEvent } from '@chronicle/event-store';
-import type { Projection } from '../projection';
+import type { BulkIo, Projection } from '../projection';
 
 interface StreamActivity {
   readonly streamId: string;
@@ -37,14 +37,15 @@ export const streamActivityProjection: Projection = {
   // Streams other than runs are few (jobs): held over batches, written once each (or per HELD_STREAMS).
   bulkBuild: () => {
     const latest = new Map<string, StreamActivity>();
-    const flush = async (db: Queryable): Promise<void> => {
-      await upsertStreamActivity(db, [...latest.values()]);
+    const flush = (io: BulkIo): Promise<void> => {
+      const rows = [...latest.values()];
       latest.clear();
+      return io.write((db) => upsertStreamActivity(db, rows));
     };
     return {
-      add: async (db, events) => {
+      add: async (io, events) => {
         noteLatest(latest, events);
-        if (latest.size >= HELD_STREAMS) await flush(db);
+        if (latest.size >= HELD_STREAMS) await flush(io);
       },
       flush,
     };

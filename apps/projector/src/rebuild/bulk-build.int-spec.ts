@@ -5,7 +5,8 @@ import { PROJECTIONS, runsProjection } from '@chronicle/projections';
 import { createTestDatabase, testJob, seedRuns, type TestDatabase } from '@chronicle/testing';
 import { ProjectionRunner } from '../projection-runner';
 import { verifyProjections } from './projection-rebuild';
-import { createShadowTables, diffTable, dropSchema, inSchema } from './shadow-tables.sql';
+import { createShadowTables, diffTable, dropSchema } from './shadow-tables.sql';
+import { shadowIo } from './shadow-io';
 
 const logger = new JsonLogger('error');
 const job = testJob({ name: 'ops.bulk' });
@@ -75,6 +76,7 @@ describe('bulk builds of projections (rebuild and verify fill their shadows thro
     const events = await store.readAll({ from: START, maxCount: 10_000 });
     const build = runsProjection.bulkBuild!();
     const schema = 'bulk_runs';
+    const io = shadowIo(db.pool, schema);
     await createShadowTables(db.pool, schema, runsProjection.tables);
     try {
       // A flush after every batch of 9: each run written while going, read back, written again.
@@ -82,11 +84,10 @@ describe('bulk builds of projections (rebuild and verify fill their shadows thro
         const batch = events
           .slice(i, i + 9)
           .filter((e) => runsProjection.eventTypes !== 'all' && runsProjection.eventTypes.has(e.type));
-        await inSchema(db.pool, schema, async (tx) => {
-          await build.add(tx, batch);
-          await build.flush(tx);
-        });
+        await build.add(io, batch);
+        await build.flush(io);
       }
+      await io.drained();
       for (const table of runsProjection.tables) expect(await diffTable(db.pool, schema, table, 10)).toEqual([]);
       const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.run_listing`);
       expect(rows[0]!.n).toBe(RUNS);

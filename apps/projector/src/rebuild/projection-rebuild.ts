@@ -14,6 +14,7 @@ import {
   swapTables,
   type RowDifference,
 } from './shadow-tables.sql';
+import { shadowIo, type ShadowIo } from './shadow-io';
 
 /** The events in the log, for a progress bar's total (counted up to 100 million). */
 export function eventsInLog(store: EventStore): Promise<number> {
@@ -102,16 +103,35 @@ class ShadowBuild {
    * (rows folded in memory over batches, written in bulk, all written by the end), then catchUp().
    */
   async fill(): Promise<void> {
-    const builds = new Map(this.projections.map((p) => [p, p.bulkBuild?.()]));
-    await this.readToHead((projection, events) =>
-      inSchema(this.pool, this.schemaOf(projection), (tx) => {
-        const build = builds.get(projection);
-        return build === undefined ? projection.apply(tx, events) : build.add(tx, events);
-      }),
+    const builds = new Map(
+      this.projections.map((p) => [
+        p,
+        p.bulkBuild === undefined ? undefined : { build: p.bulkBuild(), io: this.io(p) },
+      ]),
     );
-    for (const [projection, build] of builds)
-      if (build !== undefined) await inSchema(this.pool, this.schemaOf(projection), (tx) => build.flush(tx));
+    const read = (async () => {
+      // The projections of a batch at once: each has tables, transactions and memory of its own (what
+      // run-activity reads of runs is the live table), so one's wait for the server is another's turn.
+      const concurrently = true;
+      await this.readToHead(async (projection, events) => {
+        const bulk = builds.get(projection);
+        if (bulk === undefined)
+          await inSchema(this.pool, this.schemaOf(projection), (tx) => projection.apply(tx, events));
+        else await bulk.build.add(bulk.io, events);
+      }, concurrently);
+      await Promise.all([...builds.values()].map((bulk) => bulk?.build.flush(bulk.io)));
+    })();
+    // Every write finished (or failed) before anything else touches the shadows, whatever happened;
+    // drained() once the reading is over, when nothing more is queued.
+    const [reading] = await Promise.allSettled([read]);
+    const writes = await Promise.allSettled([...builds.values()].map((bulk) => bulk?.io.drained()));
+    const failed = [reading!, ...writes].find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     await this.catchUp();
+  }
+
+  private io(projection: Projection): ShadowIo {
+    return shadowIo(this.pool, this.schemaOf(projection));
   }
 
   /**
@@ -136,15 +156,22 @@ class ShadowBuild {
 
   /** The live tables' indexes on the shadows, once most rows are in. */
   async index(): Promise<void> {
-    for (const projection of this.projections)
-      await indexShadowTables(this.pool, this.schemaOf(projection), projection.tables);
+    // A table's indexes one after another, the tables at once: each build is one core's sort.
+    await Promise.all(
+      this.projections.flatMap((projection) =>
+        projection.tables.map((table) => indexShadowTables(this.pool, this.schemaOf(projection), [table])),
+      ),
+    );
   }
 
   async dropShadows(): Promise<void> {
     for (const projection of this.projections) await dropSchema(this.pool, this.schemaOf(projection));
   }
 
-  private async readToHead(apply: (projection: Projection, events: RecordedEvent[]) => Promise<void>): Promise<void> {
+  private async readToHead(
+    apply: (projection: Projection, events: RecordedEvent[]) => Promise<void>,
+    concurrently = false,
+  ): Promise<void> {
     const read = (from: LogPosition) => this.store.readAll({ from, maxCount: this.batchSize });
     let next = read(this.position);
     while (true) {
@@ -153,11 +180,18 @@ class ShadowBuild {
       // The next page is read while this one is applied: the store and the projections work at once.
       next = read(batch[batch.length - 1]!.position);
       try {
+        const applied: Array<Promise<void>> = [];
         for (const projection of this.projections) {
           const types = projection.eventTypes;
           const relevant = types === 'all' ? [...batch] : batch.filter((e) => types.has(e.type));
-          if (relevant.length > 0) await apply(projection, relevant);
+          if (relevant.length === 0) continue;
+          const applying = apply(projection, relevant);
+          applied.push(applying);
+          if (!concurrently) await applying;
         }
+        const results = await Promise.allSettled(applied);
+        const failed = results.find((r) => r.status === 'rejected');
+        if (failed !== undefined) throw failed.reason;
       } catch (err) {
         next.catch(() => undefined); // not looked at any more
         throw err;
@@ -284,10 +318,12 @@ export async function verifyProjections(
         options.onProgress?.({ phase: 'comparing', events: build.events });
         await waitForLiveCheckpoints(pool, projections, build.position);
         const found = new Map<string, RowDifference>();
-        for (const projection of projections)
-          for (const table of projection.tables)
-            for (const difference of await diffTable(pool, build.schemaOf(projection), table, settings.limit))
-              found.set(`${difference.table}\u0000${difference.key}`, difference);
+        // The tables compared at once, each on a connection of its own.
+        const compared = projections.flatMap((projection) =>
+          projection.tables.map((table) => diffTable(pool, build.schemaOf(projection), table, settings.limit)),
+        );
+        for (const differences of await Promise.all(compared))
+          for (const difference of differences) found.set(`${difference.table}\u0000${difference.key}`, difference);
         persistent = persistent === undefined ? found : new Map([...found].filter(([key]) => persistent!.has(key)));
         if (persistent.size === 0) break;
       }
