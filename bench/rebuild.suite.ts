@@ -35,7 +35,7 @@ export const rebuild: BenchSuite = {
   run: async (server, options) => {
     const events = options.sizes.repetitions === 1 ? EVENTS.quick : EVENTS.full;
     const { url, seedSeconds, drop } = await seededDatabase(server, events, options);
-    const pool = createPool({ connectionString: url, max: 10, applicationName: 'bench-rebuild' });
+    const pool = createPool({ connectionString: url, max: 4, applicationName: 'bench-rebuild' }); // the CLI's pool;
     const store = new PostgresEventStore(pool);
     const timings: Timing[] = [];
     const failures: string[] = [];

@@ -42,8 +42,9 @@ function* lines(rows: Iterable<readonly CopyValue[]>): Generator<string> {
 
 function field(value: CopyValue): string {
   if (value === null) return '\\N';
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (value instanceof Date) return value.toISOString();
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
   // Text format: backslash, tab, newline and carriage return escaped.
   return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, escape) : text;
 }
