@@ -10,6 +10,7 @@ interface StreamActivity {
 }
 
 const RUN_CATEGORY = 'run';
+const RUN_PREFIX = `${RUN_CATEGORY}-`;
 /** Streams a bulk build holds at most before writing them. */
 const HELD_STREAMS = 50_000;
 
@@ -65,7 +66,8 @@ export function categoryOf(streamId: string): string {
 /** Into `latest`, by stream: the newest of these events of each stream but the runs'. */
 function noteLatest(latest: Map<string, StreamActivity>, events: readonly RecordedEvent[]): void {
   for (const event of events) {
-    if (categoryOf(event.streamId) === RUN_CATEGORY) continue;
+    // Most of the log is runs': told apart without cutting a string out of each id (categoryOf).
+    if (event.streamId.startsWith(RUN_PREFIX) || event.streamId === RUN_CATEGORY) continue;
     const seen = latest.get(event.streamId);
     if (seen === undefined || seen.revision < event.revision)
       latest.set(event.streamId, {
