@@ -29,6 +29,8 @@ export interface BenchServer {
   readonly description: string;
   /** A new empty database on this server; drop() removes it. */
   createDatabase(prefix: string): Promise<ScratchDatabase>;
+  /** The database of this name, created if missing: one kept between runs (drop() still removes it). */
+  openDatabase(name: string): Promise<ScratchDatabase>;
   stop(): Promise<void>;
 }
 
@@ -57,15 +59,24 @@ export async function openBenchServer(): Promise<BenchServer> {
       // Unique within this process and across runs: a crashed run may leave one behind.
       const name = `${prefix}_${Date.now().toString(36)}_${created++}`;
       await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
-      return {
-        url: url.toString(),
-        waitUntilIdle: (timeoutMs) => waitUntilIdle(adminUrl, name, timeoutMs),
-        drop: () => dropWhenIdle(adminUrl, name),
-      };
+      return scratchDatabase(adminUrl, name);
+    },
+    openDatabase: async (name) => {
+      const found = await adminQuery(adminUrl, `SELECT 1 FROM pg_database WHERE datname = '${name}'`);
+      if (found.length === 0) await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+      return scratchDatabase(adminUrl, name);
     },
     stop,
+  };
+}
+
+function scratchDatabase(adminUrl: string, name: string): ScratchDatabase {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    waitUntilIdle: (timeoutMs) => waitUntilIdle(adminUrl, name, timeoutMs),
+    drop: () => dropWhenIdle(adminUrl, name),
   };
 }
 

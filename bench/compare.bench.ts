@@ -3,6 +3,7 @@ import { peerComparison, type BenchSuite } from './compare/peer-comparison.suite
 import { FULL, QUICK } from './compare/scenario';
 import { claimLatency } from './claim-latency.suite';
 import { scheduleSpike } from './schedule-spike.suite';
+import { rebuild } from './rebuild.suite';
 import { soak } from './soak.suite';
 
 /**
@@ -12,15 +13,16 @@ import { soak } from './soak.suite';
  *
  *   --quick            small counts, one repetition: a smoke run
  *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
- * claim-latency)
+ * claim-latency, rebuild)
  *   --systems=a,b      only systems whose label contains one of these (chronicle, split, graphile-worker,
  * pg-boss, tuned, defaults)
  *   --json             the figures as JSON on stdout instead of the table
+ *   --keep-seed        the rebuild suite keeps its seeded log for the next run, and uses a kept one
  *   --soak=MINUTES     the soak: sustained load on ours for that long; alone, unless --only names more
  *
  * Exits non-zero when a repetition failed, its log check included.
  */
-const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, soak];
+const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, rebuild, soak];
 const TIME_LIMIT_MS = { full: 30 * 60_000, quick: 5 * 60_000 };
 /** Beyond its minutes, the soak's start, backlog, stop and log audit. */
 const SOAK_MARGIN_MS = 5 * 60_000;
@@ -59,6 +61,7 @@ async function main(): Promise<number> {
         systems,
         progress: (line) => process.stderr.write(`bench ${suite.name}: ${line}\n`),
         soakMinutes,
+        keepSeed: args.includes('--keep-seed'),
       });
       reports.push({ suite: suite.name, json: report.json });
       failures.push(...(report.failures ?? []));

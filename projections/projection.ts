@@ -1,4 +1,4 @@
-import type { Queryable } from '@chronicle/platform';
+import type { CopyConnection, Queryable } from '@chronicle/platform';
 import type { RecordedEvent } from '@chronicle/event-store';
 
 /**
@@ -28,6 +28,35 @@ export interface Projection {
    */
   readonly writtenThrough: boolean;
   apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * Optional, for tables that start empty (a rebuild's shadows): a builder that folds the events in
+   * memory across batches and writes the rows in bulk, instead of reading and writing rows per batch
+   * as `apply` does. Rows must come out as `apply` would have written them.
+   */
+  bulkBuild?(): BulkBuild;
   /** Empties the projection's tables before a rebuild. */
   reset(db: Queryable): Promise<void>;
+}
+
+/**
+ * A projection filled from empty in bulk. `add` takes the events of the projection's types in log
+ * order, batch after batch, and may hold them in memory or write some rows through `io`; `flush`
+ * writes all it holds. Once `flush` resolves and `io`'s writes are done, the tables are as `apply`
+ * would have left them, and `apply` goes on from there.
+ */
+export interface BulkBuild {
+  add(io: BulkIo, events: readonly RecordedEvent[]): Promise<void>;
+  flush(io: BulkIo): Promise<void>;
+}
+
+/**
+ * How a bulk build reaches its tables. Its writes run one after another, each in a transaction of
+ * its own, in the background: the build goes on folding the next events while the server takes in
+ * the rows. A read sees every write queued before it.
+ */
+export interface BulkIo {
+  /** Queues `work`; resolves once at most this one waits behind the write running (memory stays bounded). */
+  write(work: (db: CopyConnection) => Promise<void>): Promise<void>;
+  /** `work` once the writes queued so far have committed. */
+  read<T>(work: (db: Queryable) => Promise<T>): Promise<T>;
 }

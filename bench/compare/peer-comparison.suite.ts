@@ -20,6 +20,8 @@ export interface SuiteOptions {
   readonly progress: (line: string) => void;
   /** --soak=MINUTES: how long the soak runs; undefined: no soak. */
   readonly soakMinutes: number | undefined;
+  /** --keep-seed: a suite that seeds a large database keeps it for the next run, and uses a kept one. */
+  readonly keepSeed: boolean;
 }
 
 /** One suite of `npm run bench`: what it can run, and its report as text and as JSON. */

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { RunEventType, type RunLeasedData } from '@chronicle/domain';
-import type { Projection } from '../projection';
+import type { BulkIo, Projection } from '../projection';
 import { emptyLagCounts, lagBucketOf, scheduleLagMs } from './lag-histogram';
 import { addActivity, findRunPlaces, type ActivityIncrement } from './run-activity.sql';
 
@@ -31,40 +31,87 @@ export const runActivityProjection: Projection = {
   writtenThrough: false,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
-    const runEvents = events.filter((e) => e.streamId.startsWith(RUN_PREFIX) && COUNTED.has(e.type));
+    const runEvents = counted(events);
     if (runEvents.length === 0) return;
-    const places = await findRunPlaces(db, [...new Set(runEvents.map((e) => e.streamId.slice(RUN_PREFIX.length)))]);
+    const places = await findRunPlaces(db, [...new Set(runEvents.map(runIdOf))]);
     const increments = new Map<string, ActivityIncrement>();
-    for (const event of runEvents) {
-      const place = places.get(event.streamId.slice(RUN_PREFIX.length));
-      if (place === undefined) continue; // no row: a run deleted from the read model, nothing to count it under
-      const minute = new Date(Math.floor(event.recordedAt.getTime() / 60_000) * 60_000);
-      const key = `${minute.getTime()}|${place.team}|${place.queue}|${place.priority}`;
-      let increment = increments.get(key);
-      if (increment === undefined) {
-        increment = {
-          minute,
-          team: place.team,
-          queue: place.queue,
-          priority: place.priority,
-          leased: 0,
-          succeeded: 0,
-          failed: 0,
-          leaseExpired: 0,
-          dead: 0,
-          lagCounts: emptyLagCounts(),
-        };
-        increments.set(key, increment);
-      }
-      count(increment, event, place.dueAt);
-    }
+    countInto(increments, runEvents, places);
     if (increments.size > 0) await addActivity(db, [...increments.values()]);
+  },
+
+  // The counts are sums: held over batches and added in one write (or per HELD_INCREMENTS), the runs'
+  // places kept (they never change) for the runs' later events.
+  bulkBuild: () => {
+    const increments = new Map<string, ActivityIncrement>();
+    const places = new Map<string, RunPlace>();
+    const flush = (io: BulkIo): Promise<void> => {
+      const added = [...increments.values()];
+      increments.clear();
+      return io.write((db) => addActivity(db, added));
+    };
+    return {
+      add: async (io, events) => {
+        const runEvents = counted(events);
+        if (places.size > HELD_PLACES) places.clear(); // before looking: what it held is looked up again
+        const unknown = [...new Set(runEvents.map(runIdOf).filter((id) => !places.has(id)))];
+        if (unknown.length > 0)
+          for (const [id, place] of await io.read((db) => findRunPlaces(db, unknown))) places.set(id, place);
+        countInto(increments, runEvents, places);
+        if (increments.size >= HELD_INCREMENTS) await flush(io);
+      },
+      flush,
+    };
   },
 
   async reset(db: Queryable): Promise<void> {
     await db.query('TRUNCATE run_activity_minutes');
   },
 };
+
+/** Runs' places a bulk build keeps at most, and the increments it holds before writing them. */
+const HELD_PLACES = 200_000;
+const HELD_INCREMENTS = 20_000;
+
+type RunPlace = { team: string; queue: string; priority: string; dueAt: Date };
+
+function counted(events: readonly RecordedEvent[]): RecordedEvent[] {
+  return events.filter((e) => e.streamId.startsWith(RUN_PREFIX) && COUNTED.has(e.type));
+}
+
+function runIdOf(event: RecordedEvent): string {
+  return event.streamId.slice(RUN_PREFIX.length);
+}
+
+/** Each event added to the increment of its minute and its run's place; a run without a row is not counted. */
+function countInto(
+  increments: Map<string, ActivityIncrement>,
+  runEvents: readonly RecordedEvent[],
+  places: ReadonlyMap<string, RunPlace>,
+): void {
+  for (const event of runEvents) {
+    const place = places.get(runIdOf(event));
+    if (place === undefined) continue; // no row: a run deleted from the read model, nothing to count it under
+    const minuteMs = Math.floor(event.recordedAt.getTime() / 60_000) * 60_000;
+    const key = `${minuteMs}|${place.team}|${place.queue}|${place.priority}`;
+    let increment = increments.get(key);
+    if (increment === undefined) {
+      increment = {
+        minute: new Date(minuteMs),
+        team: place.team,
+        queue: place.queue,
+        priority: place.priority,
+        leased: 0,
+        succeeded: 0,
+        failed: 0,
+        leaseExpired: 0,
+        dead: 0,
+        lagCounts: emptyLagCounts(),
+      };
+      increments.set(key, increment);
+    }
+    count(increment, event, place.dueAt);
+  }
+}
 
 function count(increment: ActivityIncrement, event: RecordedEvent, dueAt: Date): void {
   switch (event.type) {

@@ -1,8 +1,8 @@
 import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { RunEventType, type PresentRun, ABSENT, evolve, upcastEvent, type RunSnapshot } from '@chronicle/domain';
-import type { Projection } from '../projection';
-import { findRunSnapshots, upsertRuns } from './runs.sql';
+import type { BulkBuild, BulkIo, Projection } from '../projection';
+import { findRunSnapshots, copyNewRuns, updateRuns, upsertRuns } from './runs.sql';
 
 /**
  * The `runs` table from the log: each run's row is its decider state, folded
@@ -40,10 +40,62 @@ export const runsProjection: Projection = {
     await upsertRuns(db, changed);
   },
 
+  bulkBuild: buildRunsInBulk,
+
   async reset(db: Queryable): Promise<void> {
     await db.query('TRUNCATE runs, run_listing');
   },
 };
+
+/** Runs held in memory at most: then the finished ones are written (all of them, if that frees too few). */
+const HELD_RUNS = 50_000;
+/** Rows per statement when updating them. */
+const WRITE_CHUNK = 5_000;
+const FINISHED: ReadonlySet<PresentRun['status']> = new Set(['succeeded', 'dead', 'cancelled']);
+
+/**
+ * The runs' rows from empty tables: each run folded in memory over as many batches as its events
+ * span and written once, by COPY, when it has finished (rather than once per batch, as `apply`),
+ * in the background while the next batches fold. A run written and then changed again (a replay,
+ * or more runs going at once than are held) is read back and updated.
+ */
+export function buildRunsInBulk(): BulkBuild {
+  /** By run id: its state, and whether its row is written already (read back). */
+  const held = new Map<string, { run: PresentRun; stored: boolean }>();
+
+  function write(io: BulkIo, which: (run: PresentRun) => boolean): Promise<void> {
+    const [fresh, stored] = [[] as PresentRun[], [] as PresentRun[]];
+    for (const [runId, { run, stored: was }] of held)
+      if (which(run)) {
+        (was ? stored : fresh).push(run);
+        held.delete(runId);
+      }
+    return io.write(async (db) => {
+      await copyNewRuns(db, fresh);
+      for (let i = 0; i < stored.length; i += WRITE_CHUNK) await updateRuns(db, stored.slice(i, i + WRITE_CHUNK));
+    });
+  }
+
+  return {
+    async add(io: BulkIo, events: readonly RecordedEvent[]): Promise<void> {
+      const byRun = groupByStream(events, 'run-');
+      // A run not held whose events here do not start its stream was written already.
+      const written = [...byRun].filter(([id, e]) => !held.has(id) && e[0]!.revision > 0n).map(([id]) => id);
+      if (written.length > 0)
+        for (const run of await io.read((db) => findRunSnapshots(db, written)))
+          held.set(run.definition.runId, { run, stored: true });
+      for (const [runId, runEvents] of byRun) {
+        const before = held.get(runId);
+        const after = foldFrom(before?.run ?? ABSENT, runEvents, runId, evolve);
+        if (after.status !== 'absent') held.set(runId, { run: after, stored: before?.stored ?? false });
+      }
+      if (held.size < HELD_RUNS) return;
+      await write(io, (run) => FINISHED.has(run.status));
+      if (held.size >= HELD_RUNS / 2) await write(io, () => true);
+    },
+    flush: (io: BulkIo) => write(io, () => true),
+  };
+}
 
 /** Events of streams `<prefix><id>`, by id, in log order. */
 export function groupByStream(events: readonly RecordedEvent[], prefix: string): Map<string, RecordedEvent[]> {

@@ -1,5 +1,5 @@
 import type { ReadModelWrite } from '@chronicle/event-store';
-import { sqlList, type Queryable } from '@chronicle/platform';
+import { copyRows, sqlList, type CopyConnection, type Queryable } from '@chronicle/platform';
 import { upcastData, WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
 
 /**
@@ -115,19 +115,86 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
      )
      INSERT INTO run_listing (run_id, team, job, queue, due_at)
      SELECT run_id, team, job, queue, due_at FROM upserted WHERE inserted`,
-    values: [
-      JSON.stringify(
-        states.map((s) => ({
-          ...stateFields(s),
-          team: s.definition.team,
-          job: s.definition.job,
-          queue: s.definition.queue,
-          priority: s.definition.priority,
-          due_at: s.definition.dueAt,
-          definition: s.definition,
-        })),
-      ),
+    values: [JSON.stringify(states.map(rowFields))],
+  };
+}
+
+/**
+ * Runs that have no row yet, into tables that have none of them (a rebuild's shadows, filled from
+ * empty): the rows upsertRuns would have written, and their `run_listing` rows, by COPY (no
+ * conflict checks, no JSON for the server to take apart). `updated_at` takes its default, now().
+ */
+export async function copyNewRuns(db: CopyConnection, states: readonly PresentRun[]): Promise<void> {
+  if (states.length === 0) return;
+  await copyRows(
+    db,
+    'runs',
+    [
+      'run_id',
+      'team',
+      'job',
+      'queue',
+      'priority',
+      'due_at',
+      'definition',
+      'state',
+      'available_at',
+      'attempt',
+      'attempt_limit',
+      'lease_expires_at',
+      'fencing_token',
+      'worker_id',
+      'leased_at',
+      'last_error',
+      'dead_at',
+      'death',
+      'discarded',
+      'revision',
     ],
+    states.map((s) => {
+      const d = s.definition;
+      return [
+        d.runId,
+        d.team,
+        d.job,
+        d.queue,
+        d.priority,
+        d.dueAt,
+        d,
+        s.status,
+        s.availableAt,
+        s.attempt,
+        s.attemptLimit,
+        s.lease?.expiresAt ?? null,
+        s.lease?.fencingToken ?? null,
+        s.lease?.workerId ?? null,
+        s.lease?.leasedAt ?? null,
+        s.lastError,
+        s.death?.deadAt ?? null,
+        s.death,
+        s.discarded,
+        s.revision,
+      ];
+    }),
+  );
+  await copyRows(
+    db,
+    'run_listing',
+    ['run_id', 'team', 'job', 'queue', 'due_at'],
+    states.map(({ definition: d }) => [d.runId, d.team, d.job, d.queue, d.dueAt]),
+  );
+}
+
+/** A run's whole row, as jsonb_to_recordset reads it in runsUpsert. */
+function rowFields(s: PresentRun): Record<string, unknown> {
+  return {
+    ...stateFields(s),
+    team: s.definition.team,
+    job: s.definition.job,
+    queue: s.definition.queue,
+    priority: s.definition.priority,
+    due_at: s.definition.dueAt,
+    definition: s.definition,
   };
 }
 

@@ -48,7 +48,7 @@ export function operatorCommands(output: Output): Command[] {
     .command('rebuild')
     .argument('<name>', `one of ${PROJECTIONS.map((p) => p.name).join(', ')}`)
     .description('build the projection afresh from the log beside the live tables, then swap it in; nothing stops')
-    .option('--batch-size <events>', 'events per read of the log', positiveInteger, 5000)
+    .option('--batch-size <events>', 'events per read of the log (default 20000)', positiveInteger)
     .action((name: string, options: { batchSize: number }) =>
       operate(async ({ pool, store }) => {
         const projection = PROJECTIONS.find((p) => p.name === name);
@@ -70,7 +70,7 @@ export function operatorCommands(output: Output): Command[] {
   projections
     .command('verify')
     .description('rebuild every projection into a scratch schema and compare it with the live tables, row by row')
-    .option('--batch-size <events>', 'events per read of the log', positiveInteger, 5000)
+    .option('--batch-size <events>', 'events per read of the log (default 20000)', positiveInteger)
     .action((options: { batchSize: number }) =>
       operate(async ({ pool, store }) => {
         const progress = output.progress('verifying', await eventsInLog(store));

@@ -1,19 +1,17 @@
 import type { Pool } from 'pg';
-import { comparePositions, START, type EventStore, type LogPosition, type RecordedEvent } from '@chronicle/event-store';
+import { comparePositions, START, type EventStore, type LogPosition } from '@chronicle/event-store';
 import { type Queryable, SQLSTATE, sqlStateOf, withTransaction } from '@chronicle/platform';
 import { loadCheckpoint, setCheckpoint, type Projection } from '@chronicle/projections';
 import {
-  createShadowTables,
   diffTable,
   dropSchema,
-  indexShadowTables,
-  inSchema,
   lockLiveTables,
   overlayLiveRows,
   schemaName,
   swapTables,
   type RowDifference,
 } from './shadow-tables.sql';
+import { ShadowBuild } from './shadow-build';
 
 /** The events in the log, for a progress bar's total (counted up to 100 million). */
 export function eventsInLog(store: EventStore): Promise<number> {
@@ -42,95 +40,15 @@ export interface RebuildReport {
   readonly position: LogPosition;
 }
 
-const DEFAULTS = { batchSize: 5000, lockTimeoutMs: 2000, swapAttempts: 10 } as const;
-/** How long a catch-up waits for committed events its reader cannot see yet. */
-const HEAD_WAIT_MS = 30_000;
-
-/**
- * Builds projections afresh from the log into shadow tables, each projection
- * in a schema of its own, from one reader of the log. Its `apply` runs
- * unchanged with the shadow schema first in the search path.
- */
-class ShadowBuild {
-  position: LogPosition = START;
-  events = 0;
-
-  constructor(
-    private readonly store: EventStore,
-    private readonly pool: Pool,
-    readonly projections: readonly Projection[],
-    readonly schemaOf: (projection: Projection) => string,
-    private readonly batchSize: number,
-    private readonly onProgress: (events: number) => void,
-  ) {}
-
-  async create(): Promise<void> {
-    for (const projection of this.projections)
-      await createShadowTables(this.pool, this.schemaOf(projection), projection.tables);
-  }
-
-  /**
-   * Reads to the log's head, each batch applied to every shadow in a transaction of its own. The
-   * head is the store's count of events after the position, not the end of a read: PostgreSQL's
-   * reader stops short of events committed after the oldest transaction still running on the
-   * server, so it waits for those (up to `HEAD_WAIT_MS`; the overlay and the projector's resuming
-   * from the checkpoint cover what it still could not read).
-   */
-  async catchUp(): Promise<void> {
-    const deadline = Date.now() + HEAD_WAIT_MS;
-    const apply = (projection: Projection, events: RecordedEvent[]): Promise<void> =>
-      inSchema(this.pool, this.schemaOf(projection), (tx) => projection.apply(tx, events));
-    await this.readToHead(apply);
-    while ((await this.store.countEventsAfter(this.position, 1)) > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      await this.readToHead(apply);
-    }
-  }
-
-  /**
-   * Reads to the log's head applying in `tx` (whose search path is the
-   * caller's to set): if `tx` rolls back, call forget() with what this resolved.
-   */
-  async catchUpIn(tx: Queryable): Promise<{ position: LogPosition; events: number }> {
-    const before = { position: this.position, events: this.events };
-    await this.readToHead(async (projection, events) => {
-      await tx.query(`SET LOCAL search_path TO ${this.schemaOf(projection)}, public`);
-      await projection.apply(tx, events);
-    });
-    await tx.query('SET LOCAL search_path TO public');
-    return before;
-  }
-
-  /** Back to where catchUpIn started: its transaction rolled back. */
-  forget(before: { position: LogPosition; events: number }): void {
-    this.position = before.position;
-    this.events = before.events;
-  }
-
-  /** The live tables' indexes on the shadows, once most rows are in. */
-  async index(): Promise<void> {
-    for (const projection of this.projections)
-      await indexShadowTables(this.pool, this.schemaOf(projection), projection.tables);
-  }
-
-  async dropShadows(): Promise<void> {
-    for (const projection of this.projections) await dropSchema(this.pool, this.schemaOf(projection));
-  }
-
-  private async readToHead(apply: (projection: Projection, events: RecordedEvent[]) => Promise<void>): Promise<void> {
-    while (true) {
-      const batch = await this.store.readAll({ from: this.position, maxCount: this.batchSize });
-      if (batch.length === 0) return;
-      for (const projection of this.projections) {
-        const types = projection.eventTypes;
-        const relevant = types === 'all' ? [...batch] : batch.filter((e) => types.has(e.type));
-        if (relevant.length > 0) await apply(projection, relevant);
-      }
-      this.position = batch[batch.length - 1]!.position;
-      this.events += batch.length;
-      this.onProgress(this.events);
-    }
-  }
+const DEFAULTS: { batchSize: number; lockTimeoutMs: number; swapAttempts: number } = {
+  batchSize: 20_000,
+  lockTimeoutMs: 2000,
+  swapAttempts: 10,
+};
+/** The defaults, each overridden by an option given (one left undefined, as a CLI passes it, keeps its default). */
+function withDefaults<D extends object>(defaults: D, options: object): D {
+  const given = Object.entries(options).filter(([, value]) => value !== undefined);
+  return { ...defaults, ...Object.fromEntries(given) };
 }
 
 /**
@@ -149,7 +67,7 @@ export async function rebuildProjection(
   projection: Projection,
   options: RebuildOptions = {},
 ): Promise<RebuildReport> {
-  const settings = { ...DEFAULTS, ...options };
+  const settings = withDefaults(DEFAULTS, options);
   const started = Date.now();
   return exclusively(pool, `projection-rebuild:${projection.name}`, async () => {
     const shadow = schemaName('rebuild', projection.name);
@@ -158,7 +76,7 @@ export async function rebuildProjection(
     const build = new ShadowBuild(store, pool, [projection], () => shadow, settings.batchSize, progress('building'));
     try {
       await build.create();
-      await build.catchUp();
+      await build.fill();
       await build.index();
       // The log read (PostgreSQL's readAll stops before the oldest transaction still running) can end
       // short of rows commands wrote through meanwhile: those are taken from the live tables, once now
@@ -227,7 +145,7 @@ export async function verifyProjections(
   projections: readonly Projection[],
   options: VerifyOptions = {},
 ): Promise<VerifyReport> {
-  const settings = { ...DEFAULTS, rounds: 5, limit: 100, ...options };
+  const settings = withDefaults({ ...DEFAULTS, rounds: 5, limit: 100 }, options);
   const started = Date.now();
   const build = new ShadowBuild(
     store,
@@ -240,18 +158,21 @@ export async function verifyProjections(
   return exclusively(pool, 'projection-verify', async () => {
     try {
       await build.create();
-      await build.catchUp();
-      await build.index();
+      await build.fill();
+      // No secondary indexes: the comparison joins by primary key (the shadows have theirs), and the
+      // scratch tables are dropped afterwards.
       let persistent: Map<string, RowDifference> | undefined;
       for (let round = 1; round <= settings.rounds; round++) {
         await build.catchUp();
         options.onProgress?.({ phase: 'comparing', events: build.events });
         await waitForLiveCheckpoints(pool, projections, build.position);
         const found = new Map<string, RowDifference>();
-        for (const projection of projections)
-          for (const table of projection.tables)
-            for (const difference of await diffTable(pool, build.schemaOf(projection), table, settings.limit))
-              found.set(`${difference.table}\u0000${difference.key}`, difference);
+        // The tables compared at once, each on a connection of its own.
+        const compared = projections.flatMap((projection) =>
+          projection.tables.map((table) => diffTable(pool, build.schemaOf(projection), table, settings.limit)),
+        );
+        for (const differences of await Promise.all(compared))
+          for (const difference of differences) found.set(`${difference.table}\u0000${difference.key}`, difference);
         persistent = persistent === undefined ? found : new Map([...found].filter(([key]) => persistent!.has(key)));
         if (persistent.size === 0) break;
       }

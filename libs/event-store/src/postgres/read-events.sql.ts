@@ -118,23 +118,42 @@ export async function countEventsAfter(db: Queryable, from: LogPosition, limit: 
   return rows[0]!.behind;
 }
 
+/**
+ * A row as a RecordedEvent: data and metadata parsed when first looked at, on the prototype (no
+ * closures per event: a reader of the whole log makes a million of these).
+ */
+class PostgresRecordedEvent implements RecordedEvent {
+  readonly id: string;
+  readonly streamId: string;
+  readonly revision: bigint;
+  readonly position: LogPosition;
+  readonly type: string;
+  readonly recordedAt: Date;
+  #data: string | { value: unknown };
+  #metadata: string | { value: EventMetadata };
+
+  constructor(row: EventRow) {
+    this.id = row.event_id;
+    this.streamId = row.stream_id;
+    this.revision = BigInt(row.stream_revision);
+    this.position = { commit: BigInt(row.commit_position), prepare: BigInt(row.global_position) };
+    this.type = row.event_type;
+    this.recordedAt = new Date(row.recorded_ms);
+    this.#data = row.data;
+    this.#metadata = row.metadata;
+  }
+
+  get data(): unknown {
+    if (typeof this.#data === 'string') this.#data = { value: JSON.parse(this.#data) };
+    return this.#data.value;
+  }
+
+  get metadata(): EventMetadata {
+    if (typeof this.#metadata === 'string') this.#metadata = { value: JSON.parse(this.#metadata) as EventMetadata };
+    return this.#metadata.value;
+  }
+}
+
 function toRecordedEvent(row: EventRow): RecordedEvent {
-  let data: { value: unknown } | undefined;
-  let metadata: { value: EventMetadata } | undefined;
-  return {
-    id: row.event_id,
-    streamId: row.stream_id,
-    revision: BigInt(row.stream_revision),
-    position: { commit: BigInt(row.commit_position), prepare: BigInt(row.global_position) },
-    type: row.event_type,
-    get data(): unknown {
-      data ??= { value: JSON.parse(row.data) };
-      return data.value;
-    },
-    get metadata(): EventMetadata {
-      metadata ??= { value: JSON.parse(row.metadata) as EventMetadata };
-      return metadata.value;
-    },
-    recordedAt: new Date(row.recorded_ms),
-  };
+  return new PostgresRecordedEvent(row);
 }
