@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@chronicle/event-store';
-import type { Queryable } from '@chronicle/platform';
-import type { Projection } from '../projection';
+import { copyRows, type Queryable } from '@chronicle/platform';
+import type { BulkBuild, BulkIo, Projection } from '../projection';
 
 /**
  * The audit trail's index (migrations/0015): a row per event of the log, whoever wrote it, with the
@@ -45,10 +45,77 @@ export const auditProjection: Projection = {
     });
   },
 
+  bulkBuild: buildAuditInBulk,
+
   async reset(db: Queryable): Promise<void> {
     await db.query('TRUNCATE audit_events');
   },
 };
+
+const COLUMNS = [
+  'commit_position',
+  'prepare_position',
+  'stream_id',
+  'revision',
+  'event_type',
+  'actor',
+  'team',
+  'correlation_id',
+  'recorded_at',
+];
+/** Streams whose team the bulk build remembers; past that it forgets them all and asks the rows again. */
+const KNOWN_STREAMS = 500_000;
+
+/**
+ * The index from empty tables, by COPY. Every stream's first event names its team (the log is read
+ * from its start), so the teams are remembered instead of read from the runs' and jobs' rows per
+ * batch; a stream forgotten (past KNOWN_STREAMS) is looked up as `apply` does.
+ */
+export function buildAuditInBulk(): BulkBuild {
+  const teams = new Map<string, string | null>();
+  return {
+    async add(io: BulkIo, events: readonly RecordedEvent[]): Promise<void> {
+      const unknown = new Set<string>();
+      for (const event of events) {
+        if (event.revision === 0n || event.streamId.startsWith('team-')) teams.set(event.streamId, teamOfFirst(event));
+        else if (!teams.has(event.streamId)) unknown.add(event.streamId);
+      }
+      if (unknown.size > 0)
+        for (const [stream, team] of await io.read((db) => teamsOfStreams(db, [...unknown]))) teams.set(stream, team);
+      const rows = events.map((e) => [
+        e.position.commit,
+        e.position.prepare,
+        e.streamId,
+        e.revision,
+        e.type,
+        stringOrNull(e.metadata['actor']),
+        teams.get(e.streamId) ?? null,
+        stringOrNull(e.metadata['correlationId']),
+        e.recordedAt,
+      ]);
+      await io.write((db) => copyRows(db, 'audit_events', COLUMNS, rows));
+      if (teams.size > KNOWN_STREAMS) teams.clear();
+    },
+    flush: async () => undefined,
+  };
+}
+
+function teamOfFirst(event: RecordedEvent): string | null {
+  if (event.streamId.startsWith('team-')) return event.streamId.slice('team-'.length);
+  return teamInData(event);
+}
+
+/** The teams of run and job streams, from their rows (the other streams: none). */
+async function teamsOfStreams(db: Queryable, streams: readonly string[]): Promise<Map<string, string | null>> {
+  const { rows } = await db.query<{ stream_id: string; team: string | null }>(
+    `SELECT s.stream_id, COALESCE(
+              (SELECT r.team FROM runs r WHERE s.stream_id LIKE 'run-%' AND r.run_id = substr(s.stream_id, 5)),
+              (SELECT j.team FROM jobs j WHERE s.stream_id LIKE 'job-%' AND j.name = substr(s.stream_id, 5))) AS team
+       FROM unnest($1::text[]) AS s(stream_id)`,
+    [streams],
+  );
+  return new Map(rows.map((r) => [r.stream_id, r.team]));
+}
 
 /**
  * The first event of a run or a job names its team. Only that one's data is looked at: the log's
