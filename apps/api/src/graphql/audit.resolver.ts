@@ -3,10 +3,11 @@ import { Args, ArgsType, Field, InputType, Int, ObjectType, Query, Resolver } fr
 import { Type } from 'class-transformer';
 import { IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { ListAuditEvents } from '@chronicle/commands';
-import { requireReader, TEAM_ID_PATTERN, TEAM_ID_RULE, type Caller } from '@chronicle/domain';
+import { requireReader, type Caller } from '@chronicle/domain';
 import { auditEventView, LOG_NAME } from '../audit/audit.controller';
 import { GRAPHQL_PAGE } from '../http/page-names';
 import { ConnectionOf, connectionOf, givenFields, type Connection } from './connection.types';
+import { TeamFilter } from './filter-fields';
 import { GqlCaller } from './graphql-context';
 import { PageArgs } from './run.types';
 import { DateTimeScalar, JsonScalar } from './scalars';
@@ -56,9 +57,7 @@ export class AuditFilterInput {
   @IsOptional()
   until?: Date;
 
-  @Field({ nullable: true, description: "a team token sees its own team's only; the admin any, or all" })
-  @IsOptional()
-  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
+  @TeamFilter()
   team?: string;
 }
 

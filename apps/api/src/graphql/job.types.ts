@@ -1,8 +1,9 @@
 import { ArgsType, Field, InputType, Int, ObjectType } from '@nestjs/graphql';
 import { Type } from 'class-transformer';
-import { IsOptional, Matches, ValidateNested } from 'class-validator';
-import { NAME_PATTERN, NAME_RULE, TEAM_ID_PATTERN, TEAM_ID_RULE, type DefinedJob } from '@chronicle/domain';
+import { IsOptional, ValidateNested } from 'class-validator';
+import type { DefinedJob } from '@chronicle/domain';
 import { ConnectionOf } from './connection.types';
+import { NameFilter, TeamFilter } from './filter-fields';
 import { PageArgs } from './run.types';
 import { JsonScalar } from './scalars';
 
@@ -39,14 +40,10 @@ export class JobConnection extends ConnectionOf(JobNode, 'Job') {}
 
 @ArgsType()
 export class JobsArgs extends PageArgs {
-  @Field({ nullable: true })
-  @IsOptional()
-  @Matches(NAME_PATTERN, { message: `queue must be ${NAME_RULE}` })
+  @NameFilter('queue')
   queue?: string;
 
-  @Field({ nullable: true, description: "A team token lists its own team's only; the admin any team's, or all." })
-  @IsOptional()
-  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
+  @TeamFilter()
   team?: string;
 }
 

@@ -1,18 +1,10 @@
 import { ArgsType, Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { Type } from 'class-transformer';
-import { IsIn, IsOptional, Matches, ValidateNested } from 'class-validator';
-import {
-  NAME_PATTERN,
-  NAME_RULE,
-  RUN_STATES,
-  TEAM_ID_PATTERN,
-  TEAM_ID_RULE,
-  visibleState,
-  type PresentRun,
-  type RunState,
-} from '@chronicle/domain';
+import { IsIn, IsOptional, ValidateNested } from 'class-validator';
+import { RUN_STATES, visibleState, type PresentRun, type RunState } from '@chronicle/domain';
 import type { RecordedEvent } from '@chronicle/event-store';
 import { ConnectionOf } from './connection.types';
+import { NameFilter, TeamFilter } from './filter-fields';
 import { DateTimeScalar, JsonScalar } from './scalars';
 
 /** The run states of reference 7.3, the names REST uses, as GraphQL's enum values. */
@@ -105,19 +97,13 @@ export class RunConnection extends ConnectionOf(RunNode, 'Run') {}
 
 @InputType({ description: 'Each field given narrows the runs listed (as GET /v1/runs).' })
 export class RunFilter {
-  @Field({ nullable: true })
-  @IsOptional()
-  @Matches(NAME_PATTERN, { message: `job must be ${NAME_RULE}` })
+  @NameFilter('job')
   job?: string;
 
-  @Field({ nullable: true })
-  @IsOptional()
-  @Matches(NAME_PATTERN, { message: `queue must be ${NAME_RULE}` })
+  @NameFilter('queue')
   queue?: string;
 
-  @Field({ nullable: true, description: "A team token lists its own team's only; the admin any team's, or all." })
-  @IsOptional()
-  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
+  @TeamFilter()
   team?: string;
 
   @Field(() => RunStateEnum, { nullable: true })
@@ -156,9 +142,7 @@ export class RunsArgs extends PageArgs {
 
 @ArgsType()
 export class DeadLettersArgs extends PageArgs {
-  @Field({ nullable: true })
-  @IsOptional()
-  @Matches(NAME_PATTERN, { message: `job must be ${NAME_RULE}` })
+  @NameFilter('job')
   job?: string;
 }
 
