@@ -1,8 +1,10 @@
 import { Module, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { json } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ConfigError, createMetricsRegistry, loadConfig, createLogger, type JsonLogger } from '@chronicle/platform';
 import { HealthController } from './health.controller';
+import { refuseDeepJson } from './json-depth';
 import { httpMetrics } from './http-metrics';
 import { MetricsController } from './metrics.controller';
 import { requestLogging } from './request-logging';
@@ -72,7 +74,7 @@ export async function createApp(
   app.use(requestLogging(logger));
   app.use(httpMetrics(registry));
   // Payloads may be 256 KB (413 above that, from the handler); bodies a little more.
-  app.useBodyParser('json', { limit: '1mb' });
+  app.use(json({ limit: '1mb', verify: refuseDeepJson() }));
   return app;
 }
 

@@ -1,0 +1,57 @@
+import { ApiModule } from '@chronicle/api';
+import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { createTeam, startApp, type RunningApp, type TeamClients } from './support';
+
+const ADMIN_TOKEN = 'e2e-admin-token-hostile-0123456789';
+
+/** JSON nested `depth` levels deep: `[[[…]]]`. */
+const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
+
+/** Bad input gets a clear answer: never a 500, never a hang, and nothing written. */
+describe('hostile input', () => {
+  let db: TestDatabase;
+  let app: RunningApp;
+  let team: TeamClients;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN);
+    team = await createTeam(app.url, ADMIN_TOKEN, 'ops', ['ops']);
+    expect((await team.team.put('/v1/jobs/ops.task', { queue: 'ops' })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it.each([
+    ['PUT', '/v1/jobs/ops.deep', (p: string) => `{"queue":"ops","payload":${p}}`, 'team'],
+    ['POST', '/v1/jobs/ops.task/runs', (p: string) => `{"payload":${p}}`, 'team'],
+    ['POST', '/v1/runs:batch', (p: string) => `{"runs":[{"job":"ops.task","payload":${p}}]}`, 'team'],
+    ['POST', '/v1/lease', (p: string) => `{"queues":["ops"],"max":1,"workerId":${p}}`, 'worker'],
+    [
+      'POST',
+      '/graphql',
+      (p: string) =>
+        `{"query":"mutation($p: JSON) { enqueueRun(job: \\"ops.task\\", payload: $p) { id } }","variables":{"p":${p}}}`,
+      'team',
+    ],
+  ] as const)('%s %s: a payload nested 5,000 deep is a 400 problem, not a 500', async (method, path, body, who) => {
+    const token = who === 'team' ? team.teamToken : team.workerToken;
+    const response = await fetch(`${app.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body(nested(5000)),
+    });
+    // Refused before it is parsed, GraphQL's request too: the body is not one the API takes.
+    expect([response.status, response.headers.get('content-type')]).toEqual([
+      400,
+      expect.stringMatching(/problem\+json/),
+    ]);
+    expect(await response.json()).toMatchObject({
+      type: '/problems/validation-error',
+      detail: 'the request body nests deeper than 64 levels',
+    });
+    expect(await db.log.query("SELECT 1 FROM events WHERE stream_id = 'job-ops.deep'")).toMatchObject({ rowCount: 0 });
+  });
+});
