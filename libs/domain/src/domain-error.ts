@@ -16,6 +16,8 @@ export const DOMAIN_ERROR_CODES = [
   'conflict',
   'payload-too-large',
   'quota-exceeded',
+  /** A payload carries what looks like a credential (security/secret-scanner.ts). */
+  'secret-in-payload',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

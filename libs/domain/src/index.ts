@@ -25,3 +25,4 @@ export * from './schedule/schedule-spec';
 export * from './schedule/zoned-time';
 export * from './streams';
 export * from './upcasting';
+export * from './security/secret-scanner';

@@ -33,6 +33,7 @@ export const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
   conflict: 409,
   'payload-too-large': 413,
   'quota-exceeded': 429,
+  'secret-in-payload': 400,
 };
 
 /** A domain refusal as problem details: one answer of a batch, or the whole response's. */

@@ -29,6 +29,8 @@ const MEANING: Record<ProblemSlug, string> = {
   conflict: 'the run or job moved on while this was decided; nothing was written, ask again',
   'payload-too-large': 'the payload is over 256 KB, or the body over 1 MB',
   'quota-exceeded': "over the team's enqueue quota (`quota` names it); nothing was enqueued, retry after `Retry-After`",
+  'secret-in-payload':
+    "a payload carries what looks like a credential (`field` names where, never the value): name the secret instead, or allow the path in the job's `secretsAllowed`",
   unavailable: 'the database is not reachable right now; retry after `Retry-After`',
   'internal-error': 'the server could not complete the request; it has been logged',
 };

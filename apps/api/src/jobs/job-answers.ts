@@ -36,7 +36,10 @@ export const Job = shape(
       version: { ...integer(1), description: 'grows with every change of the definition' },
       paused: { ...boolean(), description: "a paused job's runs are neither leased nor materialised" },
     },
-    optional: AS_OF_FIELDS,
+    optional: {
+      ...AS_OF_FIELDS,
+      secretsAllowed: { ...list(text()), description: 'payload paths the secret scanner lets through' },
+    },
   },
   'Job',
 );

@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
+  IsArray,
   IsDefined,
   IsIn,
   IsInt,
@@ -16,6 +18,9 @@ import { JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES } from '@chronicle/do
 import { schemaPath } from '../http/named-schemas';
 import { Payload } from '../runs/run-answers';
 import { ScheduleBody } from './schedule-schemas';
+
+/** A path into a payload, as the secret scanner names them: `$`, then `.name` or `[index]` steps. */
+const SECRET_PATH = /^\$(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\d{1,6}\]){1,32}$/;
 
 export class RetryBody {
   @ApiProperty({ type: 'integer', minimum: 1, maximum: 100, description: 'attempts in all, the first included' })
@@ -90,6 +95,22 @@ export class JobBody {
   @IsOptional()
   @IsDefined()
   payload?: unknown;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 50,
+    example: ['$.sftp.hostKey'],
+    description:
+      'paths of its payloads the secret scanner lets through (false positives): a path and everything under it',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @Matches(SECRET_PATH, {
+    each: true,
+    message: 'each of secretsAllowed must be a path such as $.sftp.hostKey or $.hosts[0]',
+  })
+  secretsAllowed?: string[];
 
   @ApiPropertyOptional({ allOf: [{ $ref: schemaPath(ScheduleBody) }], description: 'none: runs are enqueued only' })
   @IsOptional()

@@ -1,5 +1,6 @@
 import { acceptSchedule, DefineJob, parseSchedule, previewFireTimes, SetJobPaused } from '@chronicle/commands';
 import {
+  assertNoSecrets,
   assertPayloadSize,
   DomainError,
   jobDefinition,
@@ -22,6 +23,7 @@ export function defineJobCommand(caller: Caller, rawName: string, body: JobBody,
   const name = parseName(rawName, 'job name');
   requireQueue(team, body.queue);
   assertPayloadSize(body.payload);
+  assertNoSecrets(body.payload, body.secretsAllowed ?? []);
   const schedule =
     body.schedule === undefined ? undefined : { ...body.schedule, ...acceptSchedule(body.schedule, now) };
   return new DefineJob(team, jobDefinition(name, team.team, { ...body, schedule }));

@@ -3,6 +3,7 @@ import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import {
   actorOf,
+  assertNoSecrets,
   DomainError,
   RUN_EVENT_SCHEMA_VERSION,
   type DefinedJob,
@@ -62,6 +63,14 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
   ) {}
 
   async execute({ caller, items, source }: EnqueueRuns): Promise<EnqueuedRun[]> {
+    // A run's own payload (the job's default was checked when it was defined), under the job's allow-list.
+    items.forEach(({ job, request }, i) =>
+      assertNoSecrets(
+        request.payload,
+        job.definition.secretsAllowed,
+        items.length > 1 ? `runs[${i}].payload` : 'payload',
+      ),
+    );
     const rejectIfBusy = [
       ...new Set(items.filter((i) => i.request.ifRunning === 'reject').map((i) => i.job.definition.name)),
     ];

@@ -12,6 +12,8 @@ export interface JobDefinition {
   readonly concurrency: number | null;
   readonly payload: unknown;
   readonly schedule: unknown;
+  /** Paths of its payloads the secret scanner lets through (its false positives, `$.sftp.hostKey`); absent: none. */
+  readonly secretsAllowed?: readonly string[];
 }
 
 /** The schema version job events are written with (a breaking change adds one and an upcaster). */

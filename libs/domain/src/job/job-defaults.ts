@@ -21,6 +21,7 @@ export interface JobDefinitionInput {
   readonly payload?: unknown;
   /** Already accepted (parsed and checked), with its own defaults filled in. */
   readonly schedule?: unknown;
+  readonly secretsAllowed?: readonly string[];
 }
 
 export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
@@ -41,5 +42,8 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
     concurrency: input.concurrency ?? JOB_DEFAULTS.concurrency,
     payload: input.payload ?? JOB_DEFAULTS.payload,
     schedule: input.schedule ?? JOB_DEFAULTS.schedule,
+    ...(input.secretsAllowed === undefined || input.secretsAllowed.length === 0
+      ? {}
+      : { secretsAllowed: [...new Set(input.secretsAllowed)] }),
   };
 }
