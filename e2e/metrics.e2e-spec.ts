@@ -56,6 +56,8 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
     expect(s.value('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     expect(Object.fromEntries([...s.types].filter(([name]) => name.startsWith('chronicle_')))).toEqual({
       chronicle_schedule_lag_seconds: 'histogram',
+      chronicle_auth_failures_total: 'counter',
+      chronicle_auth_rate_limited_total: 'counter',
       chronicle_claim_duration_seconds: 'histogram',
       chronicle_http_request_duration_seconds: 'histogram',
       chronicle_runs_leased_total: 'counter',

@@ -18,6 +18,8 @@ export const DOMAIN_ERROR_CODES = [
   'quota-exceeded',
   /** A payload carries what looks like a credential (security/secret-scanner.ts). */
   'secret-in-payload',
+  /** Too many attempts of something costly from one client (failed authentications): retry later. */
+  'rate-limited',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import { adminTokenId, bearerToken, hashToken, isAdminTokenHash, ADMIN_TOKEN_HASH, PG_POOL } from '@chronicle/platform';
 import { DomainError, type Caller } from '@chronicle/domain';
 import { findToken } from '@chronicle/commands';
+import { FailedAuthLimiter } from './failed-auth-limiter';
 
 /** Every /v1 call, and every GraphQL request: `Authorization: Bearer <token>`, or 401. */
 @Injectable()
@@ -13,21 +14,38 @@ export class AuthGuard implements CanActivate {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(ADMIN_TOKEN_HASH) private readonly adminTokenHash: string | null,
+    private readonly limiter: FailedAuthLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request & { caller?: Caller }>();
-    request.caller = await this.authenticate(request.headers.authorization);
+    request.caller = await this.authenticate(request.headers.authorization, clientAddress(request));
     return true;
   }
 
-  /** The caller of an Authorization header's bearer token, or an `unauthorized` refusal. */
-  async authenticate(authorization: string | undefined): Promise<Caller> {
+  /**
+   * The caller of an Authorization header's bearer token, or an `unauthorized` refusal; an address
+   * that failed too often is refused `rate-limited` before its token is looked up (a token known
+   * already still passes).
+   */
+  async authenticate(authorization: string | undefined, address: string): Promise<Caller> {
     const token = bearerToken(authorization);
-    if (token === undefined) throw unauthorized('send Authorization: Bearer <token>');
+    if (token === undefined) {
+      this.limiter.refuseIfLimited(address);
+      this.limiter.recordFailure(address, 'missing');
+      throw unauthorized('send Authorization: Bearer <token>');
+    }
     const hash = hashToken(token);
     if (isAdminTokenHash(hash, this.adminTokenHash)) return { kind: 'admin', tokenId: adminTokenId(hash) };
-    return this.callerOf(hash);
+    const known = this.known.get(hash);
+    if (known !== undefined && known.until > Date.now()) return known.caller;
+    this.limiter.refuseIfLimited(address);
+    try {
+      return await this.callerOf(hash);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'unauthorized') this.limiter.recordFailure(address, 'unknown');
+      throw err;
+    }
   }
 
   /**
@@ -35,8 +53,6 @@ export class AuthGuard implements CanActivate {
    * revocation is seen within KNOWN_FOR_MS on every API process.
    */
   private async callerOf(hash: string): Promise<Caller> {
-    const known = this.known.get(hash);
-    if (known !== undefined && known.until > Date.now()) return known.caller;
     const row = await findToken(this.pool, hash);
     if (row === undefined || row.kind === 'admin') throw unauthorized('the token is not valid');
     let caller: Caller;
@@ -56,4 +72,9 @@ const KNOWN_FOR_MS = 5_000;
 
 function unauthorized(detail: string): DomainError {
   return new DomainError('unauthorized', detail);
+}
+
+/** Where a request comes from, as the HTTP server saw it (behind a proxy: the proxy, unless Express trusts it). */
+export function clientAddress(request: Request): string {
+  return request.ip ?? request.socket.remoteAddress ?? 'unknown';
 }

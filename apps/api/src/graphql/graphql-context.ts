@@ -6,7 +6,7 @@ import { GraphQLError } from 'graphql';
 import { GetEventsOfRuns, ListRunsOfJobs, type Page } from '@chronicle/commands';
 import { requireReader, type Caller, type PresentRun, type RunState } from '@chronicle/domain';
 import type { RecordedEvent } from '@chronicle/event-store';
-import { AuthGuard } from '../auth/auth.guard';
+import { AuthGuard, clientAddress } from '../auth/auth.guard';
 import { problemOf } from '../http/problem-details.filter';
 import { GRAPHQL_PAGE } from '../http/page-names';
 import { BatchLoader } from './batch-loader';
@@ -73,7 +73,7 @@ export class GraphqlContextFactory {
   async create(req: Request): Promise<GraphqlContext> {
     let caller: Caller;
     try {
-      caller = await this.auth.authenticate(req.headers.authorization);
+      caller = await this.auth.authenticate(req.headers.authorization, clientAddress(req));
     } catch (error) {
       // Thrown before any operation runs: Apollo answers with this status, the error shown by formatError.
       const { status, detail } = problemOf(error);

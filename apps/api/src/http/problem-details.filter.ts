@@ -34,6 +34,7 @@ export const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
   'payload-too-large': 413,
   'quota-exceeded': 429,
   'secret-in-payload': 400,
+  'rate-limited': 429,
 };
 
 /** A domain refusal as problem details: one answer of a batch, or the whole response's. */

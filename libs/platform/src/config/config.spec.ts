@@ -13,6 +13,7 @@ describe('configuration', () => {
       kurrentDbConnectionString: undefined,
       logLevel: 'info',
       adminToken: undefined,
+      authFailuresPerMinute: 20,
       materialiseLookaheadSeconds: 60,
       priorityWeights: { critical: 70, default: 25, bulk: 5 },
       graphqlIntrospection: true,

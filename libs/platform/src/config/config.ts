@@ -33,6 +33,8 @@ export interface Config {
   readonly graphqlIntrospection: boolean;
   /** `admin`: GET /metrics takes the admin token, as admin calls do. */
   readonly metricsAuth: MetricsAuth;
+  /** Failed authentications a client address may make a minute before it waits (429). */
+  readonly authFailuresPerMinute: number;
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -83,6 +85,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     priorityWeights: parsePriorityWeights(nonEmpty(env['PRIORITY_WEIGHTS'])),
     graphqlIntrospection: parseChoice(env, 'GRAPHQL_INTROSPECTION', ['true', 'false'] as const, 'true') === 'true',
     metricsAuth: parseChoice(env, 'METRICS_AUTH', ['none', 'admin'] as const, 'none'),
+    authFailuresPerMinute: parseInteger(env, 'AUTH_FAILURES_PER_MINUTE', 20, 1, 100_000),
   };
 }
 
