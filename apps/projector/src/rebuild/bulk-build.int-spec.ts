@@ -1,8 +1,8 @@
-import { PostgresEventStore, START, type StreamAppend } from '@chronicle/event-store';
+import { PostgresEventStore, START, type RecordedEvent, type StreamAppend } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
 import { RUN_EVENT_SCHEMA_VERSION, type RunEvent } from '@chronicle/domain';
 import { PROJECTIONS, runsProjection } from '@chronicle/projections';
-import { createTestDatabase, testJob, seedRuns, type TestDatabase } from '@chronicle/testing';
+import { catchUpUntil, createTestDatabase, testJob, seedRuns, waitFor, type TestDatabase } from '@chronicle/testing';
 import { ProjectionRunner } from '../projection-runner';
 import { verifyProjections } from './projection-rebuild';
 import { createShadowTables, diffTable, dropSchema } from './shadow-tables.sql';
@@ -65,15 +65,27 @@ describe('bulk builds of projections (rebuild and verify fill their shadows thro
       await store.appendToStreams(appends);
     }
     // The live tables from the projector, a few events at a time (the rows the seed wrote through, emptied first).
+    // The whole log: a read stops before any transaction still open in the cluster (other test files').
     await db.pool.query('DELETE FROM projection_checkpoints');
-    await new ProjectionRunner(store, db.pool, PROJECTIONS, logger, { batchSize: 7 }).catchUp();
+    const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events');
+    logSize = rows[0]!.n;
+    await catchUpUntil(new ProjectionRunner(store, db.pool, PROJECTIONS, logger, { batchSize: 7 }), logSize);
   });
+  let logSize = 0;
+  /** Every event of the log, once it can all be read. */
+  const wholeLog = async (): Promise<readonly RecordedEvent[]> => {
+    let events: readonly RecordedEvent[] = [];
+    await waitFor(async () => (events = await store.readAll({ from: START, maxCount: 10_000 })).length === logSize, {
+      description: 'the whole log to be readable',
+    });
+    return events;
+  };
   afterAll(async () => {
     await db?.drop();
   });
 
   it("writes the runs' rows the projector writes, also when it writes runs still going and reads them back", async () => {
-    const events = await store.readAll({ from: START, maxCount: 10_000 });
+    const events = await wholeLog();
     const build = runsProjection.bulkBuild!();
     const schema = 'bulk_runs';
     const io = shadowIo(db.pool, schema);
