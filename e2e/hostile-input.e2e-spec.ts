@@ -24,6 +24,33 @@ describe('hostile input', () => {
     await db?.drop();
   });
 
+  it('answers with security headers, and no cross-origin access unless configured', async () => {
+    const answer = await fetch(`${app.url}/v1/jobs`, { headers: { authorization: `Bearer ${team.teamToken}` } });
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(answer.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(answer.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(answer.headers.get('x-powered-by')).toBeNull();
+    const preflight = {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    };
+    expect((await fetch(`${app.url}/v1/jobs`, preflight)).headers.get('access-control-allow-origin')).toBeNull();
+
+    const open = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN, undefined, {
+      CORS_ORIGINS: 'https://ops.example.com',
+    });
+    try {
+      const allowed = await fetch(`${open.url}/v1/jobs`, {
+        ...preflight,
+        headers: { ...preflight.headers, origin: 'https://ops.example.com' },
+      });
+      expect(allowed.headers.get('access-control-allow-origin')).toBe('https://ops.example.com');
+      expect((await fetch(`${open.url}/v1/jobs`, preflight)).headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await open.close();
+    }
+  });
+
   it.each([
     ['PUT', '/v1/jobs/ops.deep', (p: string) => `{"queue":"ops","payload":${p}}`, 'team'],
     ['POST', '/v1/jobs/ops.task/runs', (p: string) => `{"payload":${p}}`, 'team'],

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { json } from 'express';
+import helmet from 'helmet';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ConfigError, createMetricsRegistry, loadConfig, createLogger, type JsonLogger } from '@chronicle/platform';
 import { HealthController } from './health.controller';
@@ -71,6 +72,15 @@ export async function createApp(
     abortOnError: false,
     bodyParser: false,
   });
+  // Security headers on every answer (nosniff, no framing, no referrer, ...). The content security
+  // policy is the dashboard's own (its controller sets it); the API answers JSON, Swagger UI its page.
+  app.use(helmet({ contentSecurityPolicy: false }));
+  // Cross-origin calls only from the origins configured (CORS_ORIGINS); none by default.
+  if (runtime.config.corsOrigins.length > 0)
+    app.enableCors({
+      origin: [...runtime.config.corsOrigins],
+      allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
+    });
   app.use(requestLogging(logger));
   app.use(httpMetrics(registry));
   // Payloads may be 256 KB (413 above that, from the handler); bodies a little more.

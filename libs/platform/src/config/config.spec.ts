@@ -14,6 +14,7 @@ describe('configuration', () => {
       logLevel: 'info',
       adminToken: undefined,
       authFailuresPerMinute: 20,
+      corsOrigins: [],
       materialiseLookaheadSeconds: 60,
       priorityWeights: { critical: 70, default: 25, bulk: 5 },
       graphqlIntrospection: true,
@@ -84,6 +85,12 @@ describe('configuration', () => {
     [{ PRIORITY_WEIGHTS: 'critical=70,default=25,bulk=0' }, /PRIORITY_WEIGHTS must look like/],
     [{ PRIORITY_WEIGHTS: 'urgent=70,default=25,bulk=5' }, /PRIORITY_WEIGHTS must look like/],
     [{ SCHEDULER_ADMIN_TOKEN: 'short' }, /SCHEDULER_ADMIN_TOKEN must be at least 24 characters/],
+    [
+      { CORS_ORIGINS: 'https://ops.example.com/app' },
+      /CORS_ORIGINS must be origins such as https:\/\/ops\.example\.com/,
+    ],
+    [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS must be origins/],
+    [{ AUTH_FAILURES_PER_MINUTE: '0' }, /AUTH_FAILURES_PER_MINUTE must be a whole number from 1/],
   ])('refuses %p with a message that says what to fix', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

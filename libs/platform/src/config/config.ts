@@ -33,6 +33,8 @@ export interface Config {
   readonly graphqlIntrospection: boolean;
   /** `admin`: GET /metrics takes the admin token, as admin calls do. */
   readonly metricsAuth: MetricsAuth;
+  /** Origins a browser may call the API from (CORS); none: no cross-origin calls. */
+  readonly corsOrigins: readonly string[];
   /** Failed authentications a client address may make a minute before it waits (429). */
   readonly authFailuresPerMinute: number;
 }
@@ -86,6 +88,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     graphqlIntrospection: parseChoice(env, 'GRAPHQL_INTROSPECTION', ['true', 'false'] as const, 'true') === 'true',
     metricsAuth: parseChoice(env, 'METRICS_AUTH', ['none', 'admin'] as const, 'none'),
     authFailuresPerMinute: parseInteger(env, 'AUTH_FAILURES_PER_MINUTE', 20, 1, 100_000),
+    corsOrigins: parseOrigins(nonEmpty(env['CORS_ORIGINS'])),
   };
 }
 
@@ -102,6 +105,18 @@ function parsePriorityWeights(raw: string | undefined): PriorityWeights {
   const { critical, default: normal, bulk } = weights;
   if (pairs.length !== 3 || [critical, normal, bulk].some((w) => w === undefined || w < 1 || w > 1000)) throw bad();
   return { critical: critical!, default: normal!, bulk: bulk! };
+}
+
+/** `https://ops.example.com,https://admin.example.com`: each an origin (scheme, host, port), no path. */
+function parseOrigins(raw: string | undefined): readonly string[] {
+  if (raw === undefined) return [];
+  const origins = raw.split(',').map((o) => o.trim());
+  for (const origin of origins)
+    if (!/^https?:\/\/[^/\s]+$/.test(origin))
+      throw new ConfigError(
+        `CORS_ORIGINS must be origins such as https://ops.example.com, comma-separated, not "${origin}"`,
+      );
+  return origins;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
