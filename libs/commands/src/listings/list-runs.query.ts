@@ -4,17 +4,13 @@ import type { Pool } from 'pg';
 import { listedTeam, type PresentRun, type ReaderCaller, type RunState } from '@chronicle/domain';
 import { CLOCK, PG_POOL, type Clock } from '@chronicle/platform';
 import { decodeTimeCursor, pageOf, sizeOf, type Page, type PageRequest } from './page';
-import { listRuns, listRunsOfJobs, type ListedRun, type RunKey } from './runs-listing.sql';
+import { listRuns, listRunsOfJobs, type ListedRun, type RunKey, type RunsFilter } from './runs-listing.sql';
 
-/** The filters of GET /v1/runs and GraphQL's runs(filter:), as the caller gave them. */
-export interface RunsListing {
-  readonly team?: string | undefined;
-  readonly job?: string | undefined;
-  readonly queue?: string | undefined;
-  readonly state?: RunState | undefined;
-  readonly dueAfter?: Date | undefined;
-  readonly dueBefore?: Date | undefined;
-}
+/**
+ * The filters of GET /v1/runs and GraphQL's runs(filter:), as the caller gave them: the listing's own,
+ * with `team` the one asked for (listedTeam decides the one allowed).
+ */
+export type RunsListing = RunsFilter;
 
 /** The runs a team (its own) or the admin (any team's) may see, newest due first, a keyset page at a time. */
 export class ListRuns extends Query<Page<PresentRun>> {
