@@ -3,6 +3,8 @@ import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { createTeam, startApp, type RunningApp, type TeamClients } from './support';
 
 const ADMIN_TOKEN = 'e2e-admin-token-hostile-0123456789';
+const KB = 1024;
+const MB = 1024 * KB;
 
 /** JSON nested `depth` levels deep: `[[[…]]]`. */
 const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
@@ -80,5 +82,39 @@ describe('hostile input', () => {
       detail: 'the request body nests deeper than 64 levels',
     });
     expect(await db.log.query("SELECT 1 FROM events WHERE stream_id = 'job-ops.deep'")).toMatchObject({ rowCount: 0 });
+  });
+
+  it.each([
+    ['POST', '/v1/teams', 64 * KB, '64 KB'],
+    ['POST', '/v1/lease', 64 * KB, '64 KB'],
+    ['POST', '/v1/jobs/ops.task/runs', 320 * KB, '320 KB'],
+    ['POST', '/graphql', 320 * KB, '320 KB'],
+    ['POST', '/v1/runs:batch', 16 * MB, '16 MB'],
+  ] as const)('%s %s: a body over its %i-byte limit is a 413 naming the limit', async (method, path, limit, shown) => {
+    const over = await fetch(`${app.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${team.teamToken}`, 'content-type': 'application/json' },
+      body: `{"padding":"${'x'.repeat(limit)}"}`,
+    });
+    expect([over.status, await over.json()]).toEqual([
+      413,
+      expect.objectContaining({
+        type: '/problems/payload-too-large',
+        detail: `the request body is over the ${shown} this endpoint takes`,
+      }),
+    ]);
+  });
+
+  it('takes a batch of many payloads that no single-payload call would', async () => {
+    const runs = Array.from({ length: 8 }, (_, i) => ({ job: 'ops.task', payload: { i, blob: 'x'.repeat(200 * KB) } }));
+    const batch = await team.team.post<{ runs: unknown[] }>('/v1/runs:batch', { runs });
+    expect(batch.status).toBe(200);
+    expect(batch.body.runs).toHaveLength(8);
+    // One payload over 256 KB is still the handler's 413, with its own words.
+    const tooLarge = await team.team.post('/v1/jobs/ops.task/runs', { payload: { blob: 'x'.repeat(300 * KB) } });
+    expect([tooLarge.status, tooLarge.body]).toEqual([
+      413,
+      expect.objectContaining({ detail: expect.stringMatching(/^the payload is \d+ bytes; at most 262144/) }),
+    ]);
   });
 });

@@ -18,7 +18,7 @@ import { withProblems, type ProblemSlug } from './http/problem-responses';
  * kind of caller only (403) their controllers say.
  */
 const EVERY_CALL: ProblemSlug[] = ['unauthorized', 'internal-error', 'unavailable'];
-/** Every call with a JSON body: it may not parse (400), or be over the body parser's 1 MB (413). */
+/** Every call with a JSON body: it may not parse (400), or be over its endpoint's limit (413, http/body-limits.ts). */
 const EVERY_BODY: ProblemSlug[] = ['validation-error', 'payload-too-large'];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;

@@ -1,6 +1,7 @@
 export * from './admin-token';
 export * from './health.controller';
 export * from './http-metrics';
+export * from './json-depth';
 export * from './metrics.controller';
 export * from './run-process';
 export * from './runtime.module';

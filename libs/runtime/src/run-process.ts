@@ -1,11 +1,9 @@
 import { Module, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { json } from 'express';
 import helmet from 'helmet';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ConfigError, createMetricsRegistry, loadConfig, createLogger, type JsonLogger } from '@chronicle/platform';
 import { HealthController } from './health.controller';
-import { refuseDeepJson } from './json-depth';
 import { httpMetrics } from './http-metrics';
 import { MetricsController } from './metrics.controller';
 import { requestLogging } from './request-logging';
@@ -70,7 +68,7 @@ export async function createApp(
   const app = await NestFactory.create<NestExpressApplication>(ProcessModule, {
     logger,
     abortOnError: false,
-    bodyParser: false,
+    bodyParser: false, // a role that takes bodies parses them, with its own limits (the API: http/body-limits.ts)
   });
   // Security headers on every answer (nosniff, no framing, no referrer, ...). The content security
   // policy is the dashboard's own (its controller sets it); the API answers JSON, Swagger UI its page.
@@ -83,8 +81,6 @@ export async function createApp(
     });
   app.use(requestLogging(logger));
   app.use(httpMetrics(registry));
-  // Payloads may be 256 KB (413 above that, from the handler); bodies a little more.
-  app.use(json({ limit: '1mb', verify: refuseDeepJson() }));
   return app;
 }
 

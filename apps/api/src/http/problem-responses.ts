@@ -27,7 +27,7 @@ const MEANING: Record<ProblemSlug, string> = {
   'not-ready': 'the run is not due yet',
   'concurrency-limit': "with `ifRunning: reject`, the run would have to wait for the job's concurrency limit",
   conflict: 'the run or job moved on while this was decided; nothing was written, ask again',
-  'payload-too-large': 'the payload is over 256 KB, or the body over 1 MB',
+  'payload-too-large': "the payload is over 256 KB, or the body over its endpoint's limit",
   'quota-exceeded': "over the team's enqueue quota (`quota` names it); nothing was enqueued, retry after `Retry-After`",
   'secret-in-payload':
     "a payload carries what looks like a credential (`field` names where, never the value): name the secret instead, or allow the path in the job's `secretsAllowed`",
