@@ -112,11 +112,13 @@ describe('team quotas over HTTP', () => {
       expect((await db.pool.query("SELECT 1 FROM team_quotas WHERE team = 'settings'")).rowCount).toBe(0);
     });
 
-    it('keeps quotas for the admin: a team token gets 403', async () => {
+    it('keeps setting quotas for the admin: a team reads its own, and gets 403 setting them', async () => {
       const { team, worker } = await createTeam(apps[0]!.url, ADMIN_TOKEN, 'sneaky', ['sneaky']);
+      expect((await team.get('/v1/teams/sneaky/quotas')).body).toMatchObject({ team: 'sneaky', maxPendingRuns: null });
       for (const response of [
         await team.put('/v1/teams/sneaky/quotas', { maxPendingRuns: 1_000 }),
-        await team.get('/v1/teams/sneaky/quotas'),
+        await team.get('/v1/teams/settings/quotas'),
+        await worker.get('/v1/teams/sneaky/quotas'),
         await worker.put('/v1/teams/sneaky/quotas', {}),
       ]) {
         expect(response.status).toBe(403);

@@ -4,14 +4,7 @@ import { ApiOperation, ApiParam, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { GetDeadLetter, ListDeadLetters, type AttemptView } from '@chronicle/commands';
-import {
-  NAME_PATTERN,
-  requireReader,
-  requireTeam,
-  type Caller,
-  type PresentRun,
-  type RunDeadData,
-} from '@chronicle/domain';
+import { NAME_PATTERN, requireReader, type Caller, type PresentRun, type RunDeadData } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
@@ -86,7 +79,7 @@ export class DlqController {
   }
 
   @Get(':id')
-  @ApiOperation({ operationId: 'getDeadLetter', summary: 'A dead run with its attempt history (team)' })
+  @ApiOperation({ operationId: 'getDeadLetter', summary: 'A dead run with its attempt history (team or admin)' })
   @RUN_ID
   @ApiAnswer(200, DeadRunDetail, { description: 'the dead run' })
   @ApiProblems('not-found')
@@ -94,7 +87,7 @@ export class DlqController {
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
   ): Promise<DeadRunView & { attempts: AttemptView[] }> {
-    const { run, attempts } = await this.queries.execute(new GetDeadLetter(requireTeam(caller), id));
+    const { run, attempts } = await this.queries.execute(new GetDeadLetter(requireReader(caller), id));
     return { ...deadRunView(run), attempts };
   }
 

@@ -6,6 +6,7 @@ import {
   jobDefinition,
   parseName,
   requireQueue,
+  requireReader,
   requireTeam,
   type Caller,
   type DefinedJob,
@@ -61,7 +62,7 @@ export function scheduleFireTimes(
   count: number | null | undefined,
   now: Date,
 ): string[] {
-  requireTeam(caller);
+  requireReader(caller);
   const from = after ?? now;
   return previewFireTimes(acceptSchedule(schedule, from), from, fireTimesCount(count));
 }

@@ -103,7 +103,7 @@ export class JobsController {
 
   /** The job's next fire times, with its jitter. */
   @Get(':name/preview')
-  @ApiOperation({ operationId: 'previewJob', summary: "A job's next fire times, its jitter included (team)" })
+  @ApiOperation({ operationId: 'previewJob', summary: "A job's next fire times, its jitter included (team or admin)" })
   @JOB_NAME
   @ApiQuery({ name: 'count', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } })
   @ApiAnswer(200, FireTimes, { description: 'none for a job without a schedule' })
@@ -114,7 +114,7 @@ export class JobsController {
     @Query('count') countText?: string,
   ): Promise<{ fireTimes: string[] }> {
     const count = countText === undefined ? undefined : Number(countText);
-    const job = await this.queries.execute(new GetJob(requireTeam(caller), parseName(rawName, 'job name')));
+    const job = await this.queries.execute(new GetJob(requireReader(caller), parseName(rawName, 'job name')));
     return { fireTimes: jobFireTimes(job, count, this.clock.now()) };
   }
 

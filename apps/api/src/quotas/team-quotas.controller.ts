@@ -3,7 +3,14 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsNumber, IsOptional, IsPositive, Max, Min } from 'class-validator';
 import { GetTeamQuotas, SetTeamQuotas } from '@chronicle/commands';
-import { actorOf, effectiveBurst, requireAdmin, type Caller, type TeamQuotas } from '@chronicle/domain';
+import {
+  actorOf,
+  effectiveBurst,
+  requireAdmin,
+  requireAdminOrTeam,
+  type Caller,
+  type TeamQuotas,
+} from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
@@ -57,10 +64,10 @@ interface TeamQuotasView extends TeamQuotas {
   readonly team: string;
 }
 
-/** Admin only: a team's enqueue quotas (README "Quotas"). No quotas: unlimited. */
+/** A team's enqueue quotas (README "Quotas"), set by the admin, read by the team too. No quotas: unlimited. */
 @Controller('v1/teams')
 @UseGuards(AuthGuard)
-@ApiProblems('forbidden') // the admin only
+@ApiProblems('forbidden') // the admin (and for reading, the team itself)
 export class TeamQuotasController {
   constructor(
     private readonly commands: CommandBus,
@@ -68,11 +75,11 @@ export class TeamQuotasController {
   ) {}
 
   @Get(':team/quotas')
-  @ApiOperation({ operationId: 'getTeamQuotas', summary: "A team's enqueue quotas (admin)" })
+  @ApiOperation({ operationId: 'getTeamQuotas', summary: "A team's enqueue quotas (admin, or the team's own)" })
   @ApiAnswer(200, TeamQuotasAnswer, { description: 'its quotas; all null: none' })
   @ApiProblems('not-found')
   async get(@CurrentCaller() caller: Caller, @Param('team') team: string): Promise<TeamQuotasView> {
-    requireAdmin(caller);
+    requireAdminOrTeam(caller, team);
     return view(team, await this.queries.execute(new GetTeamQuotas(team)));
   }
 

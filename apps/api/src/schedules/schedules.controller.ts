@@ -41,7 +41,7 @@ export class SchedulesController {
   @HttpCode(200)
   @ApiOperation({
     operationId: 'previewSchedule',
-    summary: "A schedule's next fire times, nominal (no jitter), in UTC (team)",
+    summary: "A schedule's next fire times, nominal (no jitter), in UTC (team or admin)",
   })
   @ApiAnswer(200, FireTimes, { description: 'its next fire times' })
   @ApiProblems('invalid-schedule')

@@ -32,6 +32,7 @@ import {
   NAME_RULE,
   parseName,
   requireAdmin,
+  requireAdminOrTeam,
   TEAM_ID_PATTERN,
   TEAM_ID_RULE,
   type Caller,
@@ -285,11 +286,6 @@ function tokenView(token: TokenListing): TokenView {
 }
 
 /** The admin, or the team itself (its own tokens). */
-function requireAdminOrTeam(caller: Caller, team: string): void {
-  if (caller.kind === 'admin' || (caller.kind === 'team' && caller.team === team)) return;
-  throw new DomainError('forbidden', "this call needs the admin token or the team's own");
-}
-
 /** An expiry must lie ahead: a token born expired is a mistake. */
 function futureInstant(value: string | undefined): Date | null {
   if (value === undefined) return null;

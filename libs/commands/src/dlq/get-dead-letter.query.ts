@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { ABSENT, DomainError, runStreamId, type PresentRun, type TeamCaller } from '@chronicle/domain';
+import { ABSENT, DomainError, runStreamId, type PresentRun, type ReaderCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { findRunSnapshot } from '@chronicle/projections';
@@ -11,7 +11,7 @@ import { attemptHistory, type AttemptView } from './attempt-history';
 /** GET /v1/dlq/{id}: a dead run (the read model) with every attempt it had (its events). */
 export class GetDeadLetter extends Query<{ run: PresentRun; attempts: AttemptView[] }> {
   constructor(
-    readonly caller: TeamCaller,
+    readonly caller: ReaderCaller,
     readonly runId: string,
   ) {
     super();

@@ -30,6 +30,12 @@ export function requireAdmin(caller: Caller): void {
   if (caller.kind !== 'admin') throw forbidden('this call needs the admin token');
 }
 
+/** The admin, or the team's own token (not its workers'). */
+export function requireAdminOrTeam(caller: Caller, team: string): void {
+  if (caller.kind === 'admin' || (caller.kind === 'team' && caller.team === team)) return;
+  throw forbidden("this call needs the admin token or the team's own");
+}
+
 export function requireTeam(caller: Caller): TeamCaller {
   if (caller.kind !== 'team') throw forbidden('this call needs a team token');
   return caller;
