@@ -20,6 +20,12 @@ export interface Projection {
    */
   readonly tables: readonly string[];
   /**
+   * Tables `apply` writes besides its own, owned by another role (the jobs projection tells the
+   * scheduler's `schedule_cursors` a job changed). A rebuild or verify gives them empty scratch copies
+   * in its schema, never compared, swapped or read again, so that it leaves the live ones alone.
+   */
+  readonly sideTables?: readonly string[];
+  /**
    * Commands write these tables' rows too, in their own transactions (the
    * write-through of runs and jobs), each row with the revision of the
    * stream it reflects: a rebuild then takes the live rows that are newer

@@ -18,6 +18,7 @@ export const jobsProjection: Projection = {
   version: 1,
   eventTypes: new Set(Object.values(JobEventType)),
   tables: ['jobs'],
+  sideTables: ['schedule_cursors'],
   writtenThrough: true,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {

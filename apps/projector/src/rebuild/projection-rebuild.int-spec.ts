@@ -1,6 +1,6 @@
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
-import { PROJECTIONS, loadCheckpoint, runsProjection } from '@chronicle/projections';
+import { PROJECTIONS, jobsProjection, loadCheckpoint, runsProjection } from '@chronicle/projections';
 import {
   CompleteRuns,
   LeaseRuns,
@@ -121,6 +121,22 @@ describe('projections rebuilt and verified beside the live ones', () => {
     const verified = await verifyProjections(store, db.pool, PROJECTIONS, { batchSize: 200 });
     expect(verified.differences).toEqual([]);
     expect(verified.events).toBe(report.events + (await store.readAll({ from: report.position })).length);
+  });
+
+  it("leaves the scheduler's schedule cursors alone, which the jobs projection writes beside its own table", async () => {
+    const cursor = (): Promise<unknown[]> =>
+      db.pool
+        .query("SELECT materialised_through, next_fire_at, updated_at FROM schedule_cursors WHERE job = 'ops.rebuilt'")
+        .then((r) => r.rows);
+    await db.pool.query(
+      `UPDATE schedule_cursors SET materialised_through = '2026-01-01T00:00:00Z', next_fire_at = '2026-01-01T01:00:00Z',
+              updated_at = '2026-01-01T00:00:00Z' WHERE job = 'ops.rebuilt'`,
+    );
+    const before = await cursor();
+    expect(before).toHaveLength(1);
+    await rebuildProjection(store, db.pool, jobsProjection, { batchSize: 100 });
+    expect((await verifyProjections(store, db.pool, PROJECTIONS)).differences).toEqual([]);
+    expect(await cursor()).toEqual(before);
   });
 
   it('finds a row that differs from what the log says, and a row the log does not have', async () => {

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { START, type EventStore, type LogPosition, type RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import type { Projection } from '@chronicle/projections';
-import { createShadowTables, dropSchema, indexShadowTables, inSchema } from './shadow-tables.sql';
+import { createScratchTables, createShadowTables, dropSchema, indexShadowTables, inSchema } from './shadow-tables.sql';
 import { shadowIo, type ShadowIo } from './shadow-io';
 
 /** How long a catch-up waits for committed events its reader cannot see yet. */
@@ -27,8 +27,10 @@ export class ShadowBuild {
   ) {}
 
   async create(): Promise<void> {
-    for (const projection of this.projections)
+    for (const projection of this.projections) {
       await createShadowTables(this.pool, this.schemaOf(projection), projection.tables);
+      await createScratchTables(this.pool, this.schemaOf(projection), projection.sideTables ?? []);
+    }
   }
 
   /**

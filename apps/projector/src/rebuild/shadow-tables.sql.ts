@@ -31,6 +31,12 @@ export async function createShadowTables(db: Queryable, schema: string, tables: 
   }
 }
 
+/** Empty scratch copies of live tables in `schema`, for what a projection writes besides its own tables. */
+export async function createScratchTables(db: Queryable, schema: string, tables: readonly string[]): Promise<void> {
+  for (const table of tables)
+    await db.query(`CREATE UNLOGGED TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL)`);
+}
+
 /**
  * The statements that give `shadow` the live table's indexes, with the live names (index names are
  * per schema): those behind its key and unique constraints, or the others.
