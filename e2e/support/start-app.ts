@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { ApiModule, setupOpenApi } from '@chronicle/api';
+import { ApiModule, configureApi } from '@chronicle/api';
 import type { Pool } from 'pg';
 import type { EventStore } from '@chronicle/event-store';
 import { systemClock, type Clock, loadConfig, createLogger, hashToken, type JsonLogger } from '@chronicle/platform';
@@ -35,7 +35,7 @@ export async function startApp(
     close: async () => undefined,
   };
   const app = await createApp(runtime, modules, logger);
-  if (modules.includes(ApiModule)) setupOpenApi(app);
+  if (modules.includes(ApiModule)) configureApi(app);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return { url: `http://127.0.0.1:${address.port}`, app, close: () => app.close() };

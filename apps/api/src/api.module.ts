@@ -1,4 +1,4 @@
-import { Module, RequestMethod, ValidationPipe, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { CommandsModule } from '@chronicle/commands';
 import { type JsonLogger, LOGGER } from '@chronicle/platform';
@@ -6,7 +6,6 @@ import { AuthModule } from './auth/auth.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DlqController } from './dlq/dlq.controller';
 import { GraphqlApiModule } from './graphql/graphql-api.module';
-import { BodyLimitsMiddleware } from './http/body-limits';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsListingController } from './listings/jobs-listing.controller';
@@ -58,9 +57,4 @@ import { WorkersController } from './workers/workers.controller';
     },
   ],
 })
-export class ApiModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    // Each endpoint's body limit (http/body-limits.ts), GraphQL's included.
-    consumer.apply(BodyLimitsMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
-  }
-}
+export class ApiModule {}

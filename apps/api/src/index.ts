@@ -1,6 +1,7 @@
 export * from './api.module';
 export * from './auth/auth.guard';
 export * from './auth/current-caller';
+export * from './configure-api';
 export * from './dlq/dlq.controller';
 export * from './http/problem-details.filter';
 export * from './jobs/job-dto';

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { runProcess } from '@chronicle/runtime';
 import { ApiModule } from './api.module';
-import { setupOpenApi } from './openapi';
+import { configureApi } from './configure-api';
 
-void runProcess({ name: 'api', modules: [ApiModule], configure: setupOpenApi });
+void runProcess({ name: 'api', modules: [ApiModule], configure: configureApi });

@@ -68,7 +68,7 @@ export async function createApp(
   const app = await NestFactory.create<NestExpressApplication>(ProcessModule, {
     logger,
     abortOnError: false,
-    bodyParser: false, // a role that takes bodies parses them, with its own limits (the API: http/body-limits.ts)
+    bodyParser: false, // a role that takes bodies parses them, with its own limits (the API: configureApi)
   });
   // Security headers on every answer (nosniff, no framing, no referrer, ...). The content security
   // policy is the dashboard's own (its controller sets it); the API answers JSON, Swagger UI its page.

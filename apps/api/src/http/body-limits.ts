@@ -1,4 +1,3 @@
-import { Injectable, type NestMiddleware } from '@nestjs/common';
 import { json, type NextFunction, type Request, type Response } from 'express';
 import { MAX_PAYLOAD_BYTES } from '@chronicle/domain';
 import { refuseDeepJson } from '@chronicle/runtime';
@@ -38,21 +37,21 @@ function pathPattern(route: string): RegExp {
   return new RegExp(`^${escaped.replace(/\/:[a-z]+/gi, '/[^/]+')}$`);
 }
 
-/** Every JSON body is parsed here, with its endpoint's limit, and refused if it nests deeper than JSON_DEPTH. */
-@Injectable()
-export class BodyLimitsMiddleware implements NestMiddleware {
-  private readonly limits = BODY_LIMITS.map((limit) => ({
+/**
+ * The API's JSON body parser: each body with its endpoint's limit, refused if it nests deeper than
+ * MAX_JSON_DEPTH. Mounted on the app itself (configureApi), ahead of every route, GraphQL's included.
+ */
+export function bodyLimits(): (request: Request, response: Response, next: NextFunction) => void {
+  const limits = BODY_LIMITS.map((limit) => ({
     ...limit,
     pattern: pathPattern(limit.route),
     parse: jsonBody(limit.bytes),
   }));
-  private readonly parseDefault = jsonBody(DEFAULT_BODY_BYTES);
-
-  use(request: Request, response: Response, next: NextFunction): void {
-    const path = request.originalUrl.split('?', 1)[0]!;
-    const limit = this.limits.find((l) => l.method === request.method && l.pattern.test(path));
-    (limit?.parse ?? this.parseDefault)(request, response, next);
-  }
+  const parseDefault = jsonBody(DEFAULT_BODY_BYTES);
+  return (request, response, next) => {
+    const limit = limits.find((l) => l.method === request.method && l.pattern.test(request.path));
+    (limit?.parse ?? parseDefault)(request, response, next);
+  };
 }
 
 /** express's JSON parser with a limit, its refusal of an oversized body naming the limit. */
