@@ -6,6 +6,7 @@ import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class
 import { GetDeadLetter, ListDeadLetters, type AttemptView } from '@chronicle/commands';
 import {
   NAME_PATTERN,
+  parseRunId,
   requireReader,
   requireTeam,
   type Caller,
@@ -94,7 +95,7 @@ export class DlqController {
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
   ): Promise<DeadRunView & { attempts: AttemptView[] }> {
-    const { run, attempts } = await this.queries.execute(new GetDeadLetter(requireTeam(caller), id));
+    const { run, attempts } = await this.queries.execute(new GetDeadLetter(requireTeam(caller), parseRunId(id)));
     return { ...deadRunView(run), attempts };
   }
 
