@@ -377,6 +377,8 @@ describe('GraphQL at POST /graphql', () => {
         ['{ runs(first: 501) { edges { cursor } } }', undefined, /first must be a whole number from 1 to 500/],
         ['{ runs(after: "not-a-cursor") { edges { cursor } } }', undefined, /after is not a cursor/],
         ['{ runs(filter: {job: "no/slashes"}) { edges { cursor } } }', undefined, /job must be a name/],
+        // graphql-js 16 failed it as it ran it: an internal-error.
+        ['subscription { queues { queue } }', undefined, /this API has no subscriptions/],
         ['mutation { defineJob(name: "billing.bad", definition: {priority: "urgent"}) { name } }', undefined, /queue/],
         [
           'mutation { enqueueRun(job: "billing.secret", delaySeconds: -1) { id } }',

@@ -9,6 +9,7 @@ import { graphqlErrorFormatter } from './graphql-errors';
 import { AuditResolver } from './audit.resolver';
 import { JobResolver } from './job.resolver';
 import { OverviewResolver } from './overview.resolver';
+import { knownOperationTypes } from './known-operation-types';
 import { queryLimitsPlugin } from './query-limits';
 import { QueueHistoryResolver } from './queue-history.resolver';
 import { RunResolver } from './run.resolver';
@@ -39,6 +40,7 @@ class GraphqlContextModule {}
         allowBatchedHttpRequests: false,
         context: ({ req }: { req: Request }) => contexts.create(req),
         formatError: graphqlErrorFormatter(logger.child('graphql'), { introspection: config.graphqlIntrospection }),
+        validationRules: [knownOperationTypes],
         plugins: [queryLimitsPlugin()],
       }),
     }),
