@@ -412,6 +412,20 @@ describe('GraphQL at POST /graphql', () => {
     });
   });
 
+  it('answers 406 to an Accept that takes no JSON before running anything: its mutation decides nothing', async () => {
+    await defineJob(gql, 'billing.accept', { queue: 'billing' });
+    for (const accept of ['text/html', 'application/x-ndjson']) {
+      const refused = await fetch(`${app.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${billing.teamToken}`, 'content-type': 'application/json', accept },
+        body: JSON.stringify({ query: 'mutation { pauseJob(name: "billing.accept") { paused } }' }),
+      });
+      expect(refused.status).toBe(406);
+    }
+    // Apollo refused it only after the mutation had run: the job was paused.
+    expect((await gql('{ job(name: "billing.accept") { paused } }')).data).toEqual({ job: { paused: false } });
+  });
+
   describe('limits', () => {
     it('lets the deepest query of the schema and a page of 500 runs with their events through', async () => {
       const deepest = await gql(

@@ -9,6 +9,7 @@ import { graphqlErrorFormatter } from './graphql-errors';
 import { AuditResolver } from './audit.resolver';
 import { JobResolver } from './job.resolver';
 import { OverviewResolver } from './overview.resolver';
+import { acceptableAnswerPlugin } from './acceptable-answer';
 import { knownOperationTypes } from './known-operation-types';
 import { queryLimitsPlugin } from './query-limits';
 import { QueueHistoryResolver } from './queue-history.resolver';
@@ -41,7 +42,7 @@ class GraphqlContextModule {}
         context: ({ req }: { req: Request }) => contexts.create(req),
         formatError: graphqlErrorFormatter(logger.child('graphql'), { introspection: config.graphqlIntrospection }),
         validationRules: [knownOperationTypes],
-        plugins: [queryLimitsPlugin()],
+        plugins: [acceptableAnswerPlugin(), queryLimitsPlugin()],
       }),
     }),
   ],

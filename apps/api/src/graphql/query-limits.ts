@@ -40,7 +40,7 @@ export interface QueryMeasure {
 
 /** Refuses an operation over the limits before it runs: a validation-error naming the limit. */
 /** An Apollo Server plugin, typed as @nestjs/apollo takes it (its @apollo/server types are the ES module's). */
-type ApolloPlugin = NonNullable<ApolloDriverConfig['plugins']>[number];
+export type ApolloPlugin = NonNullable<ApolloDriverConfig['plugins']>[number];
 
 export function queryLimitsPlugin(limits: typeof QUERY_LIMITS = QUERY_LIMITS): ApolloPlugin {
   return {
