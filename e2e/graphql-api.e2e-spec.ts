@@ -377,6 +377,8 @@ describe('GraphQL at POST /graphql', () => {
         ['{ runs(first: 501) { edges { cursor } } }', undefined, /first must be a whole number from 1 to 500/],
         ['{ runs(after: "not-a-cursor") { edges { cursor } } }', undefined, /after is not a cursor/],
         ['{ runs(filter: {job: "no/slashes"}) { edges { cursor } } }', undefined, /job must be a name/],
+        // graphql-js 16 failed it as it ran it: an internal-error.
+        ['subscription { queues { queue } }', undefined, /this API has no subscriptions/],
         ['mutation { defineJob(name: "billing.bad", definition: {priority: "urgent"}) { name } }', undefined, /queue/],
         [
           'mutation { enqueueRun(job: "billing.secret", delaySeconds: -1) { id } }',
@@ -408,6 +410,20 @@ describe('GraphQL at POST /graphql', () => {
       );
       expect(wrongQueue.errors?.[0]?.extensions).toEqual({ code: 'forbidden', status: 403 });
     });
+  });
+
+  it('answers 406 to an Accept that takes no JSON before running anything: its mutation decides nothing', async () => {
+    await defineJob(gql, 'billing.accept', { queue: 'billing' });
+    for (const accept of ['text/html', 'application/x-ndjson']) {
+      const refused = await fetch(`${app.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${billing.teamToken}`, 'content-type': 'application/json', accept },
+        body: JSON.stringify({ query: 'mutation { pauseJob(name: "billing.accept") { paused } }' }),
+      });
+      expect(refused.status).toBe(406);
+    }
+    // Apollo refused it only after the mutation had run: the job was paused.
+    expect((await gql('{ job(name: "billing.accept") { paused } }')).data).toEqual({ job: { paused: false } });
   });
 
   describe('limits', () => {

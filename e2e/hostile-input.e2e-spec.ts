@@ -1,6 +1,6 @@
 import { ApiModule } from '@chronicle/api';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
-import { createTeam, startApp, type RunningApp, type TeamClients } from './support';
+import { createTeam, graphqlClient, startApp, type RunningApp, type TeamClients } from './support';
 
 const ADMIN_TOKEN = 'e2e-admin-token-hostile-0123456789';
 const KB = 1024;
@@ -82,6 +82,43 @@ describe('hostile input', () => {
       detail: 'the request body nests deeper than 64 levels',
     });
     expect(await db.log.query("SELECT 1 FROM events WHERE stream_id = 'job-ops.deep'")).toMatchObject({ rowCount: 0 });
+  });
+
+  // Each NUL went on to PostgreSQL as a lookup's parameter, which its text cannot hold: a 500.
+  it.each([
+    ['DELETE', '/v1/tokens/a%00b', undefined, 'admin'],
+    ['DELETE', '/v1/teams/ops/tokens/a%00b', undefined, 'team'],
+    ['GET', '/v1/teams/a%00b/tokens', undefined, 'admin'],
+    ['GET', '/v1/teams/a%00b/quotas', undefined, 'admin'],
+    ['GET', '/v1/audit?actor=a%00b', undefined, 'team'],
+    ['POST', '/v1/dlq:replay', '{"error":"a\\u0000b"}', 'team'],
+    ['POST', '/v1/runs/run_a%00b/complete', '{"fencingToken":1,"outcome":"success"}', 'worker'],
+    ['POST', '/v1/runs/run_a%00b/heartbeat', '{"fencingToken":1}', 'worker'],
+  ] as const)('%s %s: a NUL is a 400 problem, not a 500', async (method, path, body, who) => {
+    const token = who === 'admin' ? ADMIN_TOKEN : who === 'team' ? team.teamToken : team.workerToken;
+    const response = await fetch(`${app.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body,
+    });
+    expect([response.status, await response.json()]).toEqual([
+      400,
+      expect.objectContaining({
+        type: '/problems/validation-error',
+        detail: 'the request holds a NUL character (U+0000), which no name, id or text here can hold',
+      }),
+    ]);
+  });
+
+  it('GraphQL: a NUL in a filter is a validation-error, not an internal one', async () => {
+    const graphql = graphqlClient(app.url, team.teamToken);
+    for (const query of [
+      '{ auditEvents(filter: { actor: "a\\u0000b" }) { edges { cursor } } }',
+      '{ queueHistory(queue: "a\\u0000b") { minute } }',
+    ])
+      expect((await graphql(query)).errors?.map((e) => e.extensions)).toEqual([
+        { code: 'validation-error', status: 400 },
+      ]);
   });
 
   it.each([

@@ -691,6 +691,8 @@ describe('run lifecycle over HTTP', () => {
         400,
       ],
       ['a runAt that is not a time', () => team.post('/v1/jobs/billing.e2e/runs', { runAt: 'tomorrow' }), 400],
+      // A NUL went on to PostgreSQL, which cannot hold one in text: a 500.
+      ['a dead letter id with a NUL', () => team.get('/v1/dlq/run_a%00b'), 404, 'not-found'],
     ] as Array<
       [
         string,

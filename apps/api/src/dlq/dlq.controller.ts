@@ -4,7 +4,14 @@ import { ApiOperation, ApiParam, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { GetDeadLetter, ListDeadLetters, type AttemptView } from '@chronicle/commands';
-import { NAME_PATTERN, requireReader, type Caller, type PresentRun, type RunDeadData } from '@chronicle/domain';
+import {
+  NAME_PATTERN,
+  parseRunId,
+  requireReader,
+  type Caller,
+  type PresentRun,
+  type RunDeadData,
+} from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
@@ -87,7 +94,7 @@ export class DlqController {
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
   ): Promise<DeadRunView & { attempts: AttemptView[] }> {
-    const { run, attempts } = await this.queries.execute(new GetDeadLetter(requireReader(caller), id));
+    const { run, attempts } = await this.queries.execute(new GetDeadLetter(requireReader(caller), parseRunId(id)));
     return { ...deadRunView(run), attempts };
   }
 

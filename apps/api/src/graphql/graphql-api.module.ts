@@ -9,6 +9,8 @@ import { graphqlErrorFormatter } from './graphql-errors';
 import { AuditResolver } from './audit.resolver';
 import { JobResolver } from './job.resolver';
 import { OverviewResolver } from './overview.resolver';
+import { acceptableAnswerPlugin } from './acceptable-answer';
+import { knownOperationTypes } from './known-operation-types';
 import { queryLimitsPlugin } from './query-limits';
 import { QueueHistoryResolver } from './queue-history.resolver';
 import { RunResolver } from './run.resolver';
@@ -39,7 +41,8 @@ class GraphqlContextModule {}
         allowBatchedHttpRequests: false,
         context: ({ req }: { req: Request }) => contexts.create(req),
         formatError: graphqlErrorFormatter(logger.child('graphql'), { introspection: config.graphqlIntrospection }),
-        plugins: [queryLimitsPlugin()],
+        validationRules: [knownOperationTypes],
+        plugins: [acceptableAnswerPlugin(), queryLimitsPlugin()],
       }),
     }),
   ],

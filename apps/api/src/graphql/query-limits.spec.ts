@@ -63,4 +63,22 @@ describe('measuring a query for its limits', () => {
     });
     expect(measure('{ queues { __typename name } }').complexity).toBe(20);
   });
+
+  it('measures fragments spread twice at every level once each: 2^30 spreads at once, not 2^30 walks', () => {
+    const fragments = (n: number): string =>
+      Array.from(
+        { length: n },
+        (_, i) => `fragment F${i} on Query { queues { a${i}: name } ${i + 1 < n ? `...F${i + 1} ...F${i + 1}` : ''} }`,
+      ).join(' ');
+    // Each level: its queues (10 × (1 + 1)) and twice the next one's.
+    expect(measure(`query { ...F0 } ${fragments(3)}`)).toEqual({ depth: 2, aliases: 1 + 2 + 4, complexity: 20 * 7 });
+    const started = performance.now();
+    expect(measure(`query { ...F0 } ${fragments(30)}`)).toEqual({
+      depth: 2,
+      aliases: 2 ** 30 - 1,
+      complexity: 20 * (2 ** 30 - 1),
+    });
+    // Was minutes: the API's event loop held until the walk ended.
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
 });

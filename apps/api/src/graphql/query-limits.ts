@@ -40,7 +40,7 @@ export interface QueryMeasure {
 
 /** Refuses an operation over the limits before it runs: a validation-error naming the limit. */
 /** An Apollo Server plugin, typed as @nestjs/apollo takes it (its @apollo/server types are the ES module's). */
-type ApolloPlugin = NonNullable<ApolloDriverConfig['plugins']>[number];
+export type ApolloPlugin = NonNullable<ApolloDriverConfig['plugins']>[number];
 
 export function queryLimitsPlugin(limits: typeof QUERY_LIMITS = QUERY_LIMITS): ApolloPlugin {
   return {
@@ -87,17 +87,35 @@ export function measureOperation(
     for (const selection of selections.selections) {
       let inner: [number, number];
       if (selection.kind === Kind.FIELD) inner = field(selection, type);
-      else {
-        const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : selection;
+      else if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = fragments.get(selection.name.value);
         if (fragment === undefined) continue;
+        inner = spread(fragment);
+      } else {
         const condition =
-          fragment.typeCondition === undefined ? type : schema.getType(fragment.typeCondition.name.value);
-        inner = walk(fragment.selectionSet, condition);
+          selection.typeCondition === undefined ? type : schema.getType(selection.typeCondition.name.value);
+        inner = walk(selection.selectionSet, condition);
       }
       depth = Math.max(depth, inner[0]);
       cost += inner[1];
     }
     return [depth, cost];
+  };
+
+  /**
+   * A named fragment's measure, walked the first time it is spread only: a fragment spread twice at every
+   * level of 30 was walked 2^30 times, holding the event loop for good. Each spread counts its aliases.
+   */
+  const measured = new Map<FragmentDefinitionNode, { depth: number; cost: number; aliases: number }>();
+  const spread = (fragment: FragmentDefinitionNode): [number, number] => {
+    let known = measured.get(fragment);
+    if (known === undefined) {
+      const before = aliases;
+      const [depth, cost] = walk(fragment.selectionSet, schema.getType(fragment.typeCondition.name.value));
+      known = { depth, cost, aliases: aliases - before };
+      measured.set(fragment, known);
+    } else aliases += known.aliases;
+    return [known.depth, known.cost];
   };
 
   const field = (node: FieldNode, parent: GraphQLNamedType | null | undefined): [number, number] => {

@@ -2,7 +2,7 @@ import { Catch, HttpException, HttpStatus, type ArgumentsHost, type ExceptionFil
 import type { Request, Response } from 'express';
 import { DomainError, type DomainErrorCode } from '@chronicle/domain';
 import { EventStoreError } from '@chronicle/event-store';
-import { isUnavailable, type JsonLogger } from '@chronicle/platform';
+import { isUnavailable, sqlStateOf, SQLSTATE, type JsonLogger } from '@chronicle/platform';
 
 /** RFC 9457 problem details; `type` is stable, clients branch on it. */
 export interface ProblemDetails {
@@ -129,6 +129,16 @@ export function problemOf(error: unknown): ProblemDetails {
     const detail =
       parserError.type === 'entity.parse.failed' ? 'request body is not valid JSON' : String(parserError.message);
     return { type: problemType(SLUG_BY_STATUS[status] ?? 'http-error'), title: 'bad request', status, detail };
+  }
+  // A NUL in a name, an id or a filter, looked up as it was given: PostgreSQL's text cannot hold one, and
+  // only a request brings one. Where it would be stored, the event store refuses it first (invalid-append).
+  if (sqlStateOf(error) === SQLSTATE.characterNotInRepertoire) {
+    return {
+      type: problemType('validation-error'),
+      title: 'validation error',
+      status: 400,
+      detail: 'the request holds a NUL character (U+0000), which no name, id or text here can hold',
+    };
   }
   if (isUnavailable(error)) {
     return {

@@ -3,8 +3,11 @@ import { localDate, offsetMinutes, REFERENCE_DST_POLICY, resolveWallTime, type D
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-/** How far ahead to look for a next fire time before giving up (a cron like 0 0 30 2 * never fires). */
-const MAX_DAYS_AHEAD = 366 * 5;
+/**
+ * How far ahead to look for a next fire time before giving up (a cron like 0 0 30 2 * never fires); an
+ * RRULE none of whose days come within it is not walked either (rrule-schedule.ts).
+ */
+export const MAX_DAYS_AHEAD = 366 * 5;
 
 /**
  * The next `count` fire times of a cron schedule strictly after `after`, in

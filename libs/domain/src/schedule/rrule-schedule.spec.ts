@@ -1,4 +1,4 @@
-import { scheduleFireTimes } from './fire-times';
+import { assertUsableSchedule, scheduleFireTimes } from './fire-times';
 import { parseRrule } from './rrule-schedule';
 import { parseScheduleSpec } from './schedule-spec';
 
@@ -68,5 +68,50 @@ describe('RRULE schedules, in the zone wall-clock', () => {
     const after = new Date('2026-11-30T10:11:00Z');
     const fromDtstart = parseRrule(text).between(after, new Date('2028-01-01T00:00:00Z'), false).slice(0, 6);
     expect(iso(scheduleFireTimes(spec({ rrule: text, timeZone: 'UTC' }), after, 6))).toEqual(iso(fromDtstart));
+  });
+
+  // Each held the API's event loop, for good (rrule stepping towards an hour or a minute it never lands
+  // on) or for seconds (walked to the year 9999); INTERVAL=0 was a 500.
+  it.each([
+    ['FREQ=HOURLY;BYHOUR=25', 'BYHOUR=25 is outside 0 to 23'],
+    ['FREQ=MINUTELY;BYMINUTE=60', 'BYMINUTE=60 is outside 0 to 59'],
+    ['FREQ=YEARLY;BYYEARDAY=367', 'BYYEARDAY=367 is outside 1 to 366 or -366 to -1'],
+    ['FREQ=DAILY;INTERVAL=0', 'INTERVAL=0 is not 1 or more'],
+    ['FREQ=DAILY;INTERVAL=-1', 'INTERVAL=-1 is not 1 or more'],
+    ['FREQ=HOURLY;INTERVAL=2;BYHOUR=1', 'FREQ=HOURLY;INTERVAL=2 from DTSTART never reaches BYHOUR=1'],
+    ['FREQ=MINUTELY;INTERVAL=3600;BYMINUTE=30', 'FREQ=MINUTELY;INTERVAL=3600 from DTSTART never reaches BYMINUTE=30'],
+    ['FREQ=MINUTELY;INTERVAL=120;BYHOUR=9', 'FREQ=MINUTELY;INTERVAL=120 with BYHOUR: write it as FREQ=HOURLY'],
+    // DTSTART, 2026-01-01, is a Thursday.
+    ['FREQ=DAILY;INTERVAL=7;BYDAY=TU', "every INTERVAL=7 falls on DTSTART's weekday, never on BYDAY"],
+    ['FREQ=MINUTELY\nEXRULE:FREQ=MINUTELY', 'EXRULE is deprecated: use EXDATE'],
+    ['FREQ=DAILY;COUNT=10001', 'COUNT is counted from DTSTART: at most 10000, from 1970 on'],
+    [
+      'DTSTART:19000101T000000\nRRULE:FREQ=MINUTELY;COUNT=10',
+      'COUNT is counted from DTSTART: at most 10000, from 1970 on',
+    ],
+  ])('refuses %p, which rrule would walk without end: %s', (rrule, message) => {
+    expect(() => spec({ rrule, timeZone: 'UTC' })).toThrow(`schedule.rrule: ${message}`);
+  });
+
+  it.each([
+    'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30',
+    'FREQ=MINUTELY;BYMONTH=4;BYMONTHDAY=31',
+    'FREQ=HOURLY;INTERVAL=5;BYMONTH=2;BYMONTHDAY=30;BYHOUR=3',
+    'DTSTART:19700101T000000\nRRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30;COUNT=10000',
+  ])('finds at once that %s never fires, without walking to the year 9999', (rrule) => {
+    const started = performance.now();
+    expect(() => assertUsableSchedule(spec({ rrule, timeZone: 'UTC' }), new Date('2026-11-30T10:11:00Z'))).toThrow(
+      'schedule.rrule: never fires after now',
+    );
+    // Was 10 to 12 s.
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('still finds what fires rarely, its days coming within the five years a schedule is looked ahead', () => {
+    const leapDays = spec({ rrule: 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=6', timeZone: 'Europe/Berlin' });
+    expect(iso(scheduleFireTimes(leapDays, new Date('2026-11-30T10:11:00Z'), 2))).toEqual([
+      '2028-02-29T05:00:00Z',
+      '2032-02-29T05:00:00Z',
+    ]);
   });
 });

@@ -1,4 +1,6 @@
 import { RRule, RRuleSet, rrulestr } from 'rrule';
+import { MAX_DAYS_AHEAD } from './next-fire-times';
+import { passesSomeDay, refuseEndlessWalk, RruleSyntaxError } from './rrule-limits';
 import { resolveWallTime, offsetMinutes, REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
 
 /**
@@ -10,13 +12,6 @@ import { resolveWallTime, offsetMinutes, REFERENCE_DST_POLICY, type DstPolicy } 
  * matters.
  */
 export const DEFAULT_DTSTART = 'DTSTART:20260101T000000';
-
-export class RruleSyntaxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RruleSyntaxError';
-  }
-}
 
 export function parseRrule(text: string): RRuleSet {
   const lines = text
@@ -35,12 +30,17 @@ export function parseRrule(text: string): RRuleSet {
   // Schedules fire at most once a minute; rrule would also walk every second since DTSTART.
   if (lines.some((line) => /FREQ=SECONDLY/i.test(line)))
     throw new RruleSyntaxError('FREQ=SECONDLY fires more often than once a minute');
+  // An EXRULE that takes out every occurrence would be walked to the year 9999 (RFC 5545 deprecates it).
+  if (lines.some((line) => /^EXRULE/i.test(line))) throw new RruleSyntaxError('EXRULE is deprecated: use EXDATE');
   if (!lines.some((line) => /^DTSTART/i.test(line))) lines.unshift(DEFAULT_DTSTART);
+  let set: RRuleSet;
   try {
-    return rrulestr(lines.join('\n'), { forceset: true }) as RRuleSet;
+    set = rrulestr(lines.join('\n'), { forceset: true }) as RRuleSet;
   } catch (err) {
     throw new RruleSyntaxError(err instanceof Error ? err.message : String(err));
   }
+  for (const rule of set.rrules()) refuseEndlessWalk(rule);
+  return set;
 }
 
 /** The next `count` fire times strictly after `after`, as UTC instants, strictly increasing. */
@@ -55,7 +55,7 @@ export function nextRruleFireTimes(
   // Start a day of wall clock early: a wall time before `after`'s own can still lie ahead in UTC.
   const from = new Date(after.getTime() + offsetMinutes(after.getTime(), zone) * 60_000 - 86_400_000);
   // One walk over the occurrences, stopped once enough are found.
-  startingNear(set, from).between(from, new Date(Date.UTC(9999, 0, 1)), false, (next) => {
+  walkedSet(set, from).between(from, new Date(Date.UTC(9999, 0, 1)), false, (next) => {
     const wall = {
       year: next.getUTCFullYear(),
       month: next.getUTCMonth() + 1,
@@ -81,32 +81,26 @@ const FIXED_PERIOD_MS: Partial<Record<number, number>> = {
 };
 
 /**
- * The same recurrence, with each rule's DTSTART moved forward by whole
- * periods to just before `from`. rrule walks every occurrence from DTSTART
- * on each query: a minutely rule started in January would take a second
- * per query by December. Whole periods of a fixed-length frequency keep
- * the occurrences (and the defaults taken from DTSTART: its weekday, time
- * of day, minute) exactly as they were. A rule with COUNT counts from its
- * real DTSTART and is left alone; monthly and yearly rules walk few steps.
+ * The recurrence as walked from `from`: without the rules whose day filters pass no day within the
+ * five years a cron is looked ahead (rrule would walk them to the year 9999, finding nothing, for
+ * seconds), and with each other rule's DTSTART
+ * moved forward by whole periods to just before `from`. rrule walks every occurrence from DTSTART on
+ * each query: a minutely rule started in January would take a second per query by December. Whole
+ * periods of a fixed-length frequency keep the occurrences (and the defaults taken from DTSTART: its
+ * weekday, time of day, minute) exactly as they were. A rule with COUNT counts from its real DTSTART
+ * and is left alone; monthly and yearly rules walk few steps.
  */
-function startingNear(set: RRuleSet, from: Date): RRuleSet {
-  const rules = set.rrules();
-  const movable = (rule: RRule): boolean =>
-    rule.options.count === null && FIXED_PERIOD_MS[rule.options.freq] !== undefined && rule.options.dtstart < from;
-  if (!rules.some(movable)) return set;
-  const moved = new RRuleSet();
-  for (const rule of rules) {
-    if (!movable(rule)) {
-      moved.rrule(rule);
-      continue;
-    }
-    const period = FIXED_PERIOD_MS[rule.options.freq]! * rule.options.interval;
+function walkedSet(set: RRuleSet, from: Date): RRuleSet {
+  const until = new Date(from.getTime() + MAX_DAYS_AHEAD * 86_400_000);
+  const walked = new RRuleSet();
+  for (const rule of set.rrules()) {
+    if (!passesSomeDay(rule, from, until)) continue;
+    const period = (FIXED_PERIOD_MS[rule.options.freq] ?? 0) * rule.options.interval;
     const start = rule.options.dtstart.getTime();
-    const periods = Math.floor((from.getTime() - start) / period) - 1;
-    moved.rrule(periods > 0 ? new RRule({ ...rule.origOptions, dtstart: new Date(start + periods * period) }) : rule);
+    const periods = period === 0 || rule.options.count !== null ? 0 : Math.floor((from.getTime() - start) / period) - 1;
+    walked.rrule(periods > 0 ? new RRule({ ...rule.origOptions, dtstart: new Date(start + periods * period) }) : rule);
   }
-  for (const rule of set.exrules()) moved.exrule(rule);
-  for (const date of set.rdates()) moved.rdate(date);
-  for (const date of set.exdates()) moved.exdate(date);
-  return moved;
+  for (const date of set.rdates()) walked.rdate(date);
+  for (const date of set.exdates()) walked.exdate(date);
+  return walked;
 }

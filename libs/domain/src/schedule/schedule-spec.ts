@@ -1,6 +1,7 @@
 import { DomainError } from '../domain-error';
 import { CronSyntaxError, parseCron } from './cron';
-import { parseRrule, RruleSyntaxError } from './rrule-schedule';
+import { parseRrule } from './rrule-schedule';
+import { RruleSyntaxError } from './rrule-limits';
 import { REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
 
 /**

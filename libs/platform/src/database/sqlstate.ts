@@ -2,6 +2,8 @@
 export const SQLSTATE = {
   uniqueViolation: '23505',
   untranslatableCharacter: '22P05',
+  /** Text the database's encoding cannot hold: a NUL (U+0000) in a parameter, which no UTF-8 text may hold. */
+  characterNotInRepertoire: '22021',
   invalidTextRepresentation: '22P02',
   programLimitExceeded: '54000',
   /** A lock not granted within lock_timeout (or NOWAIT). */
