@@ -3,7 +3,8 @@ import { ApiModule } from '@chronicle/api';
 import { ProjectorModule } from '@chronicle/projector';
 import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
-import { buildDashboard, findChromium, launchChromium, screenshot } from './support/browser';
+import { findChromium, launchChromium, screenshot } from './support/browser';
+import { buildDashboard } from './support/build-dist';
 import { startApp, type RunningApp } from './support/start-app';
 import { createTeam, type TeamClients } from './support/team-tokens';
 
@@ -37,7 +38,7 @@ describe('the dashboard', () => {
   let growth: TeamClients;
 
   beforeAll(async () => {
-    buildDashboard();
+    await buildDashboard();
     db = await createTestDatabase();
     app = await startApp(db.pool, db.eventStore, [ApiModule, ProjectorModule], ADMIN_TOKEN);
     billing = await createTeam(app.url, ADMIN_TOKEN, 'billing', ['billing']);

@@ -11,6 +11,8 @@ export interface TestDatabase {
   readonly pool: Pool;
   /** The event log's database: the read models' own, or with TEST_EVENT_LOG=split one of its own. */
   readonly log: Pool;
+  /** `log`'s URL: EVENT_STORE_URL for a process of this mode (`url` itself when the log is inline). */
+  readonly logUrl: string;
   /** The PostgreSQL event store on `log`, as the runtime would make it for this mode. */
   readonly eventStore: EventStore;
   drop(): Promise<void>;
@@ -31,12 +33,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await adminQuery(serverUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
   if (logName !== name) await adminQuery(serverUrl, `CREATE DATABASE ${logName} TEMPLATE ${template}`);
   const url = databaseUrl(serverUrl, name);
+  const logUrl = databaseUrl(serverUrl, logName);
   const pool = createPool({ connectionString: url, max: 20, applicationName: 'scheduler-test' });
   const log =
     logName === name
       ? pool
       : createPool({
-          connectionString: databaseUrl(serverUrl, logName),
+          connectionString: logUrl,
           max: 20,
           applicationName: 'scheduler-test-log',
         });
@@ -45,6 +48,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     name,
     pool,
     log,
+    logUrl,
     eventStore: new PostgresEventStore(log),
     drop: async () => {
       await pool.end();

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -30,16 +29,4 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = path.join(SCREENSHOT_DIR, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
-}
-
-/** What `npm run build` does for the dashboard: `vite build` into dist/dashboard, which the API serves. */
-export function buildDashboard(): void {
-  execFileSync(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'apps/dashboard/vite.config.mjs'],
-    {
-      cwd: ROOT,
-      stdio: 'pipe',
-    },
-  );
 }
