@@ -1,3 +1,4 @@
+import { gunzipSync, inflateSync } from 'node:zlib';
 import { graphqlRefusedAll } from './graphql-bodies';
 import { headBytes, type WireAnswer, type WireRequest } from './wire';
 
@@ -42,7 +43,23 @@ export function faultOf(request: WireRequest, answer: WireAnswer): string | unde
 /** A refused request: an error status, or GraphQL's refusal of all it asked for (which comes as a 200). */
 export function wasRefused(request: WireRequest, answer: WireAnswer): boolean {
   if (answer.status >= 400 || answer.status === 0) return true;
-  return request.target === 'post /graphql' && graphqlRefusedAll(request.body?.toString('utf8') ?? '', parsed(answer));
+  return request.target === 'post /graphql' && graphqlRefusedAll(bodyAsServerReadsIt(request), parsed(answer));
+}
+
+/**
+ * The body's text as the server's parser reads it: inflated by its content-encoding (gzip, deflate) and
+ * without a byte order mark. Counting the operations a GraphQL request ran needs the text the server ran.
+ */
+function bodyAsServerReadsIt(request: WireRequest): string {
+  const encoding = request.headers.find(([name]) => name.toLowerCase() === 'content-encoding')?.[1].toLowerCase();
+  let bytes = request.body ?? Buffer.alloc(0);
+  try {
+    if (encoding === 'gzip') bytes = gunzipSync(bytes, { maxOutputLength: 1024 * 1024 });
+    else if (encoding === 'deflate') bytes = inflateSync(bytes, { maxOutputLength: 1024 * 1024 });
+  } catch {
+    return ''; // the server cannot read it either: nothing ran
+  }
+  return bytes.toString('utf8').replace(/^\uFEFF/, '');
 }
 
 /** Refusals made before any handler ran: the router's, the body parser's, the authentication's. */
