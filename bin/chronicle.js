@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 // `npx chronicle`: the built CLI (npm run build; npm start builds too).
 'use strict';
 /* global __dirname */

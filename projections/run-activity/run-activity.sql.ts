@@ -17,16 +17,35 @@ export interface ActivityIncrement {
 /** How long minutes are kept: the dashboard shows an hour, an operator may look back a day. */
 export const ACTIVITY_RETENTION_HOURS = 24;
 
+/** What a run's events are counted under, and the due time its first lease's lag is measured from. */
+export interface RunPlace {
+  readonly team: string;
+  readonly queue: string;
+  readonly priority: string;
+  readonly dueAt: Date;
+  /** Team, queue and priority as one key (names hold no NUL: refused as input). */
+  readonly group: string;
+}
+
 /** Where the runs are: what a run event is counted under, and the due time its first lease is measured from. */
-export async function findRunPlaces(
-  db: Queryable,
-  runIds: readonly string[],
-): Promise<Map<string, { team: string; queue: string; priority: string; dueAt: Date }>> {
-  const { rows } = await db.query<{ run_id: string; team: string; queue: string; priority: string; due_at: Date }>(
-    'SELECT run_id, team, queue, priority, due_at FROM runs WHERE run_id = ANY($1::text[])',
+export async function findRunPlaces(db: Queryable, runIds: readonly string[]): Promise<Map<string, RunPlace>> {
+  // The due time as epoch milliseconds: a number, not a timestamp's text to parse (a rebuild reads every run).
+  const { rows } = await db.query<{ run_id: string; team: string; queue: string; priority: string; due_ms: number }>(
+    'SELECT run_id, team, queue, priority, (extract(epoch FROM due_at) * 1000)::float8 AS due_ms FROM runs WHERE run_id = ANY($1::text[])',
     [runIds],
   );
-  return new Map(rows.map((r) => [r.run_id, { team: r.team, queue: r.queue, priority: r.priority, dueAt: r.due_at }]));
+  return new Map(
+    rows.map((r) => [
+      r.run_id,
+      {
+        team: r.team,
+        queue: r.queue,
+        priority: r.priority,
+        dueAt: new Date(r.due_ms),
+        group: `${r.team}\u0000${r.queue}\u0000${r.priority}`,
+      },
+    ]),
+  );
 }
 
 /**

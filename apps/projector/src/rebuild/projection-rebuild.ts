@@ -157,7 +157,7 @@ export async function verifyProjections(
   );
   return exclusively(pool, 'projection-verify', async () => {
     try {
-      await build.create();
+      await build.create(true);
       await build.fill();
       // No secondary indexes: the comparison joins by primary key (the shadows have theirs), and the
       // scratch tables are dropped afterwards.

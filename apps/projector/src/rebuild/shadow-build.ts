@@ -26,9 +26,10 @@ export class ShadowBuild {
     private readonly onProgress: (events: number) => void,
   ) {}
 
-  async create(): Promise<void> {
+  /** The shadows, empty; `scratch` ones (a verification's, never swapped in) are unlogged. */
+  async create(scratch = false): Promise<void> {
     for (const projection of this.projections) {
-      await createShadowTables(this.pool, this.schemaOf(projection), projection.tables);
+      await createShadowTables(this.pool, this.schemaOf(projection), projection.tables, scratch);
       await createScratchTables(this.pool, this.schemaOf(projection), projection.sideTables ?? []);
     }
   }

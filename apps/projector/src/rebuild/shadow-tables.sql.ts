@@ -14,13 +14,22 @@ export function schemaName(prefix: string, name: string): string {
  * columns, defaults, generated columns, constraints, indexes (LIKE ...
  * INCLUDING ALL) and the storage settings LIKE leaves out (the hot tables'
  * autovacuum settings), so that the copy can take the live table's place.
+ * `unlogged` for copies that never will (a verification's, dropped after
+ * the comparison): no WAL for their rows.
  */
-export async function createShadowTables(db: Queryable, schema: string, tables: readonly string[]): Promise<void> {
+export async function createShadowTables(
+  db: Queryable,
+  schema: string,
+  tables: readonly string[],
+  unlogged = false,
+): Promise<void> {
   await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await db.query(`CREATE SCHEMA ${schema}`);
   for (const table of tables) {
     // The key and unique constraints now (upserts need them), the other indexes once the rows are in.
-    await db.query(`CREATE TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL EXCLUDING INDEXES)`);
+    await db.query(
+      `CREATE ${unlogged ? 'UNLOGGED ' : ''}TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL EXCLUDING INDEXES)`,
+    );
     for (const statement of await indexStatements(db, table, `${schema}.${table}`, true)) await db.query(statement);
     const { rows } = await db.query<{ options: string[] | null }>(
       'SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass',

@@ -31,7 +31,9 @@ export async function copyRows(
 function* lines(rows: Iterable<readonly CopyValue[]>): Generator<string> {
   let chunk = '';
   for (const row of rows) {
-    chunk += row.map(field).join('\t') + '\n';
+    let line = field(row[0]!);
+    for (let i = 1; i < row.length; i++) line += '\t' + field(row[i]!);
+    chunk += line + '\n';
     if (chunk.length >= 65_536) {
       yield chunk;
       chunk = '';
@@ -43,10 +45,29 @@ function* lines(rows: Iterable<readonly CopyValue[]>): Generator<string> {
 function field(value: CopyValue): string {
   if (value === null) return '\\N';
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Date) return isoTime(value);
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   // Text format: backslash, tab, newline and carriage return escaped.
   return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, escape) : text;
+}
+
+/** ".000Z" to ".999Z": the milliseconds' ending of an ISO time. */
+const MILLIS = Array.from({ length: 1000 }, (_, ms) => `.${String(ms).padStart(3, '0')}Z`);
+/** The last second formatted, and which it was: a log's times come in runs of the same second. */
+let second = { at: NaN, text: '' };
+
+/**
+ * `date.toISOString()`, the second's part reused while the times stay in it: a rebuild writes a
+ * million of them, and toISOString costs half a microsecond each.
+ */
+export function isoTime(date: Date): string {
+  const ms = date.getTime();
+  const at = Math.floor(ms / 1000);
+  if (at !== second.at || !Number.isFinite(ms)) {
+    const text = date.toISOString(); // throws on an invalid date, as before
+    second = { at, text: text.slice(0, -5) };
+  }
+  return second.text + MILLIS[ms - at * 1000]!;
 }
 
 function escape(c: string): string {
