@@ -79,7 +79,7 @@ describe('the chronicle CLI, operator commands (npx chronicle)', () => {
       console.warn(`progress bar test skipped: ${script} (util-linux) is not installed`);
       return;
     }
-    const onTerminal = await run(script, ['-qec', `${process.execPath} ${bin} projections verify`, '/dev/null'], {
+    const onTerminal = await run(script, ['-qec', `${bin} projections verify`, '/dev/null'], {
       cwd: root,
       env: { ...process.env, DATABASE_URL: database.url, EVENT_STORE_URL: '', TERM: 'xterm' },
     });

@@ -13,12 +13,15 @@ export interface Ran {
   readonly stderr: string;
 }
 
-/** The real binary with these arguments and this environment (a variable set to undefined is removed). */
+/**
+ * The real binary with these arguments and this environment (a variable set to undefined is removed),
+ * run by its `#!` line as `npx chronicle` runs it (its node flags included; `node` from PATH).
+ */
 export async function chronicle(args: readonly string[], env: Record<string, string | undefined>): Promise<Ran> {
   const childEnv = { ...process.env, ...env };
   for (const [key, value] of Object.entries(env)) if (value === undefined) delete childEnv[key];
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI_BIN, ...args], { cwd: CLI_ROOT, env: childEnv });
+    const { stdout, stderr } = await run(CLI_BIN, [...args], { cwd: CLI_ROOT, env: childEnv });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const failed = err as { code: number; stdout: string; stderr: string };
