@@ -41,7 +41,7 @@ describe('the dashboard', () => {
     await buildDashboard();
     db = await createTestDatabase();
     app = await startApp(db.pool, db.eventStore, [ApiModule, ProjectorModule], ADMIN_TOKEN);
-    billing = await createTeam(app.url, ADMIN_TOKEN, 'billing', ['billing']);
+    billing = await createTeam(app.url, ADMIN_TOKEN, 'billing', ['billing', 'billing-dry']);
     growth = await createTeam(app.url, ADMIN_TOKEN, 'growth', ['growth']);
     ({ token: billingToken, id: billingTokenId } = await issueTeamToken(app.url, 'billing', ['billing']));
   }, 120_000);
@@ -108,6 +108,7 @@ describe('the dashboard', () => {
     const problems: string[] = [];
     let deadRunId: string;
     let succeededRunId: string;
+    let dryRunId: string;
 
     beforeAll(async () => {
       browser = await launchChromium((chromiumFound as { path: string }).path);
@@ -154,6 +155,10 @@ describe('the dashboard', () => {
 
       succeededRunId = await enqueueAndFinish('billing.sync-ledger', 'success');
       deadRunId = await enqueueAndFinish('billing.sync-ledger', 'failure');
+      await define(billing.team, 'billing.try-migration', 'billing-dry', { dryRun: true });
+      const dry = await billing.team.post<{ runId: string }>('/v1/jobs/billing.try-migration/runs', {});
+      expect(dry.status).toBe(201);
+      dryRunId = dry.body.runId;
     }
 
     async function enqueueAndFinish(job: string, outcome: 'success' | 'failure'): Promise<string> {
@@ -301,6 +306,18 @@ describe('the dashboard', () => {
       const attempt = page.getByRole('row', { name: /^1 / });
       expect(await attempt.innerText()).toMatch(/failure\s+.*ledger service answered 503/);
       await screenshot(page, 'run-1280x800');
+    });
+
+    it('marks a job in dry run and its runs as dry, and a live run not', async () => {
+      await signIn(billingToken);
+      await page.goto(`${app.url}/dashboard/jobs/billing.try-migration`);
+      await page.getByTestId('dry-run').filter({ hasText: /^yes/ }).waitFor();
+      await page.goto(`${app.url}/dashboard/runs/${dryRunId}`);
+      await page.getByRole('heading', { level: 1, name: new RegExp(dryRunId) }).waitFor();
+      expect(await page.getByRole('heading', { level: 1 }).locator('.dry-run').innerText()).toBe('dry run');
+      await page.goto(`${app.url}/dashboard/runs/${succeededRunId}`);
+      await page.getByTestId('run-state').filter({ hasText: 'succeeded' }).waitFor();
+      expect(await page.locator('.dry-run').count()).toBe(0);
     });
 
     it('replays a dead run after a confirmation: it leaves the list, and the team is the recorded actor', async () => {

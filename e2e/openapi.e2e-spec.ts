@@ -246,7 +246,7 @@ describe('the OpenAPI document at /docs-json', () => {
           .filter(([, property]) => property.default !== undefined)
           .map(([field, property]) => [field, property.default]),
       );
-    expect(Object.keys(defaults('JobBody'))).toEqual(['priority', 'timeoutSeconds', 'retry']);
+    expect(Object.keys(defaults('JobBody'))).toEqual(['priority', 'timeoutSeconds', 'retry', 'dryRun']);
     expect(created.body).toMatchObject(defaults('JobBody'));
     expect(Object.keys(defaults('ScheduleBody'))).toHaveLength(5);
     expect(created.body.schedule).toEqual({ cron: '0 2 * * *', ...defaults('ScheduleBody') });

@@ -135,6 +135,7 @@ export function lifecycle(baseUrl: string, adminToken: string, document: OpenApi
           dstPolicy: { gap: 'shift', overlap: 'first' },
           overlapPolicy: 'buffer_one',
         },
+        dryRun: false,
         version: 1,
         paused: false,
       });

@@ -26,6 +26,8 @@ export interface LeasedRun {
   readonly fencingToken: number;
   readonly leaseExpiresAt: string;
   readonly payload: unknown;
+  /** The job is in dry run: log what the run would do, and do none of it (RunContext.dryRun). */
+  readonly dryRun: boolean;
 }
 
 export interface LeaseResponse {

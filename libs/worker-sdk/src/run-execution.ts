@@ -101,6 +101,7 @@ export class RunExecution {
       idempotencyKey: run.idempotencyKey,
       fencingToken: run.fencingToken,
       attempt: run.attempt,
+      dryRun: run.dryRun === true,
       heartbeat: () => this.heartbeat(),
     };
   }

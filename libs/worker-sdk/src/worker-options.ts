@@ -14,6 +14,11 @@ export interface RunContext {
   /** Hand it to fenced storage: a write with an older token than the last one seen must be refused. */
   readonly fencingToken: number;
   readonly attempt: number;
+  /**
+   * The job is in dry run (reference 11.2): log what the run would do and do none of it; the run
+   * still succeeds or fails as the handler says.
+   */
+  readonly dryRun: boolean;
   /** Extends the lease now (heartbeats are also automatic); rejects with StaleLeaseError if the run is gone. */
   heartbeat(): Promise<void>;
 }

@@ -108,6 +108,20 @@ describe('Worker against a scheduler over HTTP', () => {
     expect(run.fencingToken).toBeGreaterThan(0);
   });
 
+  it("tells the handler whether the run's job is in dry run", async () => {
+    const dry = server.enqueue({ dryRun: true });
+    const live = server.enqueue();
+    const seen = new Map<string, boolean>();
+    startWorker({
+      handler: async (leased, context) => {
+        seen.set(leased.runId, context.dryRun);
+      },
+    });
+
+    await waitFor(() => seen.size === 2, { description: 'both runs handled' });
+    expect(Object.fromEntries(seen)).toEqual({ [dry.runId]: true, [live.runId]: false });
+  });
+
   it('never runs more than `concurrency` handlers at once and leases only for free slots', async () => {
     for (let n = 0; n < 10; n += 1) server.enqueue();
     let running = 0;

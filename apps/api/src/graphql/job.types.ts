@@ -2,6 +2,7 @@ import { ArgsType, Field, InputType, Int, ObjectType } from '@nestjs/graphql';
 import { Type } from 'class-transformer';
 import { IsOptional, ValidateNested } from 'class-validator';
 import type { DefinedJob } from '@chronicle/domain';
+import { jobView } from '../jobs/job-view';
 import { ConnectionOf } from './connection.types';
 import { NameFilter, TeamFilter } from './filter-fields';
 import { PageArgs } from './run.types';
@@ -14,6 +15,7 @@ export class JobNode {
   @Field() queue!: string;
   @Field({ description: 'critical, default or bulk' }) priority!: string;
   @Field() paused!: boolean;
+  @Field({ description: 'Its runs are leased marked dry: handlers log, with no effects.' }) dryRun!: boolean;
   @Field(() => Int) version!: number;
   @Field(() => JsonScalar, { description: 'The whole definition, as GET /v1/jobs/{name} shows it.' })
   definition!: unknown;
@@ -29,8 +31,9 @@ export function jobNode(job: DefinedJob): JobNode {
     queue: definition.queue,
     priority: definition.priority,
     paused: job.paused,
+    dryRun: definition.dryRun === true,
     version: job.version,
-    definition: { ...definition, version: job.version, paused: job.paused },
+    definition: jobView(job),
     job,
   };
 }

@@ -55,6 +55,7 @@ export class RunNode {
   @Field() idempotencyKey!: string;
   @Field(() => Int, { nullable: true, description: "The job definition's version it was made from." })
   jobVersion!: number | null;
+  @Field({ description: 'Made from a job in dry run: its worker has no effects.' }) dryRun!: boolean;
   @Field(() => DateTimeScalar, { nullable: true }) leaseExpiresAt!: string | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When it went to the dead-letter queue.' })
@@ -74,6 +75,7 @@ export function runNode(run: PresentRun, now: Date): RunNode {
     dueAt: run.definition.dueAt,
     idempotencyKey: run.definition.idempotencyKey,
     jobVersion: run.definition.jobVersion,
+    dryRun: run.definition.dryRun === true,
     leaseExpiresAt: run.lease?.expiresAt ?? null,
     lastError: run.lastError,
     deadAt: run.status === 'dead' ? (run.death?.deadAt ?? null) : null,

@@ -35,6 +35,11 @@ export const Job = shape(
       schedule: JobSchedule,
       version: { ...integer(1), description: 'grows with every change of the definition' },
       paused: { ...boolean(), description: "a paused job's runs are neither leased nor materialised" },
+      dryRun: {
+        ...boolean(),
+        description:
+          "its runs are leased as usual, marked dry: the worker's handler logs what it would do, with no effects",
+      },
     },
     optional: {
       ...AS_OF_FIELDS,
@@ -96,6 +101,7 @@ export const NIGHTLY_EXPORT_JOB = {
   team: 'billing',
   ...NIGHTLY_EXPORT,
   schedule: { ...NIGHTLY_EXPORT.schedule, dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: DEFAULT_OVERLAP_POLICY },
+  dryRun: false,
   version: 1,
   paused: false,
 };

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsDefined,
   IsIn,
   IsInt,
@@ -111,6 +112,15 @@ export class JobBody {
     message: 'each of secretsAllowed must be a path such as $.sftp.hostKey or $.hosts[0]',
   })
   secretsAllowed?: string[];
+
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      "reference 11.2's dry run: runs are scheduled and leased as usual, marked dry (`dryRun` in the lease and the run); the handler logs what it would do and has no effects",
+  })
+  @IsOptional()
+  @IsBoolean()
+  dryRun?: boolean;
 
   @ApiPropertyOptional({ allOf: [{ $ref: schemaPath(ScheduleBody) }], description: 'none: runs are enqueued only' })
   @IsOptional()

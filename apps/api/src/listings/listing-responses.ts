@@ -43,6 +43,7 @@ export class RunResponse {
   @ApiProperty({ type: String, nullable: true }) lastError!: string | null;
   @ApiProperty({ type: Number, nullable: true, description: "the job definition's version it was made from" })
   jobVersion!: number | null;
+  @ApiProperty({ description: 'made from a job in dry run: its worker has no effects' }) dryRun!: boolean;
 }
 
 export class RunsPageResponse {

@@ -28,6 +28,10 @@ const RUN_FIELDS = {
     ...nullable(integer(1)),
     description: "the version of the job's definition it was made from (null: a run recorded before runs said)",
   },
+  dryRun: {
+    ...boolean(),
+    description: 'made from a job in dry run: its worker was told to log what it would do, with no effects',
+  },
 };
 
 /** What an answer `?asOf=` an instant adds: the instant, and the stream's revision the state reflects. */

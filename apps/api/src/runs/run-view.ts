@@ -12,6 +12,7 @@ export interface RunView {
   readonly leaseExpiresAt: string | null;
   readonly lastError: string | null;
   readonly jobVersion: number | null;
+  readonly dryRun: boolean;
 }
 
 export function runView(state: PresentRun, now: Date): RunView {
@@ -27,5 +28,6 @@ export function runView(state: PresentRun, now: Date): RunView {
     leaseExpiresAt: state.lease?.expiresAt ?? null,
     lastError: state.lastError,
     jobVersion: state.definition.jobVersion,
+    dryRun: state.definition.dryRun === true,
   };
 }

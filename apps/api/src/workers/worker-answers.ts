@@ -1,5 +1,5 @@
 import { RunState } from '@chronicle/domain';
-import { dateTime, integer, list, nullable, oneOf, shape, text, union } from '../http/body-schema';
+import { boolean, dateTime, integer, list, nullable, oneOf, shape, text, union } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
 import { problemOfTypes } from '../http/problem-responses';
 import { Payload, RUN_ID } from '../runs/run-answers';
@@ -20,6 +20,13 @@ export const LeasedRun = shape(
       },
       leaseExpiresAt: dateTime(),
       payload: ref(Payload),
+    },
+    optional: {
+      dryRun: {
+        ...boolean(),
+        description:
+          'the job is in dry run: log what the run would do, and have no effects (this server always says; absent: false)',
+      },
     },
   },
   'LeasedRun',

@@ -76,8 +76,10 @@ export interface RunSummary {
   readonly attempt: number;
   readonly dueAt: string;
   readonly lastError: string | null;
+  /** Made from a job in dry run: its handler logged, with no effects. */
+  readonly dryRun: boolean;
 }
-const RUN_SUMMARY = 'id job queue priority state attempt dueAt lastError';
+const RUN_SUMMARY = 'id job queue priority state attempt dueAt lastError dryRun';
 
 export interface JobDetail extends JobSummary {
   readonly definition: Record<string, unknown>;

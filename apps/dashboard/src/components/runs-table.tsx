@@ -1,7 +1,7 @@
 import type { RunSummary } from '../api/operations';
 import { paths } from '../router';
 import { Link } from './link';
-import { StateBadge } from './state-badge';
+import { DryRunBadge, StateBadge } from './state-badge';
 import { Time } from './time';
 
 export function RunsTable(props: { runs: readonly RunSummary[]; caption: string; empty: string }) {
@@ -25,7 +25,7 @@ export function RunsTable(props: { runs: readonly RunSummary[]; caption: string;
                 <Link href={paths.run(run.id)}>{run.id}</Link>
               </th>
               <td>
-                <StateBadge state={run.state} />
+                <StateBadge state={run.state} /> <DryRunBadge dryRun={run.dryRun} />
               </td>
               <td>{run.attempt}</td>
               <td>

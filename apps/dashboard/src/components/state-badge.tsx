@@ -4,3 +4,12 @@ import type { RunState } from '@chronicle/domain/vocabulary';
 export function StateBadge({ state }: { state: RunState }) {
   return <span class={`state state-${state}`}>{state}</span>;
 }
+
+/** A run made from a job in dry run (reference 11.2): its handler was told to have no effects. */
+export function DryRunBadge({ dryRun }: { dryRun: boolean }) {
+  return dryRun ? (
+    <span class="state dry-run" title="dry run: the handler logs what it would do, with no effects">
+      dry run
+    </span>
+  ) : null;
+}

@@ -69,6 +69,10 @@ export function Job({ token, name }: { token: string; name: string }) {
         <dd>{job.priority}</dd>
         <dt>version</dt>
         <dd>{job.version}</dd>
+        <dt>dry run</dt>
+        <dd data-testid="dry-run">
+          {job.definition['dryRun'] === true ? 'yes: its handlers log what they would do, with no effects' : 'no'}
+        </dd>
         <dt>paused</dt>
         <dd>
           <span data-testid="paused">{job.paused ? 'yes: its runs are neither leased nor materialised' : 'no'}</span>{' '}

@@ -4,7 +4,7 @@ import { eventSummary } from '../event-summary';
 import { Link } from '../components/link';
 import { ErrorNote } from '../components/notes';
 import { PayloadView } from '../components/payload-view';
-import { StateBadge } from '../components/state-badge';
+import { DryRunBadge, StateBadge } from '../components/state-badge';
 import { Time } from '../components/time';
 import { paths } from '../router';
 import { useApi } from '../use-api';
@@ -39,7 +39,7 @@ export function Run({ token, id }: { token: string; id: string }) {
   return (
     <>
       <h1 tabIndex={-1}>
-        Run {run.id} <StateBadge state={run.state} />
+        Run {run.id} <StateBadge state={run.state} /> <DryRunBadge dryRun={run.dryRun} />
       </h1>
       <ErrorNote error={loaded.error} />
       <dl class="facts">

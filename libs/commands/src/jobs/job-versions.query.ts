@@ -52,10 +52,24 @@ export class GetJobVersionsHandler implements IQueryHandler<GetJobVersions> {
         definedAt: event.recordedAt,
         actor: typeof actor === 'string' ? actor : null,
         definition,
-        changes: diffDefinitions(before, definition),
+        changes: diffDefinitions(...withDryRunSaid(before, definition)),
       });
       before = definition;
     }
     return versions;
   }
+}
+
+/**
+ * A definition says `dryRun` only while it is true: where either side of a change says it, both do,
+ * so that switching out of dry run reads as `true` to `false`, not as a field removed.
+ */
+function withDryRunSaid(before: unknown, after: unknown): [unknown, unknown] {
+  const says = (d: unknown): d is Record<string, unknown> => typeof d === 'object' && d !== null && 'dryRun' in d;
+  if (!says(before) && !says(after)) return [before, after];
+  const said = (d: unknown): unknown =>
+    typeof d === 'object' && d !== null && Object.keys(d).length > 0
+      ? { ...d, dryRun: says(d) && d.dryRun === true }
+      : d;
+  return [said(before), said(after)];
 }

@@ -36,5 +36,6 @@ export function newRunScheduled(
     timeoutSeconds: definition.timeoutSeconds,
     source: run.source,
     jobVersion,
+    ...(definition.dryRun === true ? { dryRun: true } : {}),
   };
 }

@@ -87,6 +87,7 @@ export function leasesOf(decided: readonly RunDecision[]): LeasedRun[] {
               fencingToken: event.data.fencingToken,
               leaseExpiresAt: event.data.leaseExpiresAt,
               payload: after.definition.payload,
+              dryRun: after.definition.dryRun === true,
             },
           ]
         : [],

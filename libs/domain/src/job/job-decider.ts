@@ -14,6 +14,11 @@ export interface JobDefinition {
   readonly schedule: unknown;
   /** Paths of its payloads the secret scanner lets through (its false positives, `$.sftp.hostKey`); absent: none. */
   readonly secretsAllowed?: readonly string[];
+  /**
+   * Reference 11.2's dry run: runs are scheduled and leased as usual, marked dry, and their handlers
+   * are told to log what they would do and have no effects. Absent: not dry.
+   */
+  readonly dryRun?: true;
 }
 
 /** The schema version job events are written with (a breaking change adds one and an upcaster). */

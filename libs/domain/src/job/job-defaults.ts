@@ -22,6 +22,7 @@ export interface JobDefinitionInput {
   /** Already accepted (parsed and checked), with its own defaults filled in. */
   readonly schedule?: unknown;
   readonly secretsAllowed?: readonly string[];
+  readonly dryRun?: boolean;
 }
 
 export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
@@ -45,5 +46,6 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
     ...(input.secretsAllowed === undefined || input.secretsAllowed.length === 0
       ? {}
       : { secretsAllowed: [...new Set(input.secretsAllowed)] }),
+    ...(input.dryRun === true ? { dryRun: true } : {}),
   };
 }

@@ -30,6 +30,8 @@ export interface RunScheduledData {
   readonly source: RunSource;
   /** The version of the job's definition the run was made from; null for runs recorded before version 2. */
   readonly jobVersion: number | null;
+  /** Made from a job in dry run (JobDefinition.dryRun): its worker is told to have no effects. Absent: not dry. */
+  readonly dryRun?: true;
 }
 
 export interface RunLeasedData {

@@ -9,6 +9,7 @@ export interface FakeRun {
   readonly queue: string;
   readonly idempotencyKey: string;
   readonly payload: unknown;
+  readonly dryRun: boolean;
   attempt: number;
   state: FakeRunState;
   fencingToken: number;
@@ -71,7 +72,14 @@ export class FakeSchedulerServer {
   }
 
   enqueue(
-    run: { payload?: unknown; job?: string; queue?: string; idempotencyKey?: string; attempt?: number } = {},
+    run: {
+      payload?: unknown;
+      job?: string;
+      queue?: string;
+      idempotencyKey?: string;
+      attempt?: number;
+      dryRun?: boolean;
+    } = {},
   ): FakeRun {
     const runId = `run-${this.runs.size + 1}`;
     const queued: FakeRun = {
@@ -80,6 +88,7 @@ export class FakeSchedulerServer {
       queue: run.queue ?? 'billing',
       idempotencyKey: run.idempotencyKey ?? `key-${runId}`,
       payload: run.payload ?? null,
+      dryRun: run.dryRun ?? false,
       attempt: run.attempt ?? 1,
       state: 'ready',
       fencingToken: 0,
@@ -193,7 +202,7 @@ export class FakeSchedulerServer {
             fencingToken: ++this.lastToken,
             leaseExpiresAtMs: Date.now() + leaseSeconds * 1000,
           });
-          const { runId, job, attempt, idempotencyKey, fencingToken, payload } = run;
+          const { runId, job, attempt, idempotencyKey, fencingToken, payload, dryRun } = run;
           return {
             runId,
             job,
@@ -202,6 +211,7 @@ export class FakeSchedulerServer {
             fencingToken,
             leaseExpiresAt: new Date(run.leaseExpiresAtMs).toISOString(),
             payload,
+            dryRun,
           };
         });
         return [200, { leases }];
