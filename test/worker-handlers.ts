@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import {
   CompleteRunsHandler,
   LeaseRunsHandler,
+  PostgresPayloadStore,
   ReadySignal,
   RunLog,
   RunMetrics,
@@ -25,9 +26,10 @@ export function workerHandlers(
   const [config, ready, teamsServed] = [loadConfig({}), new ReadySignal(), new TeamsServed(pool)];
   const runLog = new RunLog(createLogger('error'));
   const metrics = new RunMetrics(new Registry());
+  const payloads = new PostgresPayloadStore(pool);
   return {
-    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog, metrics),
-    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog, metrics),
+    lease: new LeaseRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog, metrics, payloads),
+    complete: new CompleteRunsHandler(store, pool, config, ready, teamsServed, reservations, runLog, metrics, payloads),
   };
 }
 

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { RunMetricsModule, RunReservationsModule } from '@chronicle/commands';
+import { PayloadsModule, RunMetricsModule, RunReservationsModule } from '@chronicle/commands';
 import { SchedulerService } from './scheduler.service';
 
 /** The scheduler role: materialises cron runs 60 s ahead and reaps expired leases (DESIGN.md, Processes). */
-@Module({ imports: [RunReservationsModule, RunMetricsModule], providers: [SchedulerService] })
+@Module({ imports: [RunReservationsModule, RunMetricsModule, PayloadsModule], providers: [SchedulerService] })
 export class SchedulerModule {}

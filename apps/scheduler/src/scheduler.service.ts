@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { RunLog, RunMetrics, RunReservations } from '@chronicle/commands';
+import { RunLog, RunMetrics, RunReservations, PAYLOAD_STORE, type PayloadStore } from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import {
   type JsonLogger,
@@ -41,6 +41,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     private readonly reservations: RunReservations,
     private readonly runLog: RunLog,
     private readonly metrics: RunMetrics,
+    @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -51,6 +52,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       this.pool,
       this.clock,
       this.config.materialiseLookaheadSeconds,
+      this.payloads,
     );
     const log = this.logger.child('scheduler');
     let lastMaterialised = 0;

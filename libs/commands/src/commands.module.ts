@@ -14,6 +14,7 @@ import { GetEventsOfRunsHandler } from './listings/events-of-runs.query';
 import { ListJobsHandler } from './listings/list-jobs.query';
 import { ListRunsHandler, ListRunsOfJobsHandler } from './listings/list-runs.query';
 import { GetQueueStatsHandler } from './listings/queue-stats.query';
+import { GetPayloadsHandler, PayloadsModule } from './payloads/payload-store';
 import { ReadModelGauges } from './metrics/read-model-gauges';
 import { RunMetricsModule } from './metrics/run-metrics';
 import { GetTeamQuotasHandler, SetTeamQuotasHandler } from './quotas/team-quotas.command';
@@ -56,7 +57,7 @@ export class RunReservationsModule {}
  * writes through itself; the API's controllers and resolvers only send.
  */
 @Module({
-  imports: [CqrsModule.forRoot(), RunReservationsModule, RunMetricsModule],
+  imports: [CqrsModule.forRoot(), RunReservationsModule, RunMetricsModule, PayloadsModule],
   providers: [
     ReadModelGauges,
     ReadySignal,
@@ -91,6 +92,7 @@ export class RunReservationsModule {}
     GetTeamQuotasHandler,
     SetTeamQuotasHandler,
     QueueHistoryHandler,
+    GetPayloadsHandler,
   ],
 })
 export class CommandsModule {}

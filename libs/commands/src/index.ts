@@ -23,6 +23,7 @@ export * from './listings/queue-stats.sql';
 export * from './listings/runs-listing.sql';
 export * from './metrics/read-model-gauges';
 export * from './metrics/run-metrics';
+export * from './payloads/payload-store';
 export * from './quotas/admit-enqueue';
 export * from './quotas/team-quotas.command';
 export * from './quotas/team-quotas.sql';

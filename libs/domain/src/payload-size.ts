@@ -13,8 +13,14 @@ export function assertPayloadSize(payload: unknown): void {
     );
 }
 
+/**
+ * Reference 3.4: a payload whose JSON is larger than this is stored once, outside the run's event and
+ * its row, which carry a reference to it (RunScheduledData.payloadRef).
+ */
+export const INLINE_PAYLOAD_BYTES = 4 * 1024;
+
 /** UTF-8 length without encoding (JSON.stringify leaves no lone surrogates). */
-function utf8Length(text: string): number {
+export function utf8Length(text: string): number {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);

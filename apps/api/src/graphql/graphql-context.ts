@@ -3,7 +3,7 @@ import { QueryBus } from '@nestjs/cqrs';
 import { GqlExecutionContext } from '@nestjs/graphql';
 import type { Request } from 'express';
 import { GraphQLError } from 'graphql';
-import { GetEventsOfRuns, ListRunsOfJobs, type Page } from '@chronicle/commands';
+import { GetEventsOfRuns, GetPayloads, ListRunsOfJobs, type Page } from '@chronicle/commands';
 import { requireReader, type Caller, type PresentRun, type RunState } from '@chronicle/domain';
 import type { RecordedEvent } from '@chronicle/event-store';
 import { AuthGuard, clientAddress } from '../auth/auth.guard';
@@ -35,6 +35,8 @@ export class RequestLoaders {
   readonly events = new BatchLoader<string, readonly RecordedEvent[]>((runIds) =>
     this.queries.execute(new GetEventsOfRuns(runIds)),
   );
+  /** Run.payload of runs whose payload is stored by reference: one read of the store, by SHA-256. */
+  readonly payloads = new BatchLoader<string, unknown>((sha256s) => this.queries.execute(new GetPayloads(sha256s)));
   private readonly runsOfJobs = new Map<string, BatchLoader<string, Page<PresentRun>>>();
 
   constructor(

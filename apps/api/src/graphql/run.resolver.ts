@@ -64,6 +64,15 @@ export class RunResolver {
     return (await loaders.events.load(run.id)).map(runEvent);
   }
 
+  @ResolveField(() => JsonScalar, {
+    nullable: true,
+    description: 'As it was given (one over 4 KB read from the payload store, for a page of runs at once).',
+  })
+  async payload(@Parent() run: RunNode, @GqlLoaders() loaders: RequestLoaders): Promise<unknown> {
+    const { payloadRef } = run.definition;
+    return payloadRef === undefined ? run.definition.payload : loaders.payloads.load(payloadRef.sha256);
+  }
+
   @ResolveField(() => [Attempt], { description: 'Each attempt, from the events.' })
   async attempts(@Parent() run: RunNode, @GqlLoaders() loaders: RequestLoaders): Promise<Attempt[]> {
     return attemptHistory(await loaders.events.load(run.id));

@@ -60,7 +60,8 @@ export class RunNode {
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When it went to the dead-letter queue.' })
   deadAt!: string | null;
-  @Field(() => JsonScalar, { nullable: true }) payload!: unknown;
+  /** The run's definition, for the fields resolved from it (payload); not in the schema. */
+  definition!: PresentRun['definition'];
 }
 
 export function runNode(run: PresentRun, now: Date): RunNode {
@@ -79,7 +80,7 @@ export function runNode(run: PresentRun, now: Date): RunNode {
     leaseExpiresAt: run.lease?.expiresAt ?? null,
     lastError: run.lastError,
     deadAt: run.status === 'dead' ? (run.death?.deadAt ?? null) : null,
-    payload: run.definition.payload,
+    definition: run.definition,
   };
 }
 

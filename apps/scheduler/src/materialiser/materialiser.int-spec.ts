@@ -93,3 +93,37 @@ describe('the materialiser over many schedules', () => {
     expect(due.map((d) => d.slice(11, 16))).toEqual(['11:00', '12:00', '12:30']);
   });
 });
+
+describe('the materialiser and a large default payload', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db?.drop());
+
+  it("stores the job's payload once, and its runs' events and rows carry the reference", async () => {
+    const store = new PostgresEventStore(db.pool);
+    const payload = { rows: Array.from({ length: 200 }, (_, i) => ({ i, note: 'x'.repeat(40) })) };
+    const minutely = testJob({
+      name: 'ops.bulky',
+      payload,
+      schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0 },
+    });
+    await store.unitOfWork(db.pool, (uow) => defineNewJobs(uow, [minutely], 'test'));
+    // 12:00:30: the next minute's fire time within the lookahead, then the one after.
+    await new Materialiser(store, db.pool, at(new Date('2026-06-01T12:00:30Z'))).materialiseOnce();
+    await new Materialiser(store, db.pool, at(new Date('2026-06-01T12:01:30Z'))).materialiseOnce();
+
+    const events = await db.pool.query<{ payload: unknown; ref: { sha256: string; bytes: number } }>(
+      `SELECT data->'payload' AS payload, data->'payloadRef' AS ref FROM events WHERE event_type = 'RunScheduled'`,
+    );
+    expect(events.rows).toHaveLength(2);
+    expect(events.rows.map((r) => r.payload)).toEqual([null, null]);
+    expect(new Set(events.rows.map((r) => r.ref.sha256)).size).toBe(1);
+    const stored = await db.pool.query<{ body: unknown }>('SELECT body FROM run_payloads');
+    expect(stored.rows).toEqual([{ body: payload }]);
+    const rows = await db.pool.query<{ ref: unknown }>(`SELECT definition->'payloadRef' AS ref FROM runs`);
+    expect(rows.rows.map((r) => r.ref)).toEqual([events.rows[0]!.ref, events.rows[0]!.ref]);
+  });
+});

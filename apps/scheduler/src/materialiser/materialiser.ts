@@ -1,5 +1,12 @@
 import type { Pool } from 'pg';
-import { newRunScheduled, scheduledRunId, scheduleNewRuns } from '@chronicle/commands';
+import {
+  newRunScheduled,
+  PostgresPayloadStore,
+  scheduledRunId,
+  scheduleNewRuns,
+  storeLargePayloads,
+  type PayloadStore,
+} from '@chronicle/commands';
 import {
   RUN_EVENT_SCHEMA_VERSION,
   type RunScheduledData,
@@ -41,6 +48,7 @@ export class Materialiser {
     private readonly pool: Pool,
     private readonly clock: Clock,
     private readonly lookaheadSeconds = 60,
+    private readonly payloads: PayloadStore = new PostgresPayloadStore(pool),
   ) {}
 
   /** Batches until no job is due; resolves with the number of runs appended. */
@@ -103,7 +111,9 @@ export class Materialiser {
           ).map((r) => r.definition.runId),
         );
         const fresh = scheduled.filter((s) => !existing.has(s.runId));
-        await scheduleNewRuns(uow, fresh, { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION });
+        // A job's large default payload is stored once, before the append names it (its runs share it).
+        const lean = await storeLargePayloads(this.payloads, fresh);
+        await scheduleNewRuns(uow, lean, { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION });
         await advanceCursors(
           tx,
           planned.map((p) => p.move),

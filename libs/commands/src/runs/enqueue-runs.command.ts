@@ -14,6 +14,7 @@ import {
 import { uuidV7, type EventStore } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
 import { findJobRunLimits, findRunSnapshots } from '@chronicle/projections';
+import { PAYLOAD_STORE, storeLargePayloads, type PayloadStore } from '../payloads/payload-store';
 import { admitEnqueue } from '../quotas/admit-enqueue';
 import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
 import { ReadySignal } from '../workers/ready-signal';
@@ -60,6 +61,7 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly ready: ReadySignal,
+    @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
 
   async execute({ caller, items, source }: EnqueueRuns): Promise<EnqueuedRun[]> {
@@ -87,6 +89,8 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       );
       const fresh = new Map<string, RunScheduledData>();
       for (const run of scheduled) if (!existing.has(run.runId)) fresh.set(run.runId, run);
+      // Outside the unit of work: durable before the append names them, whichever store holds the log.
+      const lean = await storeLargePayloads(this.payloads, [...fresh.values()]);
       const created =
         fresh.size === 0 && rejectIfBusy.length === 0
           ? []
@@ -94,7 +98,7 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
               // Locks and reads only before the append: es_append must come before the transaction's first write.
               await refuseBusyJobs(uow.tx, rejectIfBusy);
               const takeTokens = await admitEnqueue(uow.tx, caller.team, fresh.size);
-              const runs = await scheduleNewRuns(uow, [...fresh.values()], metadata);
+              const runs = await scheduleNewRuns(uow, lean, metadata);
               await takeTokens();
               return runs;
             });

@@ -10,6 +10,7 @@ import {
 import type { UnitOfWork } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
+import { payloadOf, type PayloadStore } from '../payloads/payload-store';
 import { decideAndAppendBatches, type RunBatch, type RunDecision } from '../unit-of-work/decide-runs';
 import { lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
 
@@ -73,7 +74,29 @@ export async function prepareClaim(
   return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length };
 }
 
-/** What the worker is told of the runs a claim leased. */
+/**
+ * The leases with the payloads stored by reference read from the store (one call, after the claim's
+ * transaction): the worker gets every payload inline, as it always did.
+ */
+export async function withStoredPayloads(
+  store: PayloadStore,
+  leases: LeasedRun[],
+  decided: readonly RunDecision[],
+): Promise<LeasedRun[]> {
+  const byRef = new Map(
+    decided.flatMap(({ after }) =>
+      after.definition.payloadRef === undefined ? [] : [[after.definition.runId, after]],
+    ),
+  );
+  if (byRef.size === 0) return leases;
+  const found = await store.get([...byRef.values()].map((run) => run.definition.payloadRef!.sha256));
+  return leases.map((lease) => {
+    const run = byRef.get(lease.runId);
+    return run === undefined ? lease : { ...lease, payload: payloadOf(run.definition, found) };
+  });
+}
+
+/** What the worker is told of the runs a claim leased (payloads stored by reference: see withStoredPayloads). */
 export function leasesOf(decided: readonly RunDecision[]): LeasedRun[] {
   return decided.flatMap(({ after, events }) =>
     events.flatMap((event) =>

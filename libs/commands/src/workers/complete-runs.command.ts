@@ -7,7 +7,8 @@ import type { EventStore } from '@chronicle/event-store';
 import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { decideAndAppendBatches } from '../unit-of-work/decide-runs';
-import { leasesOf, prepareClaim, type ClaimRequest } from './claim-ready-runs';
+import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
+import { leasesOf, prepareClaim, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
 import { prepareWorkerDecisions } from './decide-for-worker';
 import { RunLog } from '../unit-of-work/run-log';
 import { RunMetrics } from '../metrics/run-metrics';
@@ -62,6 +63,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     private readonly reservations: RunReservations,
     private readonly runLog: RunLog,
     private readonly metrics: RunMetrics,
+    @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
 
   async execute({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
@@ -75,7 +77,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     });
     const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
     const reserved = next === undefined ? [] : await this.reservations.reservedRunIds(this.pool);
-    const { decisions, leases, logged } = await this.reservations.unitOfWork(
+    const { decisions, leased, logged, ...claimed } = await this.reservations.unitOfWork(
       this.eventStore,
       this.pool,
       async (uow) => {
@@ -92,6 +94,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
         return {
           decisions: completing.answer(completed!),
           leases: leased === undefined ? [] : leasesOf(leased),
+          leased: leased ?? [],
           logged: [
             { decided: completed!, metadata: completing.batch.metadata },
             { decided: leased ?? [], metadata: claim?.batch.metadata ?? {} },
@@ -112,6 +115,6 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       const { run } = decision;
       return { runId, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
     });
-    return { results, leases };
+    return { results, leases: await withStoredPayloads(this.payloads, claimed.leases, leased) };
   }
 }

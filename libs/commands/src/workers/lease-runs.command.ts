@@ -8,7 +8,8 @@ import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunLog } from '../unit-of-work/run-log';
 import { RunMetrics } from '../metrics/run-metrics';
 import { RunReservations } from '../unit-of-work/run-reservations';
-import { claimReadyRuns, type ClaimRequest } from './claim-ready-runs';
+import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
+import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
 import { nextAvailableAt } from './claim-ready-runs.sql';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
@@ -45,6 +46,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     private readonly reservations: RunReservations,
     private readonly runLog: RunLog,
     private readonly metrics: RunMetrics,
+    @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
 
   /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
@@ -105,7 +107,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
       );
       this.runLog.decided(claimed.decided, claimed.metadata);
       this.metrics.countDecisions(claimed.decided);
-      leases.push(...claimed.leases);
+      leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
       if (!claimed.capped || claimed.leases.length === 0) break;
     }
     return leases;

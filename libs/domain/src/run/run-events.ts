@@ -9,6 +9,12 @@ export const PRIORITIES: readonly Priority[] = Object.values(Priority);
 export type RunSource = 'api' | 'batch' | 'schedule' | 'catch_up' | 'backfill';
 
 /** Reference 4.2 / 7.3: attempts in all, and the full-jitter backoff bounds. */
+/** Where a payload stored by reference is: its JSON's SHA-256 (hex), the key of the payload store, and its size. */
+export interface PayloadRef {
+  readonly sha256: string;
+  readonly bytes: number;
+}
+
 export interface RetryPolicy {
   readonly maxAttempts: number;
   readonly baseSeconds: number;
@@ -23,7 +29,10 @@ export interface RunScheduledData {
   readonly priority: Priority;
   /** ISO-8601 UTC: when the run becomes ready. */
   readonly dueAt: string;
+  /** null when it is stored by reference (payloadRef). */
   readonly payload: unknown;
+  /** A payload over INLINE_PAYLOAD_BYTES: stored once in the payload store, under its SHA-256. */
+  readonly payloadRef?: PayloadRef;
   readonly idempotencyKey: string;
   readonly retry: RetryPolicy;
   readonly timeoutSeconds: number;
