@@ -15,13 +15,13 @@ import { SchedulerModule } from '@chronicle/scheduler';
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createPool, migrate } from '@chronicle/platform';
 import { randomBytes } from 'node:crypto';
-import { SchedulerClient, Worker, type WorkerLogger } from '@chronicle/worker-sdk';
+import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
 import type { ApiClient } from './support/api-client';
 import { createTeam } from './support/team-tokens';
 import { startApp, type RunningApp } from './support/start-app';
+import { QUIET_WORKER_LOGGER } from './support/quiet-worker-logger';
 
 const ADMIN_TOKEN = 'e2e-admin-token-at-least-once-0123456789';
-const quiet: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 async function setUpTeam(
   app: RunningApp,
@@ -68,7 +68,7 @@ describe('at-least-once execution (reference 7.4)', () => {
         client: new SchedulerClient({ baseUrl: app.url, token: workerToken }),
         queues: ['ops'],
         waitSeconds: 1,
-        logger: quiet,
+        logger: QUIET_WORKER_LOGGER,
         handler: async (leasedRun, context) => {
           handled.push({ runId: leasedRun.runId, attempt: context.attempt });
         },
@@ -138,7 +138,7 @@ describe('at-least-once execution (reference 7.4)', () => {
             leaseSeconds: 3,
             waitSeconds: 1,
             workerId: `w${n}`,
-            logger: quiet,
+            logger: QUIET_WORKER_LOGGER,
             handler: () => new Promise((resolve) => setTimeout(resolve, 5)),
           }),
       );

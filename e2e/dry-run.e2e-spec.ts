@@ -1,11 +1,10 @@
 import { ApiModule } from '@chronicle/api';
 import { SchedulerModule } from '@chronicle/scheduler';
 import { createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
-import { SchedulerClient, Worker, type WorkerLogger } from '@chronicle/worker-sdk';
-import { createTeam, graphqlClient, startApp, type RunningApp, type TeamClients } from './support';
+import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
+import { createTeam, graphqlClient, QUIET_WORKER_LOGGER, startApp, type RunningApp, type TeamClients } from './support';
 
 const ADMIN_TOKEN = 'e2e-admin-token-dry-run-0123456789ab';
-const quiet: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 interface Run {
   runId: string;
@@ -79,7 +78,7 @@ describe('dry-run jobs', () => {
       client: new SchedulerClient({ baseUrl: app.url, token: ops.workerToken }),
       queues: ['ops'],
       waitSeconds: 1,
-      logger: quiet,
+      logger: QUIET_WORKER_LOGGER,
       handler: async (leased, context) => {
         seen.push({ runId: leased.runId, dryRun: context.dryRun });
       },

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { ApiModule } from '@chronicle/api';
 import { createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
-import { SchedulerClient, Worker, type WorkerLogger } from '@chronicle/worker-sdk';
-import { createTeam, graphqlClient, startApp, type RunningApp, type TeamClients } from './support';
+import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
+import { createTeam, graphqlClient, QUIET_WORKER_LOGGER, startApp, type RunningApp, type TeamClients } from './support';
 
 const ADMIN_TOKEN = 'e2e-admin-token-large-payloads-01234';
-const quiet: WorkerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 interface Lease {
   runId: string;
@@ -138,7 +137,7 @@ describe('large payloads by reference', () => {
       queues: ['ops'],
       concurrency: 1,
       waitSeconds: 1,
-      logger: quiet,
+      logger: QUIET_WORKER_LOGGER,
       handler: async (run) => {
         seen.set(run.runId, run.payload);
       },

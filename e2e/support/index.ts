@@ -5,3 +5,4 @@ export * from './start-app';
 export * from './team-tokens';
 export * from './wait-healthy';
 export * from './build-dist';
+export * from './quiet-worker-logger';
