@@ -68,7 +68,10 @@ describe('the audit trail (GET /v1/audit)', () => {
       queues: ['billing'],
       max: 1,
       workerId: 'worker-7',
+      // As a worker asks: a claim that meets the run still locked by another transaction waits for it.
+      waitSeconds: 5,
     });
+    expect(lease.body.leases).toHaveLength(1);
     // Lease and completion recorded apart, so that an instant between them exists (the as-of test).
     const leasedAt = Date.now();
     await waitFor(() => Date.now() > leasedAt + 2, { description: 'the clock to move on' });
