@@ -481,6 +481,24 @@ describe('run lifecycle over HTTP', () => {
       expect(body.fireTimes).toEqual(['2026-03-02T14:00:00Z', '2026-04-06T13:00:00Z']);
     });
 
+    it('previews schedules that fire once in years, and refuses one that never fires', async () => {
+      const leap = await team.post<{ fireTimes: string[] }>('/v1/schedules:preview', {
+        schedule: { cron: '0 0 29 2 *', timeZone: 'UTC' },
+        after: '2026-12-02T00:00:00Z',
+        count: 3,
+      });
+      expect(leap.body.fireTimes).toEqual(['2028-02-29T00:00:00Z', '2032-02-29T00:00:00Z', '2036-02-29T00:00:00Z']);
+      const mondays = await team.post<{ fireTimes: string[] }>('/v1/schedules:preview', {
+        schedule: { rrule: 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO', timeZone: 'UTC' },
+        after: '2026-12-02T00:00:00Z',
+        count: 2,
+      });
+      expect(mondays.body.fireTimes).toEqual(['2044-02-29T00:00:00Z', '2072-02-29T00:00:00Z']);
+      const never = await team.post('/v1/schedules:preview', { schedule: { cron: '0 0 30 2 *', timeZone: 'UTC' } });
+      expect(never.status).toBe(400);
+      expect(never.body).toMatchObject({ type: '/problems/invalid-schedule', field: 'schedule.cron' });
+    });
+
     it("previews a job's next fire times with its stable jitter", async () => {
       await job('billing.hourly', { schedule: { cron: '0 * * * *', timeZone: 'UTC', jitterSeconds: 60 } });
       const { body } = await team.get<{ fireTimes: string[] }>('/v1/jobs/billing.hourly/preview?count=3');

@@ -1,3 +1,5 @@
+import { MOST_MONTH_DAYS } from './calendar';
+
 /**
  * Five-field cron (minute hour day-of-month month day-of-week) with lists,
  * ranges, steps, month and weekday names, 7 = Sunday, and the classic rule:
@@ -115,4 +117,14 @@ export function matchesDay(spec: CronSpec, dayOfMonth: number, month: number, da
   const dow = spec.daysOfWeek.has(dayOfWeek);
   if (spec.dayOfMonthRestricted && spec.dayOfWeekRestricted) return dom || dow;
   return dom && dow;
+}
+
+/**
+ * Whether the day fields match any date at all: 0 0 30 2 * and 0 0 31 4,6 * match none. Every month has
+ * every weekday, so only a day of the month on its own can miss, when no month of the spec ever has it.
+ */
+export function matchesSomeDay(spec: CronSpec): boolean {
+  if (spec.dayOfWeekRestricted || !spec.dayOfMonthRestricted) return true;
+  const firstDay = Math.min(...spec.daysOfMonth);
+  return [...spec.months].some((month) => firstDay <= MOST_MONTH_DAYS[month - 1]!);
 }

@@ -56,6 +56,26 @@ describe('next fire times', () => {
 
   it('gives up on a cron that never fires', () => {
     expect(fires('0 0 30 2 *', 'UTC', '2026-01-01T00:00:00Z', 1)).toEqual([]);
+    expect(fires('0 0 31 4,6,9,11 *', 'Europe/Berlin', '2026-01-01T00:00:00Z', 1)).toEqual([]);
+  });
+
+  it('finds what fires rarely however far ahead it is, the count asked for', () => {
+    expect(fires('0 0 29 2 *', 'UTC', '2026-12-02T00:00:00Z', 3)).toEqual([
+      '2028-02-29T00:00:00Z',
+      '2032-02-29T00:00:00Z',
+      '2036-02-29T00:00:00Z',
+    ]);
+    // 2100 is no leap year: eight years between two 29 Februaries.
+    expect(fires('0 0 29 2 *', 'UTC', '2095-03-01T00:00:00Z', 2)).toEqual([
+      '2096-02-29T00:00:00Z',
+      '2104-02-29T00:00:00Z',
+    ]);
+    // The classic OR: the 29th or a Monday, in February.
+    expect(fires('0 12 29 2 1', 'Europe/Berlin', '2027-02-28T00:00:00Z', 1)).toEqual(['2028-02-07T11:00:00Z']);
+    // Many fire times on rare days, in a zone.
+    const many = nextFireTimes(parseCron('0 0 29 2 *'), 'Europe/Berlin', new Date('2026-12-02T00:00:00Z'), 1001);
+    expect(many).toHaveLength(1001);
+    expect(many[1000]!.toISOString()).toBe('6152-02-28T23:00:00.000Z');
   });
 
   // Expected instants written out by hand from each zone's 2026 rules.

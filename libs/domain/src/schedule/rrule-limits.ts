@@ -1,4 +1,5 @@
 import { RRule, type Options } from 'rrule';
+import { CYCLE_YEARS, LAST_RRULE_YEAR, utcDay } from './calendar';
 
 /*
  * What keeps a walk of rrule over a rule's occurrences bounded. rrule stops a walk at an occurrence
@@ -79,46 +80,93 @@ export function refuseEndlessWalk(rule: RRule): void {
     !weekdays.includes(startWeekday)
   )
     throw new RruleSyntaxError(`every INTERVAL=${interval} falls on DTSTART's weekday, never on BYDAY`);
+  // BYSETPOS picks from each period's occurrences; a position past them all never fires, and rrule walks every
+  // period to 9999 looking (FREQ=DAILY;BYSETPOS=2: 10 s, FREQ=HOURLY: minutes). A week has at most its BYDAY
+  // days, a day, an hour or a minute its times.
+  const most = occurrencesAPeriod(rule);
+  const positions = listOf(rule.options.bysetpos);
+  if (most !== undefined && positions.length > 0 && positions.every((position) => Math.abs(position) > most))
+    throw new RruleSyntaxError(`BYSETPOS=${positions.join(',')} is past the ${most} occurrences a period has`);
 }
 
-/** The Gregorian calendar repeats itself every 400 years, weekdays and week numbers too. */
-const CYCLE_YEARS = 400;
-/** rrule's last year. */
-const LAST_YEAR = 9999;
+const EVERY_WEEKDAY = [0, 1, 2, 3, 4, 5, 6];
+
+/** The days a rule's day filters pass: `next(day)` is the first passing day from `day` on (midnights, floating). */
+export interface PassingDays {
+  next(day: number): number | null;
+}
 
 /**
- * Whether any day from `from` to `until` passes the rule's day filters (BYMONTH, BYMONTHDAY, BYYEARDAY,
- * BYWEEKNO, BYDAY): asked of a rule of the same filters that fires once a day, on the same dates some
- * 400-year cycles later, near 9999, where rrule's walk ends within a few years whatever it matches.
+ * The days that pass a rule's day filters (BYMONTH, BYMONTHDAY, BYYEARDAY, BYWEEKNO, BYDAY, and the days a
+ * yearly or monthly rule takes from DTSTART without them), found by a probe of the same filters that fires
+ * once a day, on the same dates some 400-year cycles later, near 9999: rrule walks a probe until it passes
+ * a day or to 9999, so a walk from there ends within one cycle and a few years, whatever the filters pass.
+ * What passes no day in a whole cycle passes none ever. Answers are kept: a walk asks about the days
+ * ahead in order.
  */
-export function passesSomeDay(rule: RRule, from: Date, until: Date): boolean {
-  const given = rule.origOptions;
-  const cycles = Math.max(0, Math.floor((LAST_YEAR - 10 - from.getUTCFullYear()) / CYCLE_YEARS));
-  const later = (date: Date): Date => {
-    const moved = new Date(date.getTime());
-    moved.setUTCFullYear(date.getUTCFullYear() + cycles * CYCLE_YEARS);
-    return moved;
+export function passingDays(rule: RRule): PassingDays {
+  let known: { from: number; next: number | null } | null = null;
+  return {
+    next(day) {
+      if (known !== null && day >= known.from && (known.next === null || day <= known.next)) return known.next;
+      known = { from: day, next: firstPassingDay(rule, day) };
+      return known.next;
+    },
   };
-  // BYDAY's ordinals (1MO) count within a month or a year: kept for such rules, plain weekdays for the others.
-  const yearly = rule.options.freq === RRule.YEARLY || rule.options.freq === RRule.MONTHLY;
-  const probe = new RRule({
-    freq: yearly ? rule.options.freq : RRule.YEARLY,
-    dtstart: later(new Date(Date.UTC(from.getUTCFullYear(), 0, 1))),
+}
+
+function firstPassingDay(rule: RRule, day: number): number | null {
+  const year = new Date(day).getUTCFullYear();
+  // The probe's walk from `day` covers a whole cycle before rrule's last year.
+  const years = Math.max(0, Math.floor((LAST_RRULE_YEAR - CYCLE_YEARS - 1 - year) / CYCLE_YEARS)) * CYCLE_YEARS;
+  const later = laterBy(years);
+  const passed = dayProbe(rule, later(utcDay(year, 1, 1))).after(new Date(later(day)), true);
+  return passed === null ? null : laterBy(-years)(passed.getTime());
+}
+
+const laterBy =
+  (years: number) =>
+  (time: number): number => {
+    const moved = new Date(time);
+    moved.setUTCFullYear(moved.getUTCFullYear() + years);
+    return moved.getTime();
+  };
+
+/**
+ * A rule of the same day filters that fires at midnight of each day they pass. BYDAY's ordinals (1MO)
+ * count within a month or a year: kept for such rules; the others have plain weekdays. Every filter is
+ * given, so that rrule takes none from the probe's own DTSTART.
+ */
+function dayProbe(rule: RRule, dtstart: number): RRule {
+  const given = rule.origOptions;
+  const { freq, bymonth, bymonthday } = rule.options;
+  const yearly = freq === RRule.YEARLY || freq === RRule.MONTHLY;
+  return new RRule({
+    freq: yearly ? freq : RRule.YEARLY,
+    dtstart: new Date(dtstart),
     wkst: given.wkst ?? null,
-    bymonth: given.bymonth ?? null,
-    bymonthday: given.bymonthday ?? null,
+    bymonth: given.bymonth ?? bymonth,
+    bymonthday: given.bymonthday ?? (bymonthday.length > 0 ? bymonthday : null),
     byyearday: given.byyearday ?? null,
     byweekno: given.byweekno ?? null,
-    byweekday: yearly ? (given.byweekday ?? null) : rule.options.byweekday,
+    byweekday: yearly ? (given.byweekday ?? null) : (rule.options.byweekday ?? EVERY_WEEKDAY),
     byhour: 0,
     byminute: 0,
     bysecond: 0,
   });
-  const first = probe.after(
-    later(new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()))),
-    true,
-  );
-  return first !== null && first <= later(until);
+}
+
+/** The most occurrences a period of a weekly or shorter rule has; undefined for months and years. */
+function occurrencesAPeriod(rule: RRule): number | undefined {
+  const { freq, byweekday, byhour, byminute, bysecond } = rule.options;
+  const seconds = listOf(bysecond).length || 1;
+  const minutes = (listOf(byminute).length || 1) * seconds;
+  const times = (listOf(byhour).length || 1) * minutes;
+  if (freq === RRule.WEEKLY) return (listOf(byweekday).length || 7) * times;
+  if (freq === RRule.DAILY) return times;
+  if (freq === RRule.HOURLY) return minutes;
+  if (freq === RRule.MINUTELY) return seconds;
+  return undefined;
 }
 
 function listOf(value: unknown): number[] {

@@ -107,11 +107,38 @@ describe('RRULE schedules, in the zone wall-clock', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
-  it('still finds what fires rarely, its days coming within the five years a schedule is looked ahead', () => {
+  it('finds what fires rarely however far ahead it is, the count asked for', () => {
     const leapDays = spec({ rrule: 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=6', timeZone: 'Europe/Berlin' });
     expect(iso(scheduleFireTimes(leapDays, new Date('2026-11-30T10:11:00Z'), 2))).toEqual([
       '2028-02-29T05:00:00Z',
       '2032-02-29T05:00:00Z',
     ]);
+    const yearly = spec({ rrule: 'FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29', timeZone: 'UTC' });
+    expect(iso(scheduleFireTimes(yearly, new Date('2026-12-02T00:00:00Z'), 3))).toEqual([
+      '2028-02-29T00:00:00Z',
+      '2032-02-29T00:00:00Z',
+      '2036-02-29T00:00:00Z',
+    ]);
+    // A Monday 29 February: 28 years apart, then 40 (2100 is no leap year).
+    const mondays = spec({ rrule: 'FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO', timeZone: 'UTC' });
+    expect(iso(scheduleFireTimes(mondays, new Date('2026-12-02T00:00:00Z'), 3))).toEqual([
+      '2044-02-29T00:00:00Z',
+      '2072-02-29T00:00:00Z',
+      '2112-02-29T00:00:00Z',
+    ]);
+    expect(() => assertUsableSchedule(mondays, new Date('2026-12-02T00:00:00Z'))).not.toThrow();
+    // Every minute of those days, in the zone: the walk does not step minute by minute through the years between.
+    const minutely = spec({ rrule: 'FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO', timeZone: 'Europe/Berlin' });
+    expect(iso(scheduleFireTimes(minutely, new Date('2026-12-02T00:00:00Z'), 2))).toEqual([
+      '2044-02-28T23:00:00Z',
+      '2044-02-28T23:01:00Z',
+    ]);
+  });
+
+  it.each([
+    'FREQ=DAILY;BYSETPOS=2',
+    'FREQ=WEEKLY;BYDAY=MO,TU;BYSETPOS=3',
+  ])('refuses %s: a BYSETPOS past every occurrence of a period never fires', (rrule) => {
+    expect(() => parseRrule(rrule)).toThrow(/BYSETPOS/);
   });
 });
