@@ -5,6 +5,7 @@ import { claimLatency } from './claim-latency.suite';
 import { scheduleSpike } from './schedule-spike.suite';
 import { rebuild } from './rebuild.suite';
 import { soak } from './soak.suite';
+import { storage } from './storage.suite';
 
 /**
  * `npm run bench`: the suites below, one after another, on one PostgreSQL
@@ -13,7 +14,7 @@ import { soak } from './soak.suite';
  *
  *   --quick            small counts, one repetition: a smoke run
  *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
- * claim-latency, rebuild)
+ * claim-latency, rebuild, storage)
  *   --systems=a,b      only systems whose label contains one of these (chronicle, split, graphile-worker,
  * pg-boss, tuned, defaults)
  *   --json             the figures as JSON on stdout instead of the table
@@ -22,7 +23,9 @@ import { soak } from './soak.suite';
  *
  * Exits non-zero when a repetition failed, its log check included.
  */
-const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, rebuild, soak];
+const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, rebuild, soak, storage];
+/** Suites that run only when --only names them: long, and measuring what the others do not race on. */
+const ON_DEMAND: ReadonlySet<BenchSuite> = new Set([soak, storage]);
 const TIME_LIMIT_MS = { full: 30 * 60_000, quick: 5 * 60_000 };
 /** Beyond its minutes, the soak's start, backlog, stop and log audit. */
 const SOAK_MARGIN_MS = 5 * 60_000;
@@ -52,8 +55,8 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   try {
     for (const suite of SUITES) {
-      // The soak runs only when asked for: a run without --only is every suite but it.
-      const asked = only === undefined ? suite !== soak : suite.scenarios.some((name) => only.includes(name));
+      // The soak and the storage run only when asked for: a run without --only is every other suite.
+      const asked = only === undefined ? !ON_DEMAND.has(suite) : suite.scenarios.some((name) => only.includes(name));
       if (!asked) continue;
       const report = await suite.run(server, {
         sizes: quick ? QUICK : FULL,

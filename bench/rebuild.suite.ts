@@ -78,7 +78,7 @@ export const rebuild: BenchSuite = {
  * `npx chronicle <args> --json` against the database at `url`, as an operator runs it (a process of its
  * own, the binary's node flags): its answer. Exit code 1 (differences found) still answers.
  */
-async function chronicle<T>(url: string, args: readonly string[]): Promise<T> {
+export async function chronicle<T>(url: string, args: readonly string[]): Promise<T> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url };
   for (const name of ['EVENT_STORE', 'EVENT_STORE_URL', 'KURRENTDB_CONNECTION_STRING']) delete env[name];
   const bin = path.join(projectRoot(), 'bin', 'chronicle.js');
@@ -98,7 +98,7 @@ function timingOf(what: string, report: { events: number; seconds: number }): Ti
 }
 
 /** A migrated database holding the seeded log: a kept one (--keep-seed) if it holds it already. */
-async function seededDatabase(
+export async function seededDatabase(
   server: BenchServer,
   events: number,
   options: SuiteOptions,

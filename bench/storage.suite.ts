@@ -1,0 +1,80 @@
+import { createPool } from '@chronicle/platform';
+import { PROJECTIONS } from '@chronicle/projections';
+import type { BenchSuite } from './compare/peer-comparison.suite';
+import { chronicle, seededDatabase } from './rebuild.suite';
+import { formatCount, formatTable } from './table';
+
+/**
+ * `npm run bench -- --only=storage` (issue 15): the bytes a finished run costs, table and indexes and
+ * events, at about 1,000,000 runs (100,000 with --quick; 3.6 events a run). The rebuild suite's log (runs going through
+ * their lives as the commands write them), then every projection rebuilt from it by the CLI, as an
+ * operator does, and each table's size (pg_total_relation_size: heap, TOAST and indexes) divided by
+ * the runs. Asked for by name only: seeding 3.7 million events takes minutes. --keep-seed keeps the log.
+ */
+const EVENTS = { full: 3_700_000, quick: 370_000 };
+
+interface TableSize {
+  readonly table: string;
+  readonly rows: number;
+  readonly bytes: number;
+}
+
+export const storage: BenchSuite = {
+  name: 'storage',
+  scenarios: ['storage'],
+  run: async (server, options) => {
+    const events = options.sizes.repetitions === 1 ? EVENTS.quick : EVENTS.full;
+    const { url, drop } = await seededDatabase(server, events, options);
+    try {
+      for (const projection of PROJECTIONS) {
+        options.progress(`rebuilding ${projection.name}`);
+        await chronicle(url, ['projections', 'rebuild', projection.name]);
+      }
+      const pool = createPool({ connectionString: url, max: 1, applicationName: 'bench-storage' });
+      try {
+        await pool.query('VACUUM ANALYZE');
+        const { rows } = await pool.query<{ table: string; rows: string; bytes: string }>(
+          `SELECT c.relname AS table, c.reltuples::bigint AS rows, pg_total_relation_size(c.oid) AS bytes
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND pg_total_relation_size(c.oid) > 65536
+            ORDER BY pg_total_relation_size(c.oid) DESC`,
+        );
+        const { rows: counted } = await pool.query<{ runs: string; finished: string }>(
+          `SELECT count(*) AS runs, count(*) FILTER (WHERE state IN ('succeeded', 'dead', 'cancelled')) AS finished FROM runs`,
+        );
+        const runs = Number(counted[0]!.runs);
+        const finished = Number(counted[0]!.finished);
+        const tables: TableSize[] = rows.map((r) => ({ table: r.table, rows: Number(r.rows), bytes: Number(r.bytes) }));
+        const total = tables.reduce((sum, t) => sum + t.bytes, 0);
+        return {
+          print: (out) => out.write(formatReport(server.description, events, runs, finished, tables, total)),
+          json: { server: server.description, events, runs, finished, tables, bytesPerRun: total / runs },
+        };
+      } finally {
+        await pool.end();
+      }
+    } finally {
+      await drop();
+    }
+  },
+};
+
+function formatReport(
+  server: string,
+  events: number,
+  runs: number,
+  finished: number,
+  tables: readonly TableSize[],
+  total: number,
+): string {
+  const perRun = (bytes: number): string => (bytes / runs).toFixed(0);
+  return (
+    `\nstorage per run on ${server}\n` +
+    `${formatCount(runs)} runs (${formatCount(finished)} finished) from a log of ${formatCount(events)} events, every projection rebuilt\n\n` +
+    formatTable([
+      ['table', 'rows', 'MB', 'bytes per run'],
+      ...tables.map((t) => [t.table, formatCount(t.rows), (t.bytes / 1e6).toFixed(1), perRun(t.bytes)]),
+      ['all', '', (total / 1e6).toFixed(1), perRun(total)],
+    ])
+  );
+}
