@@ -135,10 +135,10 @@ describe('RRULE schedules, in the zone wall-clock', () => {
     ]);
   });
 
-  it.each([
-    'FREQ=DAILY;BYSETPOS=2',
-    'FREQ=WEEKLY;BYDAY=MO,TU;BYSETPOS=3',
-  ])('refuses %s: a BYSETPOS past every occurrence of a period never fires', (rrule) => {
-    expect(() => parseRrule(rrule)).toThrow(/BYSETPOS/);
-  });
+  it.each(['FREQ=DAILY;BYSETPOS=2', 'FREQ=WEEKLY;BYDAY=MO,TU;BYSETPOS=3'])(
+    'refuses %s: a BYSETPOS past every occurrence of a period never fires',
+    (rrule) => {
+      expect(() => parseRrule(rrule)).toThrow(/BYSETPOS/);
+    },
+  );
 });

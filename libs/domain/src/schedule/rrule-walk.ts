@@ -36,7 +36,7 @@ export function* occurrencesAfter(set: RRuleSet, from: Date): Generator<Date> {
     .sort((a, b) => a.getTime() - b.getTime());
   const streams = [...set.rrules().map((rule) => ruleOccurrences(rule, from)), rdates[Symbol.iterator]()];
   const heads = streams.map((stream) => stream.next());
-  for (let last = NaN; ; ) {
+  for (let last = NaN; ;) {
     let earliest = -1;
     heads.forEach((head, i) => {
       if (!head.done && (earliest < 0 || head.value < heads[earliest]!.value!)) earliest = i;
