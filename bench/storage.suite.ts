@@ -1,4 +1,5 @@
 import { createPool } from '@chronicle/platform';
+import { RunRetention } from '@chronicle/scheduler';
 import { PROJECTIONS } from '@chronicle/projections';
 import type { BenchSuite } from './compare/peer-comparison.suite';
 import { chronicle, seededDatabase } from './rebuild.suite';
@@ -8,10 +9,13 @@ import { formatCount, formatTable } from './table';
  * `npm run bench -- --only=storage` (issue 15): the bytes a finished run costs, table and indexes and
  * events, at about 1,000,000 runs (100,000 with --quick; 3.6 events a run). The rebuild suite's log (runs going through
  * their lives as the commands write them), then every projection rebuilt from it by the CLI, as an
- * operator does, and each table's size (pg_total_relation_size: heap, TOAST and indexes) divided by
- * the runs. Asked for by name only: seeding 3.7 million events takes minutes. --keep-seed keeps the log.
+ * operator does, and each table's size (pg_total_relation_size: heap, TOAST and indexes; a partitioned
+ * table's partitions summed) divided by the runs. Then the time retention takes to drop the days those
+ * runs finished on (RunRetention, as of RETENTION_DAYS + 1 days later), and what it keeps of them.
+ * Asked for by name only: seeding 3.7 million events takes minutes. --keep-seed keeps the log.
  */
 const EVENTS = { full: 3_700_000, quick: 370_000 };
+const RETENTION_DAYS = 30;
 
 interface TableSize {
   readonly table: string;
@@ -32,12 +36,19 @@ export const storage: BenchSuite = {
       }
       const pool = createPool({ connectionString: url, max: 1, applicationName: 'bench-storage' });
       try {
+        // The days' partitions, as the scheduler has them on a running system (a fresh database has none yet:
+        // the rebuild put the finished runs in the default partition).
+        options.progress('sorting the runs into their days');
+        await new RunRetention(pool, RETENTION_DAYS).retainOnce();
         await pool.query('VACUUM ANALYZE');
         const { rows } = await pool.query<{ table: string; rows: string; bytes: string }>(
-          `SELECT c.relname AS table, c.reltuples::bigint AS rows, pg_total_relation_size(c.oid) AS bytes
+          `SELECT coalesce(p.relname, c.relname) AS table, sum(greatest(c.reltuples, 0))::bigint AS rows,
+                  sum(pg_total_relation_size(c.oid))::bigint AS bytes
              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND pg_total_relation_size(c.oid) > 65536
-            ORDER BY pg_total_relation_size(c.oid) DESC`,
+             LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
+            WHERE n.nspname = 'public' AND c.relkind = 'r'
+            GROUP BY 1 HAVING sum(pg_total_relation_size(c.oid)) > 65536
+            ORDER BY 3 DESC`,
         );
         const { rows: counted } = await pool.query<{ runs: string; finished: string }>(
           `SELECT count(*) AS runs, count(*) FILTER (WHERE state IN ('succeeded', 'dead', 'cancelled')) AS finished FROM runs`,
@@ -46,9 +57,22 @@ export const storage: BenchSuite = {
         const finished = Number(counted[0]!.finished);
         const tables: TableSize[] = rows.map((r) => ({ table: r.table, rows: Number(r.rows), bytes: Number(r.bytes) }));
         const total = tables.reduce((sum, t) => sum + t.bytes, 0);
+        options.progress('dropping the days past retention');
+        const later = new Date(Date.now() + (RETENTION_DAYS + 1) * 86_400_000);
+        const started = Date.now();
+        const report = await new RunRetention(pool, RETENTION_DAYS, () => later).retainOnce();
+        const retention = {
+          seconds: (Date.now() - started) / 1000,
+          droppedDays: report?.droppedDays.length ?? 0,
+          retiredRuns: report?.retiredRuns ?? 0,
+          retiredBytes: Number(
+            (await pool.query<{ bytes: string }>("SELECT pg_total_relation_size('retired_runs') AS bytes")).rows[0]!
+              .bytes,
+          ),
+        };
         return {
-          print: (out) => out.write(formatReport(server.description, events, runs, finished, tables, total)),
-          json: { server: server.description, events, runs, finished, tables, bytesPerRun: total / runs },
+          print: (out) => out.write(formatReport(server.description, events, runs, finished, tables, total, retention)),
+          json: { server: server.description, events, runs, finished, tables, bytesPerRun: total / runs, retention },
         };
       } finally {
         await pool.end();
@@ -66,6 +90,7 @@ function formatReport(
   finished: number,
   tables: readonly TableSize[],
   total: number,
+  retention: { seconds: number; droppedDays: number; retiredRuns: number; retiredBytes: number },
 ): string {
   const perRun = (bytes: number): string => (bytes / runs).toFixed(0);
   return (
@@ -75,6 +100,8 @@ function formatReport(
       ['table', 'rows', 'MB', 'bytes per run'],
       ...tables.map((t) => [t.table, formatCount(t.rows), (t.bytes / 1e6).toFixed(1), perRun(t.bytes)]),
       ['all', '', (total / 1e6).toFixed(1), perRun(total)],
-    ])
+    ]) +
+    `\nretention pass ${RETENTION_DAYS + 1} days later: ${retention.droppedDays} day(s) and ${formatCount(retention.retiredRuns)} runs ` +
+    `dropped in ${retention.seconds.toFixed(2)} s (ids kept: ${(retention.retiredBytes / Math.max(1, retention.retiredRuns)).toFixed(1)} bytes a run)\n`
   );
 }

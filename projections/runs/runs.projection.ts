@@ -2,7 +2,7 @@ import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { RunEventType, type PresentRun, ABSENT, evolve, upcastEvent, type RunSnapshot } from '@chronicle/domain';
 import type { BulkBuild, BulkIo, Projection } from '../projection';
-import { findRunSnapshots, copyNewRuns, updateRuns, upsertRuns } from './runs.sql';
+import { findRunSnapshots, copyNewRuns, lockRunSnapshots, updateRuns, upsertRuns } from './runs.sql';
 
 /**
  * The `runs` table from the log: each run's row is its decider state, folded
@@ -28,8 +28,9 @@ export const runsProjection: Projection = {
     for (const [runId, runEvents] of byRun)
       if ((reflected.get(runId) ?? -1) >= Number(runEvents[runEvents.length - 1]!.revision)) byRun.delete(runId);
     if (byRun.size === 0) return;
+    // Behind: written here, under the runs' locks (lockRunSnapshots), from their rows as they are once those are held.
     const current = new Map<string, RunSnapshot>(
-      (await findRunSnapshots(db, [...byRun.keys()])).map((run) => [run.definition.runId, run]),
+      (await lockRunSnapshots(db, [...byRun.keys()])).map((run) => [run.definition.runId, run]),
     );
     const changed: PresentRun[] = [];
     for (const [runId, runEvents] of byRun) {

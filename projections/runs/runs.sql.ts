@@ -10,7 +10,7 @@ export const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
 /** The columns a run's state is read from, of `runs r`: select these, then runFromRow. */
 export const RUN_COLUMNS =
-  'r.state, r.revision, r.definition, r.attempt, r.attempt_limit, r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death, r.discarded';
+  'r.state, r.revision, r.definition, r.attempt, r.attempt_limit, r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death, r.discarded, r.finished_at';
 
 /** A row of RUN_COLUMNS as node-postgres gives it. */
 export interface RunRow {
@@ -27,6 +27,7 @@ export interface RunRow {
   readonly last_error: string | null;
   readonly death: PresentRun['death'];
   readonly discarded: boolean;
+  readonly finished_at: Date | null;
 }
 
 /** The decider's state of a run, from its row. */
@@ -56,6 +57,7 @@ export function runFromRow(row: RunRow): PresentRun {
     lastError: row.last_error,
     death: row.death,
     discarded: row.discarded,
+    finishedAt: row.finished_at?.toISOString() ?? null,
   };
 }
 
@@ -69,20 +71,41 @@ export async function updateRuns(db: Queryable, states: readonly PresentRun[]): 
   if (states.length > 0) await db.query(runsUpdate(states));
 }
 
-/** updateRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough). */
+/**
+ * updateRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough).
+ * Only live rows change (no transition leaves a finished state), so the UPDATE reads `runs_live` alone;
+ * a run that finishes moves to its day's partition (migrations/0018), its `run_listing` row with it.
+ */
 export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
   return {
     name: 'runs_update',
-    text: `UPDATE runs AS r
-              SET state = x.state, available_at = x.available_at, attempt = x.attempt, attempt_limit = x.attempt_limit,
-                  lease_expires_at = x.lease_expires_at, fencing_token = x.fencing_token, worker_id = x.worker_id,
-                  leased_at = x.leased_at, last_error = x.last_error, dead_at = x.dead_at, death = x.death,
-                  discarded = x.discarded, revision = x.revision, updated_at = now()
-             FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
-            WHERE r.run_id = x.run_id AND r.revision < x.revision`,
+    text: `WITH updated AS (
+     UPDATE runs AS r
+        SET ${SET_STATE('x')}, finished_on = ${FINISHED_ON('x')}, updated_at = now()
+       FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
+      WHERE r.finished_on = 'infinity' AND r.run_id = x.run_id AND r.revision < x.revision
+     RETURNING r.run_id, r.finished_on
+     )
+     ${MOVE_LISTINGS}`,
     values: [JSON.stringify(states.map(stateFields))],
   };
 }
+
+/** The state columns of a run's row, set from `from`'s. */
+const SET_STATE = (from: string): string =>
+  `state = ${from}.state, available_at = ${from}.available_at, attempt = ${from}.attempt,
+   attempt_limit = ${from}.attempt_limit, lease_expires_at = ${from}.lease_expires_at,
+   fencing_token = ${from}.fencing_token, worker_id = ${from}.worker_id, leased_at = ${from}.leased_at,
+   last_error = ${from}.last_error, dead_at = ${from}.dead_at, death = ${from}.death,
+   discarded = ${from}.discarded, revision = ${from}.revision, finished_at = ${from}.finished_at`;
+
+/** A row's partition key (migrations/0018): the UTC day it finished, 'infinity' while it is live. */
+const FINISHED_ON = (from: string): string =>
+  `coalesce((${from}.finished_at AT TIME ZONE 'UTC')::date, 'infinity'::date)`;
+
+/** The `run_listing` rows of the runs of CTE `updated` that have just finished, moved with them. */
+const MOVE_LISTINGS = `UPDATE run_listing AS l SET finished_on = u.finished_on FROM updated u
+      WHERE l.finished_on = 'infinity' AND l.run_id = u.run_id AND u.finished_on <> 'infinity'`;
 
 /** Many runs in one statement (batch enqueue, the materialiser, the projector). */
 export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
@@ -91,30 +114,42 @@ export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): 
 
 /**
  * upsertRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough).
- * A run's row that is new also gets its `run_listing` row (migrations/0013), in the same statement:
- * `xmax = 0` tells the rows the INSERT created from those it updated.
+ * A run's live row is updated as runsUpdate does; a run that has no row is inserted, with its
+ * `run_listing` row (migrations/0013), in the partition of its state. "No row" is asked of the live
+ * partition, the default one and the days from yesterday on: a run finished before then was applied
+ * then (the projector reads which runs it has by revision first), and a command creating a run finds
+ * none older. A run finished before the first day retention keeps is not written again.
  */
 export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
   return {
     name: 'runs_upsert',
-    text: `WITH upserted AS (
-     INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
-                            lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision, updated_at)
-     SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.definition, x.state, x.available_at, x.attempt, x.attempt_limit,
-            x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision, now()
+    text: `WITH x AS MATERIALIZED (
+     SELECT x.*, ${FINISHED_ON('x')} AS finished_on
        FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS},
             team text, job text, queue text, priority text, due_at timestamptz, definition jsonb)
-     ON CONFLICT (run_id) DO UPDATE
-        SET state = EXCLUDED.state, available_at = EXCLUDED.available_at, attempt = EXCLUDED.attempt,
-            attempt_limit = EXCLUDED.attempt_limit, lease_expires_at = EXCLUDED.lease_expires_at,
-            fencing_token = EXCLUDED.fencing_token, worker_id = EXCLUDED.worker_id, leased_at = EXCLUDED.leased_at,
-            last_error = EXCLUDED.last_error, dead_at = EXCLUDED.dead_at, death = EXCLUDED.death,
-            discarded = EXCLUDED.discarded, revision = EXCLUDED.revision, updated_at = now()
+      WHERE x.finished_at IS NULL OR (x.finished_at AT TIME ZONE 'UTC')::date >= (SELECT kept_since FROM run_retention)
+     ), updated AS (
+     UPDATE runs AS r SET ${SET_STATE('x')}, finished_on = x.finished_on, updated_at = now()
+       FROM x WHERE r.finished_on = 'infinity' AND r.run_id = x.run_id AND r.revision < x.revision
+     RETURNING r.run_id, r.finished_on
+     ), moved AS (
+     ${MOVE_LISTINGS}
+     ), inserted AS (
+     INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
+                            lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision,
+                            finished_at, finished_on, updated_at)
+     SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.definition, x.state, x.available_at, x.attempt, x.attempt_limit,
+            x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
+            x.finished_at, x.finished_on, now()
+       FROM x
+      WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.finished_on >= (now() AT TIME ZONE 'UTC')::date - 1)
+     ON CONFLICT (run_id, finished_on) DO UPDATE SET ${SET_STATE('EXCLUDED')}, updated_at = now()
       WHERE r.revision < EXCLUDED.revision
-     RETURNING r.run_id, r.team, r.job, r.queue, r.due_at, r.xmax = 0 AS inserted
+     RETURNING r.run_id, r.team, r.job, r.queue, r.due_at, r.finished_on
      )
-     INSERT INTO run_listing (run_id, team, job, queue, due_at)
-     SELECT run_id, team, job, queue, due_at FROM upserted WHERE inserted`,
+     INSERT INTO run_listing (run_id, team, job, queue, due_at, finished_on)
+     SELECT run_id, team, job, queue, due_at, finished_on FROM inserted
+     ON CONFLICT (run_id, finished_on) DO NOTHING`,
     values: [JSON.stringify(states.map(rowFields))],
   };
 }
@@ -124,7 +159,9 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
  * empty): the rows upsertRuns would have written, and their `run_listing` rows, by COPY (no
  * conflict checks, no JSON for the server to take apart). `updated_at` takes its default, now().
  */
-export async function copyNewRuns(db: CopyConnection, states: readonly PresentRun[]): Promise<void> {
+export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]): Promise<void> {
+  if (all.length === 0) return;
+  const states = await keptRuns(db, all);
   if (states.length === 0) return;
   await copyRows(
     db,
@@ -150,6 +187,8 @@ export async function copyNewRuns(db: CopyConnection, states: readonly PresentRu
       'death',
       'discarded',
       'revision',
+      'finished_at',
+      'finished_on',
     ],
     states.map((s) => {
       const d = s.definition;
@@ -174,15 +213,37 @@ export async function copyNewRuns(db: CopyConnection, states: readonly PresentRu
         s.death,
         s.discarded,
         s.revision,
+        s.finishedAt,
+        finishedOn(s),
       ];
     }),
   );
   await copyRows(
     db,
     'run_listing',
-    ['run_id', 'team', 'job', 'queue', 'due_at'],
-    states.map(({ definition: d }) => [d.runId, d.team, d.job, d.queue, d.dueAt]),
+    ['run_id', 'team', 'job', 'queue', 'due_at', 'finished_on'],
+    states.map((s) => [
+      s.definition.runId,
+      s.definition.team,
+      s.definition.job,
+      s.definition.queue,
+      s.definition.dueAt,
+      finishedOn(s),
+    ]),
   );
+}
+
+/** The runs retention has not passed: every one but those finished before its first kept day (run_retention). */
+async function keptRuns(db: Queryable, runs: readonly PresentRun[]): Promise<readonly PresentRun[]> {
+  const { rows } = await db.query<{ kept_since: string }>('SELECT kept_since::text FROM run_retention');
+  const keptSince = rows[0]?.kept_since ?? '-infinity';
+  if (keptSince === '-infinity') return runs;
+  return runs.filter((run) => run.finishedAt === null || finishedOn(run) >= keptSince);
+}
+
+/** FINISHED_ON in TypeScript: the UTC day a run finished, or 'infinity'. */
+function finishedOn(run: PresentRun): string {
+  return run.finishedAt === null ? 'infinity' : new Date(run.finishedAt).toISOString().slice(0, 10);
 }
 
 /** A run's whole row, as jsonb_to_recordset reads it in runsUpsert. */
@@ -201,7 +262,7 @@ function rowFields(s: PresentRun): Record<string, unknown> {
 /** The columns a transition changes, as jsonb_to_recordset reads them (stateFields writes them). */
 const STATE_FIELDS = `run_id text, state text, available_at timestamptz, attempt int, attempt_limit int, lease_expires_at timestamptz,
   fencing_token bigint, worker_id text, leased_at timestamptz, last_error text, dead_at timestamptz, death jsonb,
-  discarded boolean, revision bigint`;
+  discarded boolean, revision bigint, finished_at timestamptz`;
 
 function stateFields(s: PresentRun): Record<string, unknown> {
   return {
@@ -219,12 +280,30 @@ function stateFields(s: PresentRun): Record<string, unknown> {
     death: s.death,
     discarded: s.discarded,
     revision: s.revision,
+    finished_at: s.finishedAt,
   };
 }
 
 export async function findRunSnapshot(db: Queryable, runId: string): Promise<PresentRun | undefined> {
   const { rows } = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs r WHERE r.run_id = $1`, [runId]);
   return rows[0] === undefined ? undefined : runFromRow(rows[0]);
+}
+
+/**
+ * Rows of these runs after taking their stream locks (lock_and_read_runs, as commands decide): a writer
+ * that holds them is done, and none starts until this transaction ends. A run's last transition moves
+ * its row to another partition, and PostgreSQL refuses (40001) an update of a row that a concurrent
+ * transaction moved: the projector, writing rows the commands did not (a log in another database), takes
+ * the same locks first.
+ */
+export async function lockRunSnapshots(db: Queryable, runIds: readonly string[]): Promise<PresentRun[]> {
+  if (runIds.length === 0) return [];
+  const { rows } = await db.query<RunRow>({
+    name: 'runs_lock_snapshots',
+    text: `SELECT ${RUN_COLUMNS} FROM lock_and_read_runs($1::text[]) r`,
+    values: [runIds],
+  });
+  return rows.map(runFromRow);
 }
 
 export async function findRunSnapshots(db: Queryable, runIds: readonly string[]): Promise<PresentRun[]> {
@@ -251,8 +330,8 @@ export async function findJobRunLimits(db: Queryable, jobs: readonly string[]): 
   if (jobs.length === 0) return [];
   const { rows } = await db.query<JobRunLimit>({
     name: 'jobs_run_limits',
-    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state = 'leased') AS leased,
-                    (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()) AS ready
+    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.finished_on = 'infinity' AND r.job = j.name AND r.state = 'leased') AS leased,
+                    (SELECT count(*)::int FROM runs r WHERE r.finished_on = 'infinity' AND r.job = j.name AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()) AS ready
              FROM jobs j WHERE j.name = ANY($1::text[]) AND j.run_limit IS NOT NULL`,
     values: [jobs],
   });

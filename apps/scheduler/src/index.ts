@@ -7,3 +7,4 @@ export * from './reaper/reap-expired-leases.sql';
 export * from './scheduler.module';
 export * from './scheduler.service';
 export * from './vacuum/hot-tables-vacuum';
+export * from './retention/run-retention';

@@ -16,6 +16,7 @@ import { LeaseReaper } from './reaper/lease-reaper';
 import { Materialiser } from './materialiser/materialiser';
 import { OverlapResolver } from './overlap/overlap-resolver';
 import { HotTablesVacuum } from './vacuum/hot-tables-vacuum';
+import { RunRetention } from './retention/run-retention';
 
 /** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
 const REAP_INTERVAL_MS = 250;
@@ -23,11 +24,15 @@ const REAP_INTERVAL_MS = 250;
 const MATERIALISE_INTERVAL_MS = 1000;
 /** How often the hot tables' dead rows are looked at (HotTablesVacuum); a vacuum runs beside the passes. */
 const VACUUM_CHECK_INTERVAL_MS = 10_000;
+/** How often retention looks for days to drop and partitions to create (RunRetention); also at start. */
+const RETENTION_INTERVAL_MS = 10 * 60_000;
 
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;
   private vacuumTimer: NodeJS.Timeout | undefined;
+  private retentionTimer: NodeJS.Timeout | undefined;
+  private retaining: Promise<void> = Promise.resolve();
   private running: Promise<void> = Promise.resolve();
   private vacuuming: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -86,12 +91,27 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         });
     };
     this.vacuumTimer = setTimeout(vacuumTick, VACUUM_CHECK_INTERVAL_MS);
+    const retention = new RunRetention(this.pool, this.config.retentionDays, () => this.clock.now());
+    const retentionTick = (): void => {
+      this.retaining = retention
+        .retainOnce()
+        .then((report) => {
+          if (report !== undefined && (report.droppedDays.length > 0 || report.createdDays.length > 0))
+            log.info('run retention applied', { ...report });
+        })
+        .catch((err: unknown) => log.error('run retention failed', { err }))
+        .finally(() => {
+          if (!this.stopped) this.retentionTimer = setTimeout(retentionTick, RETENTION_INTERVAL_MS);
+        });
+    };
+    retentionTick();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.vacuumTimer);
-    await Promise.all([this.running, this.vacuuming]);
+    clearTimeout(this.retentionTimer);
+    await Promise.all([this.running, this.vacuuming, this.retaining]);
   }
 }

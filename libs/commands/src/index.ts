@@ -31,6 +31,7 @@ export * from './runs/enqueue-runs.command';
 export * from './runs/get-run.query';
 export * from './runs/job-limits.sql';
 export * from './runs/new-run';
+export * from './runs/retired-runs.sql';
 export * from './runs/run-stream';
 export * from './runs/schedule-runs';
 export * from './runs/transition-run.command';

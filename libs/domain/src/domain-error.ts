@@ -8,6 +8,8 @@ export const DOMAIN_ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'not-found',
+  /** A run that finished longer ago than retention keeps (RETENTION_DAYS): it existed, and is gone. */
+  'gone',
   'stale-lease',
   'invalid-transition',
   'not-ready',

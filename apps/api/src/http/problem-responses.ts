@@ -22,6 +22,7 @@ const MEANING: Record<ProblemSlug, string> = {
   unauthorized: 'no `Authorization: Bearer <token>`, or not a token this API issued',
   forbidden: 'the token may not do this: an admin, team or worker call made with another kind, or a queue not granted',
   'not-found': "no such team, job or run, or it is another team's",
+  gone: 'the run finished longer ago than retention keeps (`RETENTION_DAYS`) and its row is dropped; its id is known for a year',
   'stale-lease': "the fencing token is not the run's current lease (another worker has it, or it has ended)",
   'invalid-transition': 'the run is not in a state this action applies to',
   'not-ready': 'the run is not due yet',

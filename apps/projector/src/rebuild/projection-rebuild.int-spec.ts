@@ -57,6 +57,14 @@ describe('projections rebuilt and verified beside the live ones', () => {
         "SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'runs' ORDER BY 1",
       )
     ).rows.map((r) => r.name);
+  /** The partitions of the live runs (migrations/0018), by name: a swap brings the rebuilt ones in. */
+  const partitionsOfRuns = async (): Promise<string[]> =>
+    (
+      await db.pool.query<{ name: string }>(
+        `SELECT n.nspname || '.' || c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.inhparent = 'public.runs'::regclass ORDER BY 1`,
+      )
+    ).rows.map((r) => r.name);
   /** Leases and completes runs, 20 at a time, until none is left or `stop` says so; every lease counted. */
   async function work(stop: () => boolean, leased: Map<string, number>): Promise<void> {
     const { lease, complete } = handlers();
@@ -90,6 +98,8 @@ describe('projections rebuilt and verified beside the live ones', () => {
     let rebuilt = false;
     const workers = Promise.all([1, 2].map(() => work(() => rebuilt && leased.size >= RUNS, leased)));
     const indexesBefore = await indexesOfRuns();
+    const partitionsBefore = await partitionsOfRuns();
+    expect(partitionsBefore).toContain('public.runs_live');
     expect(indexesBefore).toContain('runs_claim_idx');
     const before = leased.size;
     const report = await rebuildProjection(store, db.pool, runsProjection, { batchSize: 100, lockTimeoutMs: 500 });
@@ -112,8 +122,10 @@ describe('projections rebuilt and verified beside the live ones', () => {
     );
     expect(tables).toEqual([{ schema: 'public' }]);
     expect(await indexesOfRuns()).toEqual(indexesBefore);
+    expect(await partitionsOfRuns()).toEqual(partitionsBefore);
     const { rows: options } = await db.pool.query<{ options: string[] }>(
-      "SELECT reloptions AS options FROM pg_class WHERE oid = 'public.runs'::regclass",
+      // The live runs' partition: a partitioned table has no storage settings of its own (migrations/0018).
+      "SELECT reloptions AS options FROM pg_class WHERE oid = 'public.runs_live'::regclass",
     );
     expect(options[0]!.options).toContain('autovacuum_vacuum_threshold=2000');
     expect((await loadCheckpoint(db.pool, 'runs'))?.version).toBe(runsProjection.version);
@@ -140,7 +152,9 @@ describe('projections rebuilt and verified beside the live ones', () => {
   });
 
   it('finds a row that differs from what the log says, and a row the log does not have', async () => {
-    await db.pool.query("UPDATE runs SET attempt = attempt + 5 WHERE run_id = 'run_0007'");
+    const { rows: seventh } = await db.pool.query<{ day: string }>(
+      "UPDATE runs SET attempt = attempt + 5 WHERE run_id = 'run_0007' RETURNING finished_on::text AS day",
+    );
     await db.pool.query("UPDATE jobs SET paused = true WHERE name = 'ops.rebuilt'");
     await db.pool.query(
       "INSERT INTO stream_activity (stream_id, category, revision, last_event_type, last_recorded_at) VALUES ('ghost-1', 'ghost', 0, 'Nothing', now())",
@@ -149,7 +163,7 @@ describe('projections rebuilt and verified beside the live ones', () => {
     expect(differences.map((d) => [d.table, d.kind, JSON.parse(d.key)]).sort()).toEqual(
       [
         ['jobs', 'different', { name: 'ops.rebuilt' }],
-        ['runs', 'different', { run_id: 'run_0007' }],
+        ['runs', 'different', { run_id: 'run_0007', finished_on: seventh[0]!.day }],
         ['stream_activity', 'unexpected', { stream_id: 'ghost-1' }],
       ].sort(),
     );

@@ -25,19 +25,58 @@ export async function createShadowTables(
 ): Promise<void> {
   await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await db.query(`CREATE SCHEMA ${schema}`);
+  const kind = unlogged ? 'UNLOGGED ' : '';
   for (const table of tables) {
+    const partitioning = await partitioningOf(db, table);
     // The key and unique constraints now (upserts need them), the other indexes once the rows are in.
     await db.query(
-      `CREATE ${unlogged ? 'UNLOGGED ' : ''}TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL EXCLUDING INDEXES)`,
+      `CREATE ${kind}TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL EXCLUDING INDEXES)` +
+        (partitioning === undefined ? '' : ` PARTITION BY ${partitioning.key}`),
     );
+    // A partitioned table's partitions, by the same names and bounds (the scheduler's retention pass finds them so).
+    for (const partition of partitioning?.partitions ?? [])
+      await db.query(
+        `CREATE ${kind}TABLE ${schema}.${partition.name} PARTITION OF ${schema}.${table} ${partition.bound}`,
+      );
     for (const statement of await indexStatements(db, table, `${schema}.${table}`, true)) await db.query(statement);
-    const { rows } = await db.query<{ options: string[] | null }>(
-      'SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass',
-      [`${LIVE_SCHEMA}.${table}`],
-    );
-    const options = rows[0]?.options ?? [];
-    if (options.length > 0) await db.query(`ALTER TABLE ${schema}.${table} SET (${options.join(', ')})`);
+    for (const name of [table, ...(partitioning?.partitions ?? []).map((p) => p.name)]) {
+      const { rows } = await db.query<{ options: string[] | null }>(
+        'SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass',
+        [`${LIVE_SCHEMA}.${name}`],
+      );
+      const options = rows[0]?.options ?? [];
+      if (options.length > 0) await db.query(`ALTER TABLE ${schema}.${name} SET (${options.join(', ')})`);
+    }
   }
+}
+
+/** A live table's partition key and partitions (migrations/0018), or undefined for a plain table. */
+async function partitioningOf(
+  db: Queryable,
+  table: string,
+): Promise<{ key: string; partitions: Array<{ name: string; bound: string }> } | undefined> {
+  const { rows } = await db.query<{ key: string | null; name: string | null; bound: string | null }>(
+    `SELECT pg_get_partkeydef(p.oid) AS key, c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+       FROM pg_class p LEFT JOIN pg_inherits i ON i.inhparent = p.oid LEFT JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE p.oid = $1::regclass AND p.relkind = 'p'
+      ORDER BY c.relname`,
+    [`${LIVE_SCHEMA}.${table}`],
+  );
+  if (rows.length === 0) return undefined;
+  return {
+    key: rows[0]!.key!,
+    partitions: rows.filter((r) => r.name !== null).map((r) => ({ name: r.name!, bound: r.bound! })),
+  };
+}
+
+/** The partitions of a table in `schema`: moved between schemas with it, since a table's move leaves them. */
+async function partitionsIn(db: Queryable, schema: string, table: string): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = to_regclass($1) ORDER BY c.relname`,
+    [`${schema}.${table}`],
+  );
+  return rows.map((r) => r.name);
 }
 
 /** Empty scratch copies of live tables in `schema`, for what a projection writes besides its own tables. */
@@ -51,16 +90,19 @@ export async function createScratchTables(db: Queryable, schema: string, tables:
  * per schema): those behind its key and unique constraints, or the others.
  */
 async function indexStatements(db: Queryable, table: string, shadow: string, constraints: boolean): Promise<string[]> {
-  const { rows } = await db.query<{ constraint: string | null; definition: string }>(
-    `SELECT c.conname AS constraint,
+  const { rows } = await db.query<{ constraint: string | null; definition: string; partitioned: boolean }>(
+    `SELECT c.conname AS constraint, (SELECT relkind = 'p' FROM pg_class WHERE oid = i.indrelid) AS partitioned,
             CASE WHEN c.conname IS NULL THEN pg_get_indexdef(i.indexrelid) ELSE pg_get_constraintdef(c.oid) END AS definition
        FROM pg_index i LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid
       WHERE i.indrelid = $1::regclass AND (c.conname IS NOT NULL) = $2`,
     [`${LIVE_SCHEMA}.${table}`, constraints],
   );
-  return rows.map(({ constraint, definition }) => {
-    if (constraint !== null) return `ALTER TABLE ONLY ${shadow} ADD CONSTRAINT ${quoteIdent(constraint)} ${definition}`;
-    const on = ` ON ${LIVE_SCHEMA}.${table} `;
+  return rows.map(({ constraint, definition, partitioned }) => {
+    // ONLY: not on the tables that inherit from it; a partitioned table's key is its partitions' too.
+    if (constraint !== null)
+      return `ALTER TABLE ${partitioned ? '' : 'ONLY '}${shadow} ADD CONSTRAINT ${quoteIdent(constraint)} ${definition}`;
+    // A partitioned table's index is its own and its partitions' (ON ONLY: created on it alone, then attached).
+    const on = partitioned ? ` ON ONLY ${LIVE_SCHEMA}.${table} ` : ` ON ${LIVE_SCHEMA}.${table} `;
     if (!definition.includes(on)) throw new Error(`index of ${table} not understood: ${definition}`);
     return definition.replace(on, ` ON ${shadow} `);
   });
@@ -113,10 +155,14 @@ export async function swapTables(
 ): Promise<void> {
   await tx.query(`DROP SCHEMA IF EXISTS ${retired} CASCADE`);
   await tx.query(`CREATE SCHEMA ${retired}`);
+  // Every live table out first: a shadow partition has its live namesake's name.
+  const shadows: string[] = [];
   for (const table of tables) {
-    await tx.query(`ALTER TABLE ${LIVE_SCHEMA}.${table} SET SCHEMA ${retired}`);
-    await tx.query(`ALTER TABLE ${shadow}.${table} SET SCHEMA ${LIVE_SCHEMA}`);
+    const live = await partitionsIn(tx, LIVE_SCHEMA, table);
+    shadows.push(table, ...(await partitionsIn(tx, shadow, table)));
+    for (const name of [table, ...live]) await tx.query(`ALTER TABLE ${LIVE_SCHEMA}.${name} SET SCHEMA ${retired}`);
   }
+  for (const name of shadows) await tx.query(`ALTER TABLE ${shadow}.${name} SET SCHEMA ${LIVE_SCHEMA}`);
 }
 
 /** Takes the live tables' ACCESS EXCLUSIVE locks, waiting at most `timeoutMs` (then lock_not_available). */
@@ -163,6 +209,21 @@ export async function overlayLiveRows(db: Queryable, schema: string, table: stri
     return rowCount ?? 0;
   }
   const revised = columns.some((c) => c.name === 'revision');
+  const placed = await partitionColumnsOf(db, table);
+  if (placed.length > 0) {
+    // A run's row moves between partitions: the key holds where it is, so a row is known by the rest of it. The
+    // shadow's rows that a live one supersedes (older, or elsewhere for a table without revisions) make way.
+    const known = keys.filter((k) => !placed.includes(k));
+    const same = known.map((k) => `s.${k} = l.${k}`).join(' AND ');
+    const superseded = revised ? 's.revision < l.revision' : placed.map((c) => `s.${c} <> l.${c}`).join(' OR ');
+    await db.query(`DELETE FROM ${shadow} s USING ${live} l WHERE ${recent} AND ${same} AND (${superseded})`, values);
+    const { rowCount } = await db.query(
+      `INSERT INTO ${shadow} (${list}) SELECT ${list.replace(/"([^"]+)"/g, 'l."$1"')} FROM ${live} l
+        WHERE ${recent} AND NOT EXISTS (SELECT 1 FROM ${shadow} s WHERE ${same})`,
+      values,
+    );
+    return rowCount ?? 0;
+  }
   const matches = keys.map((k) => `s.${k} = l.${k}`).join(' AND ');
   const newer = revised ? `s.revision >= l.revision` : 'true';
   const update = names
@@ -177,6 +238,17 @@ export async function overlayLiveRows(db: Queryable, schema: string, table: stri
     values,
   );
   return rowCount ?? 0;
+}
+
+/** The columns of a live table's partition key (quoted), none for a plain table. */
+async function partitionColumnsOf(db: Queryable, table: string): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT a.attname AS name FROM pg_partitioned_table p
+       JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = ANY(p.partattrs::int2[])
+      WHERE p.partrelid = $1::regclass`,
+    [`${LIVE_SCHEMA}.${table}`],
+  );
+  return rows.map((r) => quoteIdent(r.name));
 }
 
 /** A row of a table that differs between the live schema and a rebuilt one. */

@@ -1,8 +1,11 @@
 import type { Pool } from 'pg';
 import type { JsonLogger } from '@chronicle/platform';
 
-/** The tables every transition leaves a dead row version in (no HOT update: see migrations/0011). */
-const HOT_TABLES = ['runs', 'projection_checkpoints'];
+/**
+ * The tables every transition leaves a dead row version in (no HOT update: see migrations/0011): the
+ * live partitions of the runs and their listing (migrations/0018: a finished run moves out of both).
+ */
+const HOT_TABLES = ['runs_live', 'run_listing_live', 'projection_checkpoints'];
 
 export interface HotTablesVacuumOptions {
   /** Dead rows a table may hold beyond `deadShare` of its live rows before it is vacuumed. */

@@ -117,7 +117,16 @@ interface Source {
   readonly keys: 'l' | 'r';
 }
 
-const BY_LISTING: Source = { from: 'run_listing l JOIN runs r ON r.run_id = l.run_id', keys: 'l' };
+/**
+ * A listing row is in the partition of its run (migrations/0018): each row of the page finds its run in
+ * that one partition. Laterally, with OFFSET 0 so that the planner keeps it a lookup per row: it costs a
+ * join to `runs` as one into every partition (pruning happens as the join runs) and would rather hash all.
+ */
+const BY_LISTING: Source = {
+  from: `run_listing l CROSS JOIN LATERAL (
+           SELECT * FROM runs r WHERE r.run_id = l.run_id AND r.finished_on = l.finished_on OFFSET 0) r`,
+  keys: 'l',
+};
 const BY_STATE: Source = { from: 'runs r', keys: 'r' };
 
 function sourceOf(state: RunState | undefined): Source {

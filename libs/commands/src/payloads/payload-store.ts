@@ -34,8 +34,10 @@ export class PostgresPayloadStore implements PayloadStore {
     if (payloads.length === 0) return;
     await this.pool.query({
       name: 'run_payloads_put',
+      // A payload stored again refreshes its day (at most once a day): retention keeps it while runs come.
       text: `INSERT INTO run_payloads (sha256, body, bytes)
-             SELECT * FROM unnest($1::text[], $2::json[], $3::integer[]) ON CONFLICT (sha256) DO NOTHING`,
+             SELECT * FROM unnest($1::text[], $2::json[], $3::integer[])
+             ON CONFLICT (sha256) DO UPDATE SET stored_at = now() WHERE run_payloads.stored_at < now() - interval '1 day'`,
       values: [payloads.map((p) => p.ref.sha256), payloads.map((p) => p.json), payloads.map((p) => p.ref.bytes)],
     });
   }

@@ -1,10 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { ABSENT, type Caller, type PresentRun } from '@chronicle/domain';
+import { ABSENT, DomainError, type Caller, type PresentRun } from '@chronicle/domain';
 import type { EventStore, RecordedEvent } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { findRunSnapshot } from '@chronicle/projections';
+import { isRetiredRun } from './retired-runs.sql';
 import { readRun, visibleRun } from './run-stream';
 
 /** A run's state, from the `runs` read model (written through by every decision). */
@@ -46,7 +47,10 @@ export class GetRunHandler implements IQueryHandler<GetRun> {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async execute({ caller, runId }: GetRun): Promise<PresentRun> {
-    return visibleRun(caller, (await findRunSnapshot(this.pool, runId)) ?? ABSENT, runId);
+    const run = await findRunSnapshot(this.pool, runId);
+    if (run === undefined && (await isRetiredRun(this.pool, runId)))
+      throw new DomainError('gone', `run ${runId} finished longer ago than retention keeps; its row is dropped`);
+    return visibleRun(caller, run ?? ABSENT, runId);
   }
 }
 

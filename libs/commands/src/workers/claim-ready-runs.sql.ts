@@ -25,7 +25,7 @@ export const CLAIM_SQL = `WITH served AS (
      WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
   ), limited_leased AS MATERIALIZED (
     SELECT l.job, j.run_limit - count(*) AS headroom FROM runs l JOIN jobs j ON j.name = l.job
-     WHERE l.state = 'leased' AND j.run_limit IS NOT NULL
+     WHERE l.finished_on = 'infinity' AND l.state = 'leased' AND j.run_limit IS NOT NULL
      GROUP BY l.job, j.run_limit
   ), scanned AS MATERIALIZED (
     SELECT r.run_id, r.job, r.team, r.priority, r.available_at, s.weight,
@@ -34,7 +34,7 @@ export const CLAIM_SQL = `WITH served AS (
      CROSS JOIN unnest($4::text[]) AS p(priority)
      CROSS JOIN LATERAL (
        SELECT r.run_id, r.job, r.team, r.priority, r.available_at FROM runs r
-        WHERE r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
+        WHERE r.finished_on = 'infinity' AND r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
           AND r.state IN (${WAITING_SQL}) AND r.available_at <= now() AND r.run_id <> ALL($7::text[])
           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
           AND NOT EXISTS (SELECT 1 FROM limited_leased x WHERE x.job = r.job AND x.headroom <= 0)
@@ -226,7 +226,7 @@ export async function nextAvailableAt(
             CROSS JOIN unnest($3::text[]) AS p(priority)
             CROSS JOIN LATERAL (
               SELECT r.available_at FROM runs r
-               WHERE r.queue = q.queue AND r.team = coalesce($2, g.team) AND r.priority = p.priority AND r.state IN (${WAITING_SQL})
+               WHERE r.finished_on = 'infinity' AND r.queue = q.queue AND r.team = coalesce($2, g.team) AND r.priority = p.priority AND r.state IN (${WAITING_SQL})
                ORDER BY r.available_at LIMIT 1
             ) n`,
     values: [queues, team, PRIORITIES],

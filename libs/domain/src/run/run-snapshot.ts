@@ -24,6 +24,11 @@ export type RunSnapshot =
       readonly lastError: string | null;
       readonly death: RunDeadData | null;
       readonly discarded: boolean;
+      /**
+       * When the run ended for good (succeeded, cancelled, or dead and discarded), from its last event;
+       * null while it can still change (a dead run waits in the DLQ). Retention counts its days from it.
+       */
+      readonly finishedAt: string | null;
     };
 
 export const ABSENT: RunSnapshot = { status: 'absent', revision: -1 };
@@ -47,6 +52,7 @@ export function evolve(state: RunSnapshot, event: RunEvent): RunSnapshot {
       lastError: null,
       death: null,
       discarded: false,
+      finishedAt: null,
     };
   }
   if (state.status === 'absent') throw new Error(`${event.type} before RunScheduled`);
@@ -68,7 +74,7 @@ export function evolve(state: RunSnapshot, event: RunEvent): RunSnapshot {
     case 'LeaseExtended':
       return { ...s, revision, lease: s.lease === null ? null : { ...s.lease, expiresAt: event.data.leaseExpiresAt } };
     case 'RunSucceeded':
-      return { ...s, revision, status: 'succeeded', lease: null };
+      return { ...s, revision, status: 'succeeded', lease: null, finishedAt: event.data.completedAt };
     case 'RunFailed':
       return {
         ...s,
@@ -90,7 +96,7 @@ export function evolve(state: RunSnapshot, event: RunEvent): RunSnapshot {
     case 'RunDead':
       return { ...s, revision, status: 'dead', lease: null, death: event.data };
     case 'RunCancelled':
-      return { ...s, revision, status: 'cancelled', lease: null };
+      return { ...s, revision, status: 'cancelled', lease: null, finishedAt: event.data.cancelledAt };
     case 'RunReplayed':
       return {
         ...s,
@@ -101,7 +107,7 @@ export function evolve(state: RunSnapshot, event: RunEvent): RunSnapshot {
         death: null,
       };
     case 'RunDiscarded':
-      return { ...s, revision, discarded: true };
+      return { ...s, revision, discarded: true, finishedAt: event.data.discardedAt };
     default: {
       const unknown: never = event;
       throw new Error(`unknown run event ${JSON.stringify(unknown)}`);

@@ -19,6 +19,7 @@ describe('configuration', () => {
       priorityWeights: { critical: 70, default: 25, bulk: 5 },
       graphqlIntrospection: true,
       metricsAuth: 'none',
+      retentionDays: 30,
     });
   });
 

@@ -37,6 +37,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** Failed authentications a client address may make a minute before it waits (429). */
   readonly authFailuresPerMinute: number;
+  /** Days a finished run is kept after the day it finished; then its day's partitions are dropped. */
+  readonly retentionDays: number;
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -54,6 +56,7 @@ export const CONFIG_VARIABLES = {
   PRIORITY_WEIGHTS: 'critical=70,default=25,bulk=5',
   GRAPHQL_INTROSPECTION: 'true',
   METRICS_AUTH: 'none',
+  RETENTION_DAYS: '30',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -89,6 +92,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     metricsAuth: parseChoice(env, 'METRICS_AUTH', ['none', 'admin'] as const, 'none'),
     authFailuresPerMinute: parseInteger(env, 'AUTH_FAILURES_PER_MINUTE', 20, 1, 100_000),
     corsOrigins: parseOrigins(nonEmpty(env['CORS_ORIGINS'])),
+    retentionDays: parseInteger(env, 'RETENTION_DAYS', 30, 1, 36_500),
   };
 }
 

@@ -1,0 +1,125 @@
+import { newRunScheduled, isRetiredRun } from '@chronicle/commands';
+import { ABSENT, decide, evolve, type PresentRun, type RunCommand, type RunSnapshot } from '@chronicle/domain';
+import { updateRuns, upsertRuns } from '@chronicle/projections';
+import { createTestDatabase, testJob, type TestDatabase } from '@chronicle/testing';
+import { RunRetention } from './run-retention';
+
+const DAY = 86_400_000;
+const TODAY = new Date('2026-12-02T12:00:00Z');
+const daysAgo = (days: number): Date => new Date(TODAY.getTime() - days * DAY);
+const job = testJob({ name: 'ops.retained', retry: { maxAttempts: 1, baseSeconds: 1, maxSeconds: 1 } });
+
+/** A run due `dueDaysAgo` days ago taken through `steps` (each at its own time), as the decider folds it. */
+function run(runId: string, dueDaysAgo: number, ...steps: Array<(now: Date) => RunCommand>): PresentRun {
+  const due = daysAgo(dueDaysAgo);
+  let state: RunSnapshot = evolve(ABSENT, {
+    type: 'RunScheduled',
+    data: newRunScheduled(job, 1, { runId, dueAt: due, idempotencyKey: runId, source: 'api' }),
+  });
+  steps.forEach((step, i) => {
+    for (const event of decide(step(new Date(due.getTime() + (i + 1) * 60_000)), state)) state = evolve(state, event);
+  });
+  return state as PresentRun;
+}
+const lease = (now: Date): RunCommand => ({ type: 'LeaseRun', workerId: 'w', leaseSeconds: 600, now });
+const succeed = (now: Date): RunCommand => ({
+  type: 'CompleteRun',
+  fencingToken: 1,
+  outcome: 'success',
+  error: null,
+  retryable: false,
+  now,
+  draw: 0,
+});
+const fail = (now: Date): RunCommand =>
+  ({ ...(succeed(now) as object), outcome: 'failure', error: 'boom' }) as RunCommand;
+const cancel = (now: Date): RunCommand => ({ type: 'CancelRun', now });
+const discard = (now: Date): RunCommand => ({ type: 'DiscardRun', now });
+
+describe('run retention (partitions by the day a run finished)', () => {
+  let db: TestDatabase;
+  const present = async (): Promise<string[]> =>
+    (await db.pool.query<{ run_id: string }>('SELECT run_id FROM runs ORDER BY run_id')).rows.map((r) => r.run_id);
+  const listed = async (): Promise<string[]> =>
+    (await db.pool.query<{ run_id: string }>('SELECT run_id FROM run_listing ORDER BY run_id')).rows.map(
+      (r) => r.run_id,
+    );
+  const partitionOf = async (runId: string): Promise<string[]> =>
+    (
+      await db.pool.query<{ runs: string; listing: string }>(
+        `SELECT (SELECT tableoid::regclass::text FROM runs WHERE run_id = $1) AS runs,
+                (SELECT tableoid::regclass::text FROM run_listing WHERE run_id = $1) AS listing`,
+        [runId],
+      )
+    ).rows.flatMap((r) => [r.runs, r.listing]);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await upsertRuns(db.pool, [
+      run('run_old_succeeded', 40, lease, succeed),
+      run('run_recent_cancelled', 10, cancel),
+      run('run_old_dead', 40, lease, fail),
+      run('run_old_waiting', 40),
+      run('run_old_discarded', 38, lease, fail, discard),
+      run('run_old_leased', 40, lease),
+    ]);
+    await db.pool.query(
+      `INSERT INTO run_payloads (sha256, body, bytes, stored_at) VALUES ('unused', '{}', 2, $1), ('fresh', '{}', 2, now())`,
+      [daysAgo(40)],
+    );
+  });
+  afterAll(() => db.drop());
+
+  it('keeps finished runs in partitions of their day and live ones in the live partition', async () => {
+    expect(await partitionOf('run_old_waiting')).toEqual(['runs_live', 'run_listing_live']);
+    expect(await partitionOf('run_old_dead')).toEqual(['runs_live', 'run_listing_live']);
+    // No partition for those days yet: the default partitions hold them until a pass.
+    expect(await partitionOf('run_recent_cancelled')).toEqual(['runs_unsorted', 'run_listing_unsorted']);
+  });
+
+  it('drops what finished before RETENTION_DAYS, never a run that can still change, and creates the days ahead', async () => {
+    const report = await new RunRetention(db.pool, 30, () => TODAY).retainOnce();
+    expect(report).toMatchObject({ keptSince: '2026-11-02', retiredRuns: 2, deletedPayloads: 1 });
+    // The cancelled run's day, out of the default partition; yesterday to a week ahead (the migration may have made some).
+    expect(report!.createdDays).toContain('2026-11-22');
+    for (let day = 1; day <= 9; day++) {
+      const { rows } = await db.pool.query<{ runs: string | null; listing: string | null }>(
+        'SELECT to_regclass($1) AS runs, to_regclass($2) AS listing',
+        [`runs_d202612${String(day).padStart(2, '0')}`, `run_listing_d202612${String(day).padStart(2, '0')}`],
+      );
+      expect(rows[0]).toEqual({ runs: expect.any(String), listing: expect.any(String) });
+    }
+    const kept = ['run_old_dead', 'run_old_leased', 'run_old_waiting', 'run_recent_cancelled'];
+    expect(await present()).toEqual(kept);
+    expect(await listed()).toEqual(kept);
+    expect(await partitionOf('run_recent_cancelled')).toEqual(['runs_d20261122', 'run_listing_d20261122']);
+    expect(await isRetiredRun(db.pool, 'run_old_succeeded')).toBe(true);
+    expect(await isRetiredRun(db.pool, 'run_old_discarded')).toBe(true);
+    expect(await isRetiredRun(db.pool, 'run_recent_cancelled')).toBe(false);
+    expect(await isRetiredRun(db.pool, 'run_never_was')).toBe(false);
+    const payloads = await db.pool.query<{ sha256: string }>('SELECT sha256 FROM run_payloads');
+    expect(payloads.rows.map((r) => r.sha256)).toEqual(['fresh']);
+  });
+
+  it('moves a run that finishes, with its listing row, to its day; old history is not written again', async () => {
+    const leased = run('run_old_leased', 40, lease);
+    const finishedNow: PresentRun = { ...leased, ...{ status: 'succeeded', lease: null, revision: 2 } };
+    await updateRuns(db.pool, [{ ...finishedNow, finishedAt: '2026-12-02T12:30:00.000Z' }]);
+    expect(await partitionOf('run_old_leased')).toEqual(['runs_d20261202', 'run_listing_d20261202']);
+    // A projection folding the log again (a rebuild, a lagging projector) skips what retention dropped.
+    await upsertRuns(db.pool, [run('run_old_succeeded', 40, lease, succeed)]);
+    expect(await present()).not.toContain('run_old_succeeded');
+  });
+
+  it('drops a whole day when its time comes, by its partitions, and retires its runs', async () => {
+    const report = await new RunRetention(db.pool, 30, () => new Date(TODAY.getTime() + 25 * DAY)).retainOnce();
+    expect(report).toMatchObject({ keptSince: '2026-11-27', droppedDays: ['2026-11-22'], retiredRuns: 1 });
+    expect(await present()).toEqual(['run_old_dead', 'run_old_leased', 'run_old_waiting']);
+    expect(await listed()).toEqual(['run_old_dead', 'run_old_leased', 'run_old_waiting']);
+    expect(await isRetiredRun(db.pool, 'run_recent_cancelled')).toBe(true);
+    const tables = await db.pool.query<{ name: string }>(
+      "SELECT relname AS name FROM pg_class WHERE relname LIKE 'run%_d20261122'",
+    );
+    expect(tables.rows).toEqual([]);
+  });
+});
