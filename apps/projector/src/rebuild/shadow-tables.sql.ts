@@ -29,9 +29,11 @@ export async function createShadowTables(
   for (const table of tables) {
     const partitioning = await partitioningOf(db, table);
     // The key and unique constraints now (upserts need them), the other indexes once the rows are in.
+    // A partitioned table holds no rows itself (and PostgreSQL 18 refuses to call one unlogged): its partitions are.
     await db.query(
-      `CREATE ${kind}TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL EXCLUDING INDEXES)` +
-        (partitioning === undefined ? '' : ` PARTITION BY ${partitioning.key}`),
+      partitioning === undefined
+        ? `CREATE ${kind}TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL EXCLUDING INDEXES)`
+        : `CREATE TABLE ${schema}.${table} (LIKE ${LIVE_SCHEMA}.${table} INCLUDING ALL EXCLUDING INDEXES) PARTITION BY ${partitioning.key}`,
     );
     // A partitioned table's partitions, by the same names and bounds (the scheduler's retention pass finds them so).
     for (const partition of partitioning?.partitions ?? [])
