@@ -406,15 +406,24 @@ describe('the dashboard', () => {
         [billing, 'billing'],
         [growth, 'growth'],
       ] as const) {
-        await clients.team.post(`/v1/jobs/${queue}.history/runs`, {});
-        // Every ready run of the queue (the browser's tests left some): only this one is bulk.
-        const { leases } = (await clients.worker.post<{ leases: Lease[] }>('/v1/lease', { queues: [queue], max: 10 }))
-          .body;
-        for (const lease of leases)
-          await clients.worker.post(`/v1/runs/${lease.runId}/complete`, {
-            fencingToken: lease.fencingToken,
-            outcome: 'success',
-          });
+        const { runId } = (await clients.team.post<{ runId: string }>(`/v1/jobs/${queue}.history/runs`, {})).body;
+        // Every ready run of the queue (the browser's tests left some): only this one is bulk. Leased as a
+        // worker does, polling until it comes: with the log in its own database a new run is claimable once
+        // the projector has seen it.
+        await waitFor(
+          async () => {
+            const { leases } = (
+              await clients.worker.post<{ leases: Lease[] }>('/v1/lease', { queues: [queue], max: 10, waitSeconds: 1 })
+            ).body;
+            for (const lease of leases)
+              await clients.worker.post(`/v1/runs/${lease.runId}/complete`, {
+                fencingToken: lease.fencingToken,
+                outcome: 'success',
+              });
+            return leases.some((lease) => lease.runId === runId);
+          },
+          { timeoutMs: UI_TIMEOUT_MS, description: `the ${queue} run leased` },
+        );
       }
       const bulk = (answer: HistoryAnswer) => (answer.data?.queueHistory ?? []).filter((p) => p.priority === 'bulk');
       const succeeded = (answer: HistoryAnswer) => bulk(answer).reduce((n, p) => n + p.succeeded, 0);
