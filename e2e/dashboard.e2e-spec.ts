@@ -164,7 +164,11 @@ describe('the dashboard', () => {
     async function enqueueAndFinish(job: string, outcome: 'success' | 'failure'): Promise<string> {
       const enqueued = await billing.team.post<{ runId: string }>(`/v1/jobs/${job}/runs`, { payload: { n: 1 } });
       expect(enqueued.status).toBe(201);
-      const leased = await billing.worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 1 });
+      const leased = await billing.worker.post<{ leases: Lease[] }>('/v1/lease', {
+        queues: ['billing'],
+        max: 1,
+        waitSeconds: 5,
+      });
       const lease = leased.body.leases[0]!;
       expect(lease.runId).toBe(enqueued.body.runId);
       const completed = await billing.worker.post(`/v1/runs/${lease.runId}/complete`, {
