@@ -61,12 +61,17 @@ describe('run retention, as a user sees it', () => {
   });
 
   it('keeps every run while its day is within retention', async () => {
-    await new RunRetention(db.pool, 30).retainOnce();
+    await new RunRetention(db.pool, db.eventStore, 30).retainOnce();
     expect((await ops.team.get<{ state: string }>(`/v1/runs/${runs.succeeded}`)).body.state).toBe('succeeded');
   });
 
   it('answers 410 Gone for a run past retention, 404 for one that never was, and keeps the dead and the waiting', async () => {
-    const report = await new RunRetention(db.pool, 30, () => new Date(Date.now() + 31 * DAY)).retainOnce();
+    const report = await new RunRetention(
+      db.pool,
+      db.eventStore,
+      30,
+      () => new Date(Date.now() + 31 * DAY),
+    ).retainOnce();
     expect(report!.retiredRuns).toBe(1);
 
     const gone = await ops.team.get(`/v1/runs/${runs.succeeded}`);

@@ -91,13 +91,15 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         });
     };
     this.vacuumTimer = setTimeout(vacuumTick, VACUUM_CHECK_INTERVAL_MS);
-    const retention = new RunRetention(this.pool, this.config.retentionDays, () => this.clock.now());
+    const retention = new RunRetention(this.pool, this.eventStore, this.config.retentionDays, () => this.clock.now());
     const retentionTick = (): void => {
       this.retaining = retention
         .retainOnce()
         .then((report) => {
-          if (report !== undefined && (report.droppedDays.length > 0 || report.createdDays.length > 0))
-            log.info('run retention applied', { ...report });
+          const changed =
+            report !== undefined &&
+            (report.droppedDays.length > 0 || report.createdDays.length > 0 || report.log.expiredStreams > 0);
+          if (changed) log.info('run retention applied', { ...report });
         })
         .catch((err: unknown) => log.error('run retention failed', { err }))
         .finally(() => {

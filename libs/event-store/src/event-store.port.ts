@@ -88,6 +88,41 @@ export interface SubscribeOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * Streams that end: runs' streams (`run-<id>`, as the domain names them). Retention may remove
+ * them once they are over (expireStreams); every other stream (jobs, teams, the platform's) is
+ * kept for ever.
+ */
+export const ENDING_STREAM_PREFIX = 'run-';
+
+export const streamEnds = (streamId: string): boolean => streamId.startsWith(ENDING_STREAM_PREFIX);
+
+export interface ExpireStreamsRequest {
+  /**
+   * Streams begun before this instant may go. PostgreSQL keeps the log by UTC week and removes a
+   * week as a whole: the streams of the weeks that ended by this instant, and never the current week's.
+   */
+  readonly before: Date;
+  /**
+   * Of a batch of candidates (ids of streams that end, EXPIRY_BATCH at most), those that are over
+   * and may go. A candidate left out is kept, whole: where the store keeps the log by week, it
+   * moves on to the current week, and is a candidate again when that week is past.
+   */
+  readonly over: (streamIds: readonly string[]) => Promise<ReadonlySet<string>>;
+}
+
+/** Candidates asked about at a time. */
+export const EXPIRY_BATCH = 10_000;
+
+export interface ExpiryReport {
+  /** Streams removed from the log. */
+  readonly expiredStreams: number;
+  /** Candidates that were not over, kept (and moved where the store keeps the log by week). */
+  readonly keptStreams: number;
+  /** What was dropped as a whole: PostgreSQL's week partitions (their Mondays), none elsewhere. */
+  readonly droppedWeeks: readonly string[];
+}
+
 /** A statement on the read models, as node-postgres takes it (a name prepares it once per connection). */
 export interface ReadModelWrite {
   readonly name?: string;
@@ -172,6 +207,15 @@ export interface EventStore {
    * is behind the log's head. Bounded so that asking is cheap whatever the lag.
    */
   countEventsAfter(from: LogPosition, limit: number): Promise<number>;
+
+  /**
+   * Retention of the log: removes the streams that end, begun before `request.before`, that
+   * `request.over` says are over; no other stream is touched. A stream goes whole or not at all, and
+   * the global log reads the same for every other event (their positions stay). Readers of a removed
+   * stream find it empty. Where the store keeps the log in partitions, it also makes them ahead. One
+   * pass at a time over all processes; a pass that finds another running reports nothing done.
+   */
+  expireStreams(request: ExpireStreamsRequest): Promise<ExpiryReport>;
 
   /** Resolves when the store answers; rejects with EventStoreUnavailableError otherwise. */
   ping(): Promise<void>;

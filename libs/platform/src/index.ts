@@ -2,6 +2,7 @@ export * from './clock/clock';
 export * from './config/config-error';
 export * from './config/config';
 export * from './database/copy-rows';
+export * from './database/dated-partitions';
 export * from './database/embedded-postgres';
 export * from './database/migrate';
 export * from './database/pg-pool';

@@ -1,10 +1,22 @@
 import { newRunScheduled, isRetiredRun } from '@chronicle/commands';
-import { ABSENT, decide, evolve, type PresentRun, type RunCommand, type RunSnapshot } from '@chronicle/domain';
+import { createDatedPartition } from '@chronicle/platform';
+import {
+  ABSENT,
+  decide,
+  evolve,
+  runStreamId,
+  type PresentRun,
+  type RunCommand,
+  type RunSnapshot,
+} from '@chronicle/domain';
 import { updateRuns, upsertRuns } from '@chronicle/projections';
 import { createTestDatabase, testJob, type TestDatabase } from '@chronicle/testing';
+import { PostgresEventStore } from '@chronicle/event-store';
 import { RunRetention } from './run-retention';
 
 const DAY = 86_400_000;
+/** A week of the log before the first day kept as of TODAY (2026-11-02): the Monday five weeks before that. */
+const LOG_WEEK = '2026-10-26';
 const TODAY = new Date('2026-12-02T12:00:00Z');
 const daysAgo = (days: number): Date => new Date(TODAY.getTime() - days * DAY);
 const job = testJob({ name: 'ops.retained', retry: { maxAttempts: 1, baseSeconds: 1, maxSeconds: 1 } });
@@ -38,6 +50,7 @@ const discard = (now: Date): RunCommand => ({ type: 'DiscardRun', now });
 
 describe('run retention (partitions by the day a run finished)', () => {
   let db: TestDatabase;
+  let eventStore: PostgresEventStore;
   const present = async (): Promise<string[]> =>
     (await db.pool.query<{ run_id: string }>('SELECT run_id FROM runs ORDER BY run_id')).rows.map((r) => r.run_id);
   const listed = async (): Promise<string[]> =>
@@ -55,6 +68,7 @@ describe('run retention (partitions by the day a run finished)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
+    eventStore = new PostgresEventStore(db.pool);
     await upsertRuns(db.pool, [
       run('run_old_succeeded', 40, lease, succeed),
       run('run_recent_cancelled', 10, cancel),
@@ -67,6 +81,20 @@ describe('run retention (partitions by the day a run finished)', () => {
       `INSERT INTO run_payloads (sha256, body, bytes, stored_at) VALUES ('unused', '{}', 2, $1), ('fresh', '{}', 2, now())`,
       [daysAgo(40)],
     );
+    // Their streams, and one of a run the read models do not know of yet, in the log's week of 40 days ago.
+    const logged = ['run_old_succeeded', 'run_old_discarded', 'run_old_dead', 'run_not_projected'];
+    for (const runId of logged)
+      await eventStore.appendToStream(runStreamId(runId), 'no_stream', [{ type: 'RunScheduled', data: { runId } }]);
+    await createDatedPartition(
+      db.pool,
+      { table: 'events', column: 'kept_on', prefix: 'events_w', defaultPartition: 'events_unsorted' },
+      LOG_WEEK,
+      false,
+    );
+    await db.pool.query('UPDATE events SET kept_on = $1 WHERE stream_id = ANY($2::text[])', [
+      LOG_WEEK,
+      logged.map(runStreamId),
+    ]);
   });
   afterAll(() => db.drop());
 
@@ -78,7 +106,7 @@ describe('run retention (partitions by the day a run finished)', () => {
   });
 
   it('drops what finished before RETENTION_DAYS, never a run that can still change, and creates the days ahead', async () => {
-    const report = await new RunRetention(db.pool, 30, () => TODAY).retainOnce();
+    const report = await new RunRetention(db.pool, eventStore, 30, () => TODAY).retainOnce();
     expect(report).toMatchObject({ keptSince: '2026-11-02', retiredRuns: 2, deletedPayloads: 1 });
     // The cancelled run's day, out of the default partition; yesterday to a week ahead (the migration may have made some).
     expect(report!.createdDays).toContain('2026-11-22');
@@ -99,6 +127,14 @@ describe('run retention (partitions by the day a run finished)', () => {
     expect(await isRetiredRun(db.pool, 'run_never_was')).toBe(false);
     const payloads = await db.pool.query<{ sha256: string }>('SELECT sha256 FROM run_payloads');
     expect(payloads.rows.map((r) => r.sha256)).toEqual(['fresh']);
+    // The log: the streams of the runs dropped go with their week; the others move on, whole.
+    expect(report!.log).toEqual({ expiredStreams: 2, keptStreams: 2, droppedWeeks: [LOG_WEEK] });
+    const types = async (runId: string): Promise<string[]> =>
+      (await eventStore.readStream(runStreamId(runId))).map((e) => e.type);
+    expect(await types('run_old_succeeded')).toEqual([]);
+    expect(await types('run_old_discarded')).toEqual([]);
+    expect(await types('run_old_dead')).toEqual(['RunScheduled']);
+    expect(await types('run_not_projected')).toEqual(['RunScheduled']);
   });
 
   it('moves a run that finishes, with its listing row, to its day; old history is not written again', async () => {
@@ -112,7 +148,12 @@ describe('run retention (partitions by the day a run finished)', () => {
   });
 
   it('drops a whole day when its time comes, by its partitions, and retires its runs', async () => {
-    const report = await new RunRetention(db.pool, 30, () => new Date(TODAY.getTime() + 25 * DAY)).retainOnce();
+    const report = await new RunRetention(
+      db.pool,
+      eventStore,
+      30,
+      () => new Date(TODAY.getTime() + 25 * DAY),
+    ).retainOnce();
     expect(report).toMatchObject({ keptSince: '2026-11-27', droppedDays: ['2026-11-22'], retiredRuns: 1 });
     expect(await present()).toEqual(['run_old_dead', 'run_old_leased', 'run_old_waiting']);
     expect(await listed()).toEqual(['run_old_dead', 'run_old_leased', 'run_old_waiting']);

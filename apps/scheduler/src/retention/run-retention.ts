@@ -1,5 +1,16 @@
 import type { Pool, PoolClient } from 'pg';
-import { SQLSTATE, sqlStateOf, type Queryable } from '@chronicle/platform';
+import {
+  addDays,
+  createDatedPartition,
+  datedPartition,
+  datedPartitions,
+  tryLocked,
+  utcDate,
+  type Queryable,
+} from '@chronicle/platform';
+import { retiredRunIds } from '@chronicle/commands';
+import { runStreamId } from '@chronicle/domain';
+import type { EventStore, ExpiryReport } from '@chronicle/event-store';
 
 /**
  * Retention of finished runs (issue 15, migrations/0018): `runs` and `run_listing` are partitioned by
@@ -14,7 +25,10 @@ import { SQLSTATE, sqlStateOf, type Queryable } from '@chronicle/platform';
  *   after a rebuild of older history) into their days' partitions, or retires them when their day is past;
  * - creates the partitions of yesterday to DAYS_AHEAD days ahead;
  * - deletes the retired hashes older than RETIRED_DAYS, and the large payloads (run_payloads) no run
- *   refers to that were last stored before the first day kept.
+ *   refers to that were last stored before the first day kept;
+ * - then the log's side (EventStore.expireStreams): the streams of runs begun before the first day kept
+ *   go when their runs are over, that is retired (their ids' hashes in retired_runs) and without a row
+ *   (not written again since). A run the read models do not know of yet (a projector behind) is kept.
  *
  * Each table's changes wait for its lock at most LOCK_TIMEOUT_MS (a drop takes the parent's ACCESS
  * EXCLUSIVE lock for a moment); a day not done is done by a later pass.
@@ -36,11 +50,13 @@ export interface RetentionReport {
   readonly retiredRuns: number;
   readonly createdDays: readonly string[];
   readonly deletedPayloads: number;
+  readonly log: ExpiryReport;
 }
 
 export class RunRetention {
   constructor(
     private readonly pool: Pool,
+    private readonly eventStore: EventStore,
     private readonly retentionDays: number,
     private readonly today: () => Date = () => new Date(),
   ) {}
@@ -65,16 +81,16 @@ export class RunRetention {
   }
 
   private async pass(db: PoolClient): Promise<RetentionReport> {
-    const today = utcDay(this.today());
+    const today = utcDate(this.today());
     const keptSince = addDays(today, -this.retentionDays);
     await db.query('UPDATE run_retention SET kept_since = greatest(kept_since, $1::date)', [keptSince]);
     const droppedDays: string[] = [];
     let retiredRuns = 0;
-    for (const day of await partitionDays(db, 'runs')) {
+    for (const day of await datedPartitions(db, 'runs', 'runs_d')) {
       if (day >= keptSince) continue;
-      const retired = await tryLocked(db, async (tx) => {
-        const count = await retire(tx, `runs_d${compact(day)}`, `finished_on = '${day}'`, today);
-        for (const table of TABLES) await tx.query(`DROP TABLE IF EXISTS ${table}_d${compact(day)}`);
+      const retired = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
+        const count = await retire(tx, datedPartition('runs_d', day), `finished_on = '${day}'`, today);
+        for (const table of TABLES) await tx.query(`DROP TABLE IF EXISTS ${datedPartition(`${table}_d`, day)}`);
         return count;
       });
       if (retired === undefined) continue;
@@ -88,7 +104,7 @@ export class RunRetention {
     );
     const past = unsorted.rows.map((r) => r.day).filter((day) => day < keptSince);
     if (past.length > 0) {
-      const retired = await tryLocked(db, async (tx) => {
+      const retired = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
         const count = await retire(tx, 'runs_unsorted', `finished_on < '${keptSince}'`, today);
         for (const table of TABLES) await tx.query(`DELETE FROM ${table}_unsorted WHERE finished_on < $1`, [keptSince]);
         return count;
@@ -97,12 +113,24 @@ export class RunRetention {
     }
     const wanted = new Set<string>(unsorted.rows.map((r) => r.day).filter((day) => day >= keptSince));
     for (let ahead = -1; ahead <= DAYS_AHEAD; ahead++) wanted.add(addDays(today, ahead));
-    const existing = new Set(await partitionDays(db, 'runs'));
+    const existing = new Set(await datedPartitions(db, 'runs', 'runs_d'));
     const createdDays: string[] = [];
     for (const day of [...wanted].sort()) {
       if (existing.has(day)) continue;
       const soon = day <= addDays(today, 1);
-      if ((await tryLocked(db, (tx) => createDay(tx, day, soon))) !== undefined) createdDays.push(day);
+      const created = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
+        // Both tables at once when runs may be finishing on the day (see createDatedPartition).
+        if (soon) await tx.query(`LOCK TABLE ${TABLES.join(', ')} IN ACCESS EXCLUSIVE MODE`);
+        for (const table of TABLES)
+          await createDatedPartition(
+            tx,
+            { table, column: 'finished_on', prefix: `${table}_d`, defaultPartition: `${table}_unsorted` },
+            day,
+            false,
+          );
+        return true;
+      });
+      if (created !== undefined) createdDays.push(day);
     }
     await db.query(`DELETE FROM retired_runs WHERE retired_on < $1::date`, [addDays(today, -RETIRED_DAYS)]);
     const { rowCount } = await db.query(
@@ -111,7 +139,27 @@ export class RunRetention {
           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.definition ? 'payloadRef' AND r.definition->'payloadRef'->>'sha256' = p.sha256)`,
       [keptSince],
     );
-    return { keptSince, droppedDays, retiredRuns, createdDays, deletedPayloads: rowCount ?? 0 };
+    const log = await this.eventStore.expireStreams({
+      before: new Date(`${keptSince}T00:00:00Z`),
+      over: (streamIds) => this.overRuns(streamIds),
+    });
+    return { keptSince, droppedDays, retiredRuns, createdDays, deletedPayloads: rowCount ?? 0, log };
+  }
+
+  /** The run streams whose runs retention dropped, and that have no row again. */
+  private async overRuns(streamIds: readonly string[]): Promise<ReadonlySet<string>> {
+    const prefix = runStreamId('');
+    const runIds = streamIds.filter((id) => id.startsWith(prefix)).map((id) => id.slice(prefix.length));
+    const { rows } = await this.pool.query<{ run_id: string }>(
+      'SELECT run_id FROM runs WHERE run_id = ANY($1::text[])',
+      [runIds],
+    );
+    const present = new Set(rows.map((r) => r.run_id));
+    const retired = await retiredRunIds(
+      this.pool,
+      runIds.filter((id) => !present.has(id)),
+    );
+    return new Set([...retired].map(runStreamId));
   }
 }
 
@@ -134,65 +182,4 @@ async function retire(tx: Queryable, table: string, where: string, today: string
     [today],
   );
   return Number(rows[0]?.runs ?? 0);
-}
-
-/**
- * A day's partitions of both tables: created apart, filled with that day's rows from the default
- * partitions (none, unless a day came without its partition), then attached, so that the default
- * partitions never hold a row of an attached day. A day that runs may be finishing on (`soon`: today,
- * tomorrow) is attached with the tables locked: a write routed by the partitions as they were would
- * otherwise land in the default partition after the attach, which it may no longer hold (23514). The
- * days ahead are created a week early, when nothing finishes on them.
- */
-async function createDay(tx: Queryable, day: string, soon: boolean): Promise<true> {
-  if (soon) await tx.query(`LOCK TABLE ${TABLES.join(', ')} IN ACCESS EXCLUSIVE MODE`);
-  for (const table of TABLES) {
-    const partition = `${table}_d${compact(day)}`;
-    await tx.query(`CREATE TABLE ${partition} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
-    await tx.query(`INSERT INTO ${partition} SELECT * FROM ${table}_unsorted WHERE finished_on = $1`, [day]);
-    await tx.query(`DELETE FROM ${table}_unsorted WHERE finished_on = $1`, [day]);
-    await tx.query(`ALTER TABLE ${table} ATTACH PARTITION ${partition} FOR VALUES IN ('${day}')`);
-  }
-  return true;
-}
-
-/** The days of a table's day partitions (`<table>_dYYYYMMDD`), oldest first. */
-async function partitionDays(db: Queryable, table: string): Promise<string[]> {
-  const { rows } = await db.query<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = $1::regclass ORDER BY c.relname`,
-    [table],
-  );
-  const pattern = new RegExp(`^${table}_d(\\d{4})(\\d{2})(\\d{2})$`);
-  return rows.flatMap(({ name }) => {
-    const match = pattern.exec(name);
-    return match === null ? [] : [`${match[1]}-${match[2]}-${match[3]}`];
-  });
-}
-
-/** `work` in a transaction whose locks wait LOCK_TIMEOUT_MS at most; undefined when one did not come. */
-async function tryLocked<T>(db: PoolClient, work: (tx: Queryable) => Promise<T>): Promise<T | undefined> {
-  await db.query('BEGIN');
-  try {
-    await db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
-    const result = await work(db);
-    await db.query('COMMIT');
-    return result;
-  } catch (err) {
-    await db.query('ROLLBACK').catch(() => undefined);
-    if (sqlStateOf(err) === SQLSTATE.lockNotAvailable) return undefined;
-    throw err;
-  }
-}
-
-function utcDay(date: Date): string {
-  return date.toISOString().slice(0, 10);
-}
-
-function addDays(day: string, days: number): string {
-  return utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000));
-}
-
-function compact(day: string): string {
-  return day.replace(/-/g, '');
 }

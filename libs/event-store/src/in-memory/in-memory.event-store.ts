@@ -16,6 +16,10 @@ import {
   type SubscribeOptions,
   type UnitOfWork,
   type EventRef,
+  EXPIRY_BATCH,
+  streamEnds,
+  type ExpireStreamsRequest,
+  type ExpiryReport,
 } from '../event-store.port';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { WakeSignal } from '@chronicle/platform';
@@ -28,6 +32,8 @@ export class InMemoryEventStore implements EventStore {
   private readonly streams = new Map<string, RecordedEvent[]>();
   private readonly byId = new Map<string, RecordedEvent>();
   private readonly appended = new WakeSignal();
+  /** Events ever appended: positions go on from it, whatever expiry removed. */
+  private written = 0n;
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
@@ -74,7 +80,7 @@ export class InMemoryEventStore implements EventStore {
       if (!ok) throw new WrongExpectedRevisionError(streamId, expected, current ?? 'no_stream');
     }
     const recordedAt = this.now();
-    const commit = BigInt(this.log.length);
+    const commit = this.written;
     const results = prepared.map(({ streamId, events }) => {
       const stream = this.streams.get(streamId) ?? [];
       this.streams.set(streamId, stream);
@@ -83,7 +89,7 @@ export class InMemoryEventStore implements EventStore {
           ...event,
           streamId,
           revision: BigInt(stream.length),
-          position: { commit, prepare: BigInt(this.log.length) },
+          position: { commit, prepare: this.written++ },
           recordedAt,
         };
         stream.push(recorded);
@@ -135,6 +141,26 @@ export class InMemoryEventStore implements EventStore {
 
   async countEventsAfter(from: LogPosition, limit: number): Promise<number> {
     return Math.min(limit, this.log.filter((e) => comparePositions(e.position, from) > 0).length);
+  }
+
+  async expireStreams(request: ExpireStreamsRequest): Promise<ExpiryReport> {
+    const candidates = [...this.streams.entries()]
+      .filter(([id, events]) => streamEnds(id) && events.length > 0 && events[0]!.recordedAt < request.before)
+      .map(([id]) => id);
+    let expiredStreams = 0;
+    for (let i = 0; i < candidates.length; i += EXPIRY_BATCH) {
+      const batch = candidates.slice(i, i + EXPIRY_BATCH);
+      const over = await request.over(batch);
+      for (const id of batch.filter((candidate) => over.has(candidate))) {
+        const events = this.streams.get(id)!;
+        for (const event of events) this.byId.delete(event.id);
+        const gone = new Set(events);
+        this.log.splice(0, this.log.length, ...this.log.filter((e) => !gone.has(e)));
+        this.streams.delete(id);
+        expiredStreams++;
+      }
+    }
+    return { expiredStreams, keptStreams: candidates.length - expiredStreams, droppedWeeks: [] };
   }
 
   async ping(): Promise<void> {}

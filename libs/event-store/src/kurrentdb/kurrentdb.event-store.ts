@@ -31,6 +31,11 @@ import {
   type SubscribeOptions,
   type UnitOfWork,
   type EventRef,
+  ENDING_STREAM_PREFIX,
+  EXPIRY_BATCH,
+  streamEnds,
+  type ExpireStreamsRequest,
+  type ExpiryReport,
 } from '../event-store.port';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 
@@ -61,6 +66,24 @@ const DEFAULT_READ_ALL_COUNT = 1000;
 const PING_TIMEOUT_MS = 5_000;
 /** readStreams: reads in flight at once on the client's one connection. */
 const PARALLEL_STREAM_READS = 16;
+/** Whose metadata holds expireStreams' progress: where its reading of $all got to, and the candidates not over yet. */
+const EXPIRY_STREAM = 'scheduler-log-expiry';
+
+interface ExpiryProgress extends Record<string, unknown> {
+  readonly fromCommit: string;
+  readonly fromPrepare: string;
+  readonly pending: readonly string[];
+}
+
+function readExpiryProgress(metadata: Record<string, unknown> | undefined): { from: LogPosition; pending: string[] } {
+  const { fromCommit, fromPrepare, pending } = (metadata ?? {}) as Partial<ExpiryProgress>;
+  if (typeof fromCommit !== 'string' || typeof fromPrepare !== 'string') return { from: START, pending: [] };
+  return {
+    from: { commit: BigInt(fromCommit), prepare: BigInt(fromPrepare) },
+    pending: Array.isArray(pending) ? pending.filter((id): id is string => typeof id === 'string') : [],
+  };
+}
+
 /** Read by ping(); it need not exist, an unknown stream is an answer too. */
 const PING_STREAM = 'scheduler-ping';
 
@@ -263,6 +286,74 @@ export class KurrentDbEventStore implements EventStore {
       signal?.removeEventListener('abort', onAbort);
       await subscription.unsubscribe().catch(() => undefined);
       subscription.destroy();
+    }
+  }
+
+  /**
+   * KurrentDB has no partitions to drop: a stream that is over is deleted (a soft delete, which is
+   * truncation: it reads as empty, and the server's scavenge reclaims its space). Candidates are
+   * found by reading `$all` for streams that end (a server-side filter by name), from where the last
+   * pass stopped, up to the first event recorded at or after `before`; those not over yet are
+   * carried to the next pass. Both are kept in the metadata of EXPIRY_STREAM (system events, which
+   * no reader of the log sees).
+   */
+  async expireStreams(request: ExpireStreamsRequest): Promise<ExpiryReport> {
+    const lib = await loadKurrent();
+    try {
+      const { metadata, metastreamRevision } = await this.client.getStreamMetadata<ExpiryProgress>(EXPIRY_STREAM);
+      const progress = readExpiryProgress(metadata);
+      const found: string[] = [];
+      let from = progress.from;
+      for (let done = false; !done;) {
+        let read = 0;
+        for await (const resolved of this.client.readAll({
+          fromPosition: toReadPosition(from),
+          filter: lib.streamNameFilter({ prefixes: [ENDING_STREAM_PREFIX] }),
+          maxCount: EXPIRY_BATCH,
+        })) {
+          const event = toRecordedEvent(resolved);
+          if (event === undefined || comparePositions(event.position, from) <= 0) continue;
+          read++;
+          if (event.recordedAt >= request.before) {
+            done = true;
+            break;
+          }
+          if (event.revision === 0n && streamEnds(event.streamId)) found.push(event.streamId);
+          from = event.position;
+        }
+        if (read === 0) done = true;
+      }
+      const candidates = [...new Set([...progress.pending, ...found])];
+      const pending: string[] = [];
+      let expiredStreams = 0;
+      for (let i = 0; i < candidates.length; i += EXPIRY_BATCH) {
+        const batch = candidates.slice(i, i + EXPIRY_BATCH);
+        const over = await request.over(batch);
+        for (const id of batch) {
+          if (!over.has(id)) {
+            pending.push(id);
+            continue;
+          }
+          await this.client.deleteStream(id).catch((err: unknown) => {
+            // Already gone (by an earlier pass that stopped before saving its progress): nothing to do.
+            if (!isKurrentError(err, 'stream-deleted') && !isKurrentError(err, 'stream-not-found')) throw err;
+          });
+          expiredStreams++;
+        }
+      }
+      const saved: ExpiryProgress = {
+        fromCommit: from.commit.toString(),
+        fromPrepare: from.prepare.toString(),
+        pending,
+      };
+      await this.client.setStreamMetadata<ExpiryProgress>(EXPIRY_STREAM, saved, {
+        expectedRevision: metastreamRevision ?? 'no_stream',
+      });
+      return { expiredStreams, keptStreams: pending.length, droppedWeeks: [] };
+    } catch (err) {
+      // Another pass saved its progress first: this one's work is done by it or by the next.
+      if (isKurrentError(err, 'wrong-expected-version')) return { expiredStreams: 0, keptStreams: 0, droppedWeeks: [] };
+      throw mapKurrentError(err);
     }
   }
 

@@ -17,10 +17,13 @@ import {
   type SubscribeOptions,
   type UnitOfWork,
   type EventRef,
+  type ExpireStreamsRequest,
+  type ExpiryReport,
 } from '../event-store.port';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
+import { expireStreams } from './expire-streams.sql';
 import { countEventsAfter, readAllEvents, readEventsAt, readStreamEvents, readStreamsEvents } from './read-events.sql';
 
 export interface PostgresEventStoreOptions {
@@ -113,6 +116,11 @@ export class PostgresEventStore implements EventStore {
 
   countEventsAfter(from: LogPosition, limit: number): Promise<number> {
     return guard(() => countEventsAfter(this.pool, from, limit));
+  }
+
+  /** By week partitions: see expire-streams.sql.ts. */
+  expireStreams(request: ExpireStreamsRequest): Promise<ExpiryReport> {
+    return guard(() => expireStreams(this.pool, request));
   }
 
   async ping(): Promise<void> {

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { waitFor } from '@chronicle/worker-sdk/testing';
 import { WrongExpectedRevisionError } from '../event-store.errors';
-import { START, comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '../event-store.port';
+import {
+  ENDING_STREAM_PREFIX,
+  START,
+  comparePositions,
+  type EventStore,
+  type LogPosition,
+  type RecordedEvent,
+} from '../event-store.port';
 
 export interface ContractFixture {
   readonly store: EventStore;
@@ -311,6 +318,44 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
         if (resumed.length >= 2) again.abort();
       }
       expect(resumed.map((e) => e.type)).toEqual(['L2', 'L3']);
+    });
+
+    it('expires only streams that end and are over, each whole, and the global log reads on for the rest', async () => {
+      const ending = (name: string): string => `${ENDING_STREAM_PREFIX}${prefix}-${name}`;
+      const from = await lastPosition(store);
+      await store.appendToStreams([
+        { streamId: ending('over'), expected: 'no_stream', events: [{ type: 'RunScheduled', data: {} }] },
+        { streamId: ending('live'), expected: 'no_stream', events: [{ type: 'RunScheduled', data: {} }] },
+        { streamId: stream('job'), expected: 'no_stream', events: [{ type: 'JobDefined', data: {} }] },
+      ]);
+      await store.appendToStream(ending('over'), 0n, [{ type: 'RunSucceeded', data: {} }]);
+      const ours = (all: readonly RecordedEvent[]): RecordedEvent[] =>
+        all.filter((e) => e.streamId.startsWith(prefix) || e.streamId.startsWith(ending('')));
+      const logBefore = ours(await readWholeLog(store, from));
+      const asked: string[] = [];
+      const report = await store.expireStreams({
+        before: new Date(Date.now() + 3_600_000),
+        over: async (ids) => {
+          asked.push(...ids);
+          return new Set(ids.filter((id) => id === ending('over')));
+        },
+      });
+      // Only streams that end are asked about; a stream that is not over, or does not end, stays as it was.
+      expect(asked.every((id) => id.startsWith(ENDING_STREAM_PREFIX))).toBe(true);
+      expect((await store.readStream(ending('live'))).map((e) => e.type)).toEqual(['RunScheduled']);
+      expect((await store.readStream(stream('job'))).map((e) => e.type)).toEqual(['JobDefined']);
+      // The one that is over: gone whole, or (PostgreSQL: its week is not past) whole still.
+      const over = (await store.readStream(ending('over'))).map((e) => e.type);
+      expect([[], ['RunScheduled', 'RunSucceeded']]).toContainEqual(over);
+      expect(report.expiredStreams).toBeGreaterThanOrEqual(over.length === 0 ? 1 : 0);
+      const logAfter = ours(await readWholeLog(store, from));
+      expect(logAfter.map((e) => [e.streamId, e.revision, e.position])).toEqual(
+        logBefore
+          .filter((e) => over.length > 0 || e.streamId !== ending('over'))
+          .map((e) => [e.streamId, e.revision, e.position]),
+      );
+      await store.appendToStream(ending('live'), 0n, [{ type: 'RunLeased', data: {} }]);
+      expect((await store.readStream(ending('live'))).map((e) => e.revision)).toEqual([0n, 1n]);
     });
 
     it('answers a ping', async () => {

@@ -1,0 +1,93 @@
+import type { PoolClient } from 'pg';
+import type { Queryable } from './pg-pool';
+import { SQLSTATE, sqlStateOf } from './sqlstate';
+
+/**
+ * Tables LIST-partitioned by a date, one partition per value named `<prefix>YYYYMMDD`, beside a
+ * default partition that catches a date without its own (so that no write ever fails): the runs'
+ * days (`runs_d20261202`) and the event log's weeks (`events_w20261130`). What their retention
+ * passes share.
+ */
+
+/** The dates of a table's dated partitions (`<prefix>YYYYMMDD`), oldest first. */
+export async function datedPartitions(db: Queryable, table: string, prefix: string): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = $1::regclass ORDER BY c.relname`,
+    [table],
+  );
+  const pattern = new RegExp(`^${prefix}(\\d{4})(\\d{2})(\\d{2})$`);
+  return rows.flatMap(({ name }) => {
+    const match = pattern.exec(name);
+    return match === null ? [] : [`${match[1]}-${match[2]}-${match[3]}`];
+  });
+}
+
+/** A dated partition's name: `runs_d` and 2026-12-02 -> runs_d20261202. */
+export function datedPartition(prefix: string, date: string): string {
+  return `${prefix}${date.replace(/-/g, '')}`;
+}
+
+/**
+ * A date's partition: created apart, filled with that date's rows from the default partition (none,
+ * unless the date came without its partition), then attached, so that the default partition never
+ * holds a row of an attached date. A date that writes may be going to now (`soon`) is attached with
+ * the table locked: a write routed by the partitions as they were would otherwise land in the default
+ * partition after the attach, which it may no longer hold (23514).
+ */
+export async function createDatedPartition(
+  tx: Queryable,
+  target: {
+    readonly table: string;
+    readonly column: string;
+    readonly prefix: string;
+    readonly defaultPartition: string;
+  },
+  date: string,
+  soon: boolean,
+): Promise<void> {
+  const { table, column, defaultPartition } = target;
+  const partition = datedPartition(target.prefix, date);
+  if (soon) await tx.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+  await tx.query(`CREATE TABLE ${partition} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+  await tx.query(`INSERT INTO ${partition} SELECT * FROM ${defaultPartition} WHERE ${column} = $1`, [date]);
+  await tx.query(`DELETE FROM ${defaultPartition} WHERE ${column} = $1`, [date]);
+  await tx.query(`ALTER TABLE ${table} ATTACH PARTITION ${partition} FOR VALUES IN ('${date}')`);
+}
+
+/**
+ * `work` in a transaction whose locks wait `lockTimeoutMs` at most (a drop or an attach takes the
+ * parent's ACCESS EXCLUSIVE lock for a moment); undefined when one did not come, for a later pass.
+ */
+export async function tryLocked<T>(
+  db: PoolClient,
+  lockTimeoutMs: number,
+  work: (tx: Queryable) => Promise<T>,
+): Promise<T | undefined> {
+  await db.query('BEGIN');
+  try {
+    await db.query(`SET LOCAL lock_timeout = ${lockTimeoutMs}`);
+    const result = await work(db);
+    await db.query('COMMIT');
+    return result;
+  } catch (err) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    if (sqlStateOf(err) === SQLSTATE.lockNotAvailable) return undefined;
+    throw err;
+  }
+}
+
+/** The UTC date of an instant, YYYY-MM-DD. */
+export function utcDate(instant: Date): string {
+  return instant.toISOString().slice(0, 10);
+}
+
+export function addDays(date: string, days: number): string {
+  return utcDate(new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000));
+}
+
+/** The Monday of an instant's UTC week (PostgreSQL's date_trunc('week')). */
+export function utcWeek(instant: Date): string {
+  const date = utcDate(instant);
+  return addDays(date, -((instant.getUTCDay() + 6) % 7));
+}
