@@ -1,4 +1,5 @@
-import { createPool } from '@chronicle/platform';
+import { addDays, createDatedPartition, createPool } from '@chronicle/platform';
+import { PostgresEventStore, type ExpiryReport } from '@chronicle/event-store';
 import { RunRetention } from '@chronicle/scheduler';
 import { PROJECTIONS } from '@chronicle/projections';
 import type { BenchSuite } from './compare/peer-comparison.suite';
@@ -11,7 +12,8 @@ import { formatCount, formatTable } from './table';
  * their lives as the commands write them), then every projection rebuilt from it by the CLI, as an
  * operator does, and each table's size (pg_total_relation_size: heap, TOAST and indexes; a partitioned
  * table's partitions summed) divided by the runs. Then the time retention takes to drop the days those
- * runs finished on (RunRetention, as of RETENTION_DAYS + 1 days later), and what it keeps of them.
+ * runs finished on (RunRetention, as of RETENTION_DAYS + 1 days later), and what it keeps of them, with the log's
+ * week (dated five weeks back first, the log's weeks being the database clock's) and its run streams.
  * Asked for by name only: seeding 3.7 million events takes minutes. --keep-seed keeps the log.
  */
 const EVENTS = { full: 3_700_000, quick: 370_000 };
@@ -39,7 +41,7 @@ export const storage: BenchSuite = {
         // The days' partitions, as the scheduler has them on a running system (a fresh database has none yet:
         // the rebuild put the finished runs in the default partition).
         options.progress('sorting the runs into their days');
-        await new RunRetention(pool, RETENTION_DAYS).retainOnce();
+        await new RunRetention(pool, new PostgresEventStore(pool), RETENTION_DAYS).retainOnce();
         await pool.query('VACUUM ANALYZE');
         const { rows } = await pool.query<{ table: string; rows: string; bytes: string }>(
           `SELECT coalesce(p.relname, c.relname) AS table, sum(greatest(c.reltuples, 0))::bigint AS rows,
@@ -57,14 +59,35 @@ export const storage: BenchSuite = {
         const finished = Number(counted[0]!.finished);
         const tables: TableSize[] = rows.map((r) => ({ table: r.table, rows: Number(r.rows), bytes: Number(r.bytes) }));
         const total = tables.reduce((sum, t) => sum + t.bytes, 0);
-        options.progress('dropping the days past retention');
+        // The log as if written five weeks ago (its weeks are the database clock's): the pass below then finds
+        // its week past, as it would RETENTION_DAYS + 1 days later.
+        options.progress('dating the log five weeks back');
+        const { rows: weeks } = await pool.query<{ week: string }>(
+          `SELECT date_trunc('week', clock_timestamp() AT TIME ZONE 'UTC')::date::text AS week`,
+        );
+        const thisWeek = weeks[0]!.week;
+        const logWeek = addDays(thisWeek, -35);
+        await createDatedPartition(
+          pool,
+          { table: 'events', column: 'kept_on', prefix: 'events_w', defaultPartition: 'events_unsorted' },
+          logWeek,
+          false,
+        );
+        await pool.query('UPDATE events SET kept_on = $1 WHERE kept_on = $2', [logWeek, thisWeek]);
+        options.progress("dropping the days past retention, and the log's week");
         const later = new Date(Date.now() + (RETENTION_DAYS + 1) * 86_400_000);
         const started = Date.now();
-        const report = await new RunRetention(pool, RETENTION_DAYS, () => later).retainOnce();
+        const report = await new RunRetention(
+          pool,
+          new PostgresEventStore(pool),
+          RETENTION_DAYS,
+          () => later,
+        ).retainOnce();
         const retention = {
           seconds: (Date.now() - started) / 1000,
           droppedDays: report?.droppedDays.length ?? 0,
           retiredRuns: report?.retiredRuns ?? 0,
+          log: report?.log,
           retiredBytes: Number(
             (await pool.query<{ bytes: string }>("SELECT pg_total_relation_size('retired_runs') AS bytes")).rows[0]!
               .bytes,
@@ -90,7 +113,13 @@ function formatReport(
   finished: number,
   tables: readonly TableSize[],
   total: number,
-  retention: { seconds: number; droppedDays: number; retiredRuns: number; retiredBytes: number },
+  retention: {
+    seconds: number;
+    droppedDays: number;
+    retiredRuns: number;
+    retiredBytes: number;
+    log: ExpiryReport | undefined;
+  },
 ): string {
   const perRun = (bytes: number): string => (bytes / runs).toFixed(0);
   return (
@@ -102,6 +131,8 @@ function formatReport(
       ['all', '', (total / 1e6).toFixed(1), perRun(total)],
     ]) +
     `\nretention pass ${RETENTION_DAYS + 1} days later: ${retention.droppedDays} day(s) and ${formatCount(retention.retiredRuns)} runs ` +
-    `dropped in ${retention.seconds.toFixed(2)} s (ids kept: ${(retention.retiredBytes / Math.max(1, retention.retiredRuns)).toFixed(1)} bytes a run)\n`
+    `dropped in ${retention.seconds.toFixed(2)} s (ids kept: ${(retention.retiredBytes / Math.max(1, retention.retiredRuns)).toFixed(1)} bytes a run)\n` +
+    `the log: ${retention.log?.droppedWeeks.length ?? 0} week(s) dropped, ${formatCount(retention.log?.expiredStreams ?? 0)} run streams ` +
+    `with it, ${formatCount(retention.log?.keptStreams ?? 0)} moved on to this week (runs kept), in the same pass\n`
   );
 }
