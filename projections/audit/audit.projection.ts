@@ -1,12 +1,14 @@
-import type { RecordedEvent } from '@chronicle/event-store';
-import { copyRows, type Queryable } from '@chronicle/platform';
+import { streamEnds, type RecordedEvent } from '@chronicle/event-store';
+import { copyRows, utcWeek, type Queryable } from '@chronicle/platform';
 import type { BulkBuild, BulkIo, Projection } from '../projection';
 
 /**
  * The audit trail's index (migrations/0015): a row per event of the log, whoever wrote it, with the
  * team whose stream it is. A run's or a job's team is read from its row (this projection runs after
  * theirs, in the same transaction); a `team-<id>` stream is that team's. Rows are keyed by log
- * position, so a batch applied again changes nothing.
+ * position, so a batch applied again changes nothing. A run's events are kept by the UTC week they
+ * were recorded in, the other streams' for ever (`kept_on`, migrations/0020: run retention drops
+ * the weeks past retention, as the log's).
  */
 export const auditProjection: Projection = {
   name: 'audit',
@@ -20,17 +22,17 @@ export const auditProjection: Projection = {
     if (events.length === 0) return;
     await db.query({
       name: 'audit_index_events',
-      text: `INSERT INTO audit_events (commit_position, prepare_position, stream_id, revision, event_type, actor, team, correlation_id, recorded_at)
+      text: `INSERT INTO audit_events (commit_position, prepare_position, stream_id, revision, event_type, actor, team, correlation_id, recorded_at, kept_on)
              SELECT e.commit_position, e.prepare_position, e.stream_id, e.revision, e.event_type, e.actor,
                     COALESCE(e.team, CASE
                       WHEN e.stream_id LIKE 'run-%' THEN (SELECT r.team FROM runs r WHERE r.run_id = substr(e.stream_id, 5))
                       WHEN e.stream_id LIKE 'job-%' THEN (SELECT j.team FROM jobs j WHERE j.name = substr(e.stream_id, 5))
                       WHEN e.stream_id LIKE 'team-%' THEN substr(e.stream_id, 6)
                     END),
-                    e.correlation_id, e.recorded_at
-               FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
-                    AS e(commit_position, prepare_position, stream_id, revision, event_type, actor, team, correlation_id, recorded_at)
-             ON CONFLICT (commit_position, prepare_position) DO NOTHING`,
+                    e.correlation_id, e.recorded_at, e.kept_on
+               FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::date[])
+                    AS e(commit_position, prepare_position, stream_id, revision, event_type, actor, team, correlation_id, recorded_at, kept_on)
+             ON CONFLICT (commit_position, prepare_position, kept_on) DO NOTHING`,
       values: [
         events.map((e) => e.position.commit.toString()),
         events.map((e) => e.position.prepare.toString()),
@@ -41,6 +43,7 @@ export const auditProjection: Projection = {
         events.map((e) => teamInData(e)),
         events.map((e) => stringOrNull(e.metadata['correlationId'])),
         events.map((e) => e.recordedAt),
+        events.map(keptOn),
       ],
     });
   },
@@ -62,6 +65,7 @@ const COLUMNS = [
   'team',
   'correlation_id',
   'recorded_at',
+  'kept_on',
 ];
 /** Streams whose team the bulk build remembers; past that it forgets them all and asks the rows again. */
 const KNOWN_STREAMS = 500_000;
@@ -92,12 +96,18 @@ export function buildAuditInBulk(): BulkBuild {
         teams.get(e.streamId) ?? null,
         stringOrNull(e.metadata['correlationId']),
         e.recordedAt,
+        keptOn(e),
       ]);
       await io.write((db) => copyRows(db, 'audit_events', COLUMNS, rows));
       if (teams.size > KNOWN_STREAMS) teams.clear();
     },
     flush: async () => undefined,
   };
+}
+
+/** The audit week a row is kept by: a run's event's UTC week, 'infinity' (kept for ever) for the others. */
+export function keptOn(event: RecordedEvent): string {
+  return streamEnds(event.streamId) ? utcWeek(event.recordedAt) : 'infinity';
 }
 
 function teamOfFirst(event: RecordedEvent): string | null {

@@ -9,9 +9,9 @@ import {
   type RunCommand,
   type RunSnapshot,
 } from '@chronicle/domain';
-import { updateRuns, upsertRuns } from '@chronicle/projections';
+import { auditProjection, updateRuns, upsertRuns } from '@chronicle/projections';
 import { createTestDatabase, testJob, type TestDatabase } from '@chronicle/testing';
-import { PostgresEventStore } from '@chronicle/event-store';
+import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
 import { RunRetention } from './run-retention';
 
 const DAY = 86_400_000;
@@ -66,6 +66,22 @@ describe('run retention (partitions by the day a run finished)', () => {
       )
     ).rows.flatMap((r) => [r.runs, r.listing]);
 
+  /** Indexes events in the audit trail as if the projector had seen them on `week`'s Monday. */
+  const indexIn = (week: string, events: readonly RecordedEvent[]): Promise<void> =>
+    auditProjection.apply(
+      db.pool,
+      events.map((e) => ({
+        id: e.id,
+        streamId: e.streamId,
+        revision: e.revision,
+        position: e.position,
+        type: e.type,
+        data: e.data,
+        metadata: e.metadata,
+        recordedAt: new Date(`${week}T09:00:00Z`),
+      })),
+    );
+
   beforeAll(async () => {
     db = await createTestDatabase();
     eventStore = new PostgresEventStore(db.pool);
@@ -95,6 +111,10 @@ describe('run retention (partitions by the day a run finished)', () => {
       LOG_WEEK,
       logged.map(runStreamId),
     ]);
+    // The audit index of those events, recorded in that week as the projector indexes them, and of a
+    // job's event of the same time (kept for ever).
+    await eventStore.appendToStream('job-ops.retained', 'no_stream', [{ type: 'JobDefined', data: { team: 'ops' } }]);
+    await indexIn(LOG_WEEK, await eventStore.readAll());
   });
   afterAll(() => db.drop());
 
@@ -135,6 +155,24 @@ describe('run retention (partitions by the day a run finished)', () => {
     expect(await types('run_old_discarded')).toEqual([]);
     expect(await types('run_old_dead')).toEqual(['RunScheduled']);
     expect(await types('run_not_projected')).toEqual(['RunScheduled']);
+    // The audit index keeps indexing what the log keeps: the week's rows of runs kept move to this week.
+    expect(report!.audit).toEqual({ expiredStreams: 2, keptStreams: 2, droppedWeeks: [LOG_WEEK] });
+    const indexed = await db.pool.query<{ stream_id: string; kept_on: string }>(
+      'SELECT stream_id, kept_on::text FROM audit_events ORDER BY stream_id',
+    );
+    expect(indexed.rows).toEqual([
+      { stream_id: 'job-ops.retained', kept_on: 'infinity' },
+      { stream_id: runStreamId('run_not_projected'), kept_on: '2026-11-30' },
+      { stream_id: runStreamId('run_old_dead'), kept_on: '2026-11-30' },
+    ]);
+    const weeks = await db.pool.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'audit_events'::regclass AND c.relname LIKE 'audit_events_w%' ORDER BY 1`,
+    );
+    expect(weeks.rows.map((r) => r.name)).toEqual(
+      expect.arrayContaining(['audit_events_w20261130', 'audit_events_w20261207', 'audit_events_w20261214']),
+    );
+    expect(weeks.rows.map((r) => r.name)).not.toContain(`audit_events_w${LOG_WEEK.replace(/-/g, '')}`);
   });
 
   it('moves a run that finishes, with its listing row, to its day; old history is not written again', async () => {
@@ -162,5 +200,34 @@ describe('run retention (partitions by the day a run finished)', () => {
       "SELECT relname AS name FROM pg_class WHERE relname LIKE 'run%_d20261122'",
     );
     expect(tables.rows).toEqual([]);
+  });
+
+  it('sorts out audit rows indexed in a week already dropped (a rebuild), by the same rule', async () => {
+    // The week's partition is gone, so the rows land in the default partition.
+    const late = (runId: string, n: bigint): RecordedEvent => ({
+      id: `late-${runId}`,
+      streamId: runStreamId(runId),
+      revision: 5n,
+      position: { commit: 1_000_000_000n + n, prepare: n },
+      type: 'RunDiscarded',
+      data: { runId },
+      metadata: {},
+      recordedAt: new Date(),
+    });
+    await indexIn(LOG_WEEK, [late('run_old_dead', 1n), late('run_old_succeeded', 2n)]);
+    const where = async (): Promise<Array<{ stream_id: string; at: string }>> =>
+      (
+        await db.pool.query<{ stream_id: string; at: string }>(
+          `SELECT stream_id, tableoid::regclass::text AS at FROM audit_events WHERE commit_position > 1000000000 ORDER BY 1`,
+        )
+      ).rows;
+    expect(await where()).toEqual([
+      { stream_id: runStreamId('run_old_dead'), at: 'audit_events_unsorted' },
+      { stream_id: runStreamId('run_old_succeeded'), at: 'audit_events_unsorted' },
+    ]);
+    const report = await new RunRetention(db.pool, eventStore, 30, () => TODAY).retainOnce();
+    expect(report!.audit).toMatchObject({ expiredStreams: 1, keptStreams: 1 });
+    // The dead run is kept: its row moves to this week; the retired run's row goes.
+    expect(await where()).toEqual([{ stream_id: runStreamId('run_old_dead'), at: 'audit_events_w20261130' }]);
   });
 });

@@ -1,9 +1,9 @@
 import type { Pool, PoolClient } from 'pg';
 import {
   addDays,
-  createDatedPartition,
   datedPartition,
   datedPartitions,
+  makeWeeks,
   tryLocked,
   utcDate,
   type Queryable,
@@ -62,7 +62,7 @@ async function expirePass(db: PoolClient, request: ExpireStreamsRequest): Promis
     `SELECT date_trunc('week', clock_timestamp() AT TIME ZONE 'UTC')::date::text AS week`,
   );
   const currentWeek = rows[0]!.week;
-  await makeWeeks(db, currentWeek);
+  await makeWeeks(db, WEEK, currentWeek, WEEKS_AHEAD, LOCK_TIMEOUT_MS);
   const before = utcDate(request.before);
   let expiredStreams = 0;
   let keptStreams = 0;
@@ -110,20 +110,6 @@ async function expirePass(db: PoolClient, request: ExpireStreamsRequest): Promis
     expiredStreams += expiredHere;
   }
   return { expiredStreams, keptStreams, droppedWeeks };
-}
-
-/** This week's partition and the next ones, and those of weeks the default partition holds rows of. */
-async function makeWeeks(db: PoolClient, currentWeek: string): Promise<void> {
-  const { rows } = await db.query<{ week: string }>(
-    `SELECT DISTINCT kept_on::text AS week FROM ${WEEK.defaultPartition} WHERE kept_on <> 'infinity'`,
-  );
-  const wanted = new Set(rows.map((r) => r.week));
-  for (let ahead = 0; ahead <= WEEKS_AHEAD; ahead++) wanted.add(addDays(currentWeek, 7 * ahead));
-  const existing = new Set(await datedPartitions(db, WEEK.table, WEEK.prefix));
-  for (const week of [...wanted].sort()) {
-    if (existing.has(week)) continue;
-    await tryLocked(db, LOCK_TIMEOUT_MS, (tx) => createDatedPartition(tx, WEEK, week, week <= currentWeek));
-  }
 }
 
 /** The newest event of a partition, or of some of its streams; undefined when there is none. */

@@ -37,12 +37,7 @@ export function datedPartition(prefix: string, date: string): string {
  */
 export async function createDatedPartition(
   tx: Queryable,
-  target: {
-    readonly table: string;
-    readonly column: string;
-    readonly prefix: string;
-    readonly defaultPartition: string;
-  },
+  target: DatedTable,
   date: string,
   soon: boolean,
 ): Promise<void> {
@@ -53,6 +48,37 @@ export async function createDatedPartition(
   await tx.query(`INSERT INTO ${partition} SELECT * FROM ${defaultPartition} WHERE ${column} = $1`, [date]);
   await tx.query(`DELETE FROM ${defaultPartition} WHERE ${column} = $1`, [date]);
   await tx.query(`ALTER TABLE ${table} ATTACH PARTITION ${partition} FOR VALUES IN ('${date}')`);
+}
+
+export interface DatedTable {
+  readonly table: string;
+  readonly column: string;
+  readonly prefix: string;
+  readonly defaultPartition: string;
+}
+
+/**
+ * The partitions of a table partitioned by week (`kept_on`, 'infinity' for rows kept for ever): this
+ * week's and the next `weeksAhead`, and those of weeks whose rows went to the default partition for
+ * want of one. A week whose lock did not come is made by a later pass.
+ */
+export async function makeWeeks(
+  db: PoolClient,
+  target: DatedTable,
+  currentWeek: string,
+  weeksAhead: number,
+  lockTimeoutMs: number,
+): Promise<void> {
+  const { rows } = await db.query<{ week: string }>(
+    `SELECT DISTINCT ${target.column}::text AS week FROM ${target.defaultPartition} WHERE ${target.column} <> 'infinity'`,
+  );
+  const wanted = new Set(rows.map((r) => r.week));
+  for (let ahead = 0; ahead <= weeksAhead; ahead++) wanted.add(addDays(currentWeek, 7 * ahead));
+  const existing = new Set(await datedPartitions(db, target.table, target.prefix));
+  for (const week of [...wanted].sort()) {
+    if (existing.has(week)) continue;
+    await tryLocked(db, lockTimeoutMs, (tx) => createDatedPartition(tx, target, week, week <= currentWeek));
+  }
 }
 
 /**

@@ -1,0 +1,132 @@
+import type { PoolClient } from 'pg';
+import {
+  addDays,
+  datedPartition,
+  datedPartitions,
+  makeWeeks,
+  tryLocked,
+  type DatedTable,
+  type Queryable,
+} from '@chronicle/platform';
+import { EXPIRY_BATCH, type ExpiryReport } from '@chronicle/event-store';
+
+/**
+ * Retention of the audit trail's index (migrations/0020): `audit_events` is partitioned by the UTC
+ * week of a run's event (`kept_on`; other streams' rows are kept for ever). The run retention pass,
+ * after the log's, takes each week that ended before the first day kept:
+ *
+ * 1. reads its run streams in batches and asks `over` about them; the rows of a run not over (a dead
+ *    run kept, a run retention has not dropped yet) move to the current week, as the log keeps its
+ *    stream: the index keeps indexing every event the log still holds;
+ * 2. drops the week, unless a row came to it while the pass read it (only the audit projection
+ *    writes the index, in log order: a row newer than the week's newest when the pass began is one,
+ *    as when a rebuild runs); that week waits for the next pass.
+ *
+ * It also makes this week's partition and the next WEEKS_AHEAD, as the log's pass does.
+ */
+export const AUDIT_WEEKS: DatedTable = {
+  table: 'audit_events',
+  column: 'kept_on',
+  prefix: 'audit_events_w',
+  defaultPartition: 'audit_events_unsorted',
+};
+const WEEKS_AHEAD = 2;
+const LOCK_TIMEOUT_MS = 2_000;
+
+export async function expireAuditWeeks(
+  db: PoolClient,
+  request: {
+    /** The Monday of the current UTC week: never dropped, and where kept rows go. */
+    readonly currentWeek: string;
+    /** The first day kept: a week that ended by then goes. */
+    readonly before: string;
+    readonly over: (streamIds: readonly string[]) => Promise<ReadonlySet<string>>;
+  },
+): Promise<ExpiryReport> {
+  const { currentWeek, before } = request;
+  await makeWeeks(db, AUDIT_WEEKS, currentWeek, WEEKS_AHEAD, LOCK_TIMEOUT_MS);
+  let expiredStreams = 0;
+  let keptStreams = 0;
+  const droppedWeeks: string[] = [];
+  for (const week of await datedPartitions(db, AUDIT_WEEKS.table, AUDIT_WEEKS.prefix)) {
+    if (week >= currentWeek || addDays(week, 7) > before) continue;
+    const partition = datedPartition(AUDIT_WEEKS.prefix, week);
+    const judged = await newestOf(db, partition);
+    const sorted = await sortOut(db, partition, `kept_on = '${week}'`, request, async () => {});
+    keptStreams += sorted.kept;
+    const dropped = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
+      await tx.query(`LOCK TABLE ${AUDIT_WEEKS.table} IN ACCESS EXCLUSIVE MODE`);
+      const newest = await newestOf(tx, partition);
+      if (newest !== undefined && (judged === undefined || newest > judged)) return false;
+      await tx.query(`DROP TABLE ${partition}`);
+      return true;
+    });
+    if (dropped !== true) continue;
+    droppedWeeks.push(week);
+    expiredStreams += sorted.over;
+  }
+  // Rows of a past week whose partition was gone when they came (a rebuild indexing the log again):
+  // the default partition is small and cold, so they are sorted out there, the over ones deleted.
+  const unsorted = await sortOut(
+    db,
+    AUDIT_WEEKS.defaultPartition,
+    `kept_on < '${currentWeek}' AND tableoid = '${AUDIT_WEEKS.defaultPartition}'::regclass`,
+    request,
+    async (ids) => {
+      await db.query(`DELETE FROM ${AUDIT_WEEKS.defaultPartition} WHERE kept_on < $1 AND stream_id = ANY($2::text[])`, [
+        currentWeek,
+        ids,
+      ]);
+    },
+  );
+  expiredStreams += unsorted.over;
+  keptStreams += unsorted.kept;
+  return { expiredStreams, keptStreams, droppedWeeks };
+}
+
+/**
+ * Reads the run streams of a partition's rows that `where` selects, in batches, and asks `over`
+ * about them: the rows of streams not over move to the current week (through the partitioned table,
+ * which moves a row between partitions), `removeOver` takes the others'.
+ */
+async function sortOut(
+  db: PoolClient,
+  partition: string,
+  where: string,
+  request: {
+    readonly currentWeek: string;
+    readonly over: (streamIds: readonly string[]) => Promise<ReadonlySet<string>>;
+  },
+  removeOver: (streamIds: readonly string[]) => Promise<void>,
+): Promise<{ over: number; kept: number }> {
+  let over = 0;
+  let kept = 0;
+  for (let after = ''; ;) {
+    const { rows } = await db.query<{ stream_id: string }>(
+      `SELECT DISTINCT stream_id FROM ${partition} WHERE ${where} AND stream_id > $1 ORDER BY stream_id LIMIT ${EXPIRY_BATCH}`,
+      [after],
+    );
+    if (rows.length === 0) return { over, kept };
+    after = rows.at(-1)!.stream_id;
+    const ids = rows.map((r) => r.stream_id);
+    const gone = await request.over(ids);
+    const onward = ids.filter((id) => !gone.has(id));
+    if (onward.length > 0)
+      await db.query(`UPDATE ${AUDIT_WEEKS.table} SET kept_on = $2 WHERE ${where} AND stream_id = ANY($1::text[])`, [
+        onward,
+        request.currentWeek,
+      ]);
+    if (gone.size > 0) await removeOver(ids.filter((id) => gone.has(id)));
+    over += ids.length - onward.length;
+    kept += onward.length;
+  }
+}
+
+/** The position of a partition's newest row (zero-padded, so that positions compare as strings). */
+async function newestOf(db: Queryable, partition: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ at: string }>(
+    `SELECT lpad(commit_position::text, 20, '0') || lpad(prepare_position::text, 20, '0') AS at
+       FROM ${partition} ORDER BY commit_position DESC, prepare_position DESC LIMIT 1`,
+  );
+  return rows[0]?.at;
+}
