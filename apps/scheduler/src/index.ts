@@ -8,3 +8,4 @@ export * from './scheduler.module';
 export * from './scheduler.service';
 export * from './vacuum/hot-tables-vacuum';
 export * from './retention/run-retention';
+export * from './retention/audit-retention';

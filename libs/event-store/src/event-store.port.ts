@@ -111,7 +111,7 @@ export interface ExpireStreamsRequest {
   readonly over: (streamIds: readonly string[]) => Promise<ReadonlySet<string>>;
 }
 
-/** Candidates asked about at a time. */
+/** Candidates asked about at a time at most (a batch reads this many rows of the log, and asks about their streams). */
 export const EXPIRY_BATCH = 10_000;
 
 export interface ExpiryReport {

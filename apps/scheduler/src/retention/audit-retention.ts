@@ -4,6 +4,7 @@ import {
   datedPartition,
   datedPartitions,
   makeWeeks,
+  nextStreams,
   tryLocked,
   type DatedTable,
   type Queryable,
@@ -102,13 +103,9 @@ async function sortOut(
   let over = 0;
   let kept = 0;
   for (let after = ''; ;) {
-    const { rows } = await db.query<{ stream_id: string }>(
-      `SELECT DISTINCT stream_id FROM ${partition} WHERE ${where} AND stream_id > $1 ORDER BY stream_id LIMIT ${EXPIRY_BATCH}`,
-      [after],
-    );
-    if (rows.length === 0) return { over, kept };
-    after = rows.at(-1)!.stream_id;
-    const ids = rows.map((r) => r.stream_id);
+    const ids = await nextStreams(db, partition, after, EXPIRY_BATCH, where);
+    if (ids.length === 0) return { over, kept };
+    after = ids.at(-1)!;
     const gone = await request.over(ids);
     const onward = ids.filter((id) => !gone.has(id));
     if (onward.length > 0)

@@ -4,6 +4,7 @@ import {
   datedPartition,
   datedPartitions,
   makeWeeks,
+  nextStreams,
   tryLocked,
   utcDate,
   type Queryable,
@@ -76,13 +77,9 @@ async function expirePass(db: PoolClient, request: ExpireStreamsRequest): Promis
     let expiredHere = 0;
     let complete = true;
     for (let after = ''; ;) {
-      const { rows: streams } = await db.query<{ stream_id: string }>(
-        `SELECT DISTINCT stream_id FROM ${partition} WHERE stream_id > $1 ORDER BY stream_id LIMIT ${EXPIRY_BATCH}`,
-        [after],
-      );
-      if (streams.length === 0) break;
-      after = streams.at(-1)!.stream_id;
-      const ids = streams.map((s) => s.stream_id);
+      const ids = await nextStreams(db, partition, after, EXPIRY_BATCH);
+      if (ids.length === 0) break;
+      after = ids.at(-1)!;
       const ending = ids.filter(streamEnds);
       // Read before they are judged: an event that comes while `over` decides is newer.
       judged = later(judged, await headOf(db, partition, ending));

@@ -82,6 +82,29 @@ export async function makeWeeks(
 }
 
 /**
+ * The streams of a partition's rows after `after` (and matching `where`), in stream order, each once:
+ * read through the partition's index on stream_id (a row limit with that order, which PostgreSQL serves
+ * by a range scan; a DISTINCT may scan the whole partition per batch). At most `rows` rows are read, so
+ * a batch ends with a stream whose rows it may not all have seen: the next starts after that stream,
+ * and the callers act on whole streams by id.
+ */
+export async function nextStreams(
+  db: Queryable,
+  partition: string,
+  after: string,
+  rows: number,
+  where = 'true',
+): Promise<string[]> {
+  const { rows: found } = await db.query<{ stream_id: string }>(
+    `SELECT stream_id FROM ${partition} WHERE ${where} AND stream_id > $1 ORDER BY stream_id LIMIT ${rows}`,
+    [after],
+  );
+  const streams: string[] = [];
+  for (const { stream_id } of found) if (streams.at(-1) !== stream_id) streams.push(stream_id);
+  return streams;
+}
+
+/**
  * `work` in a transaction whose locks wait `lockTimeoutMs` at most (a drop or an attach takes the
  * parent's ACCESS EXCLUSIVE lock for a moment); undefined when one did not come, for a later pass.
  */
