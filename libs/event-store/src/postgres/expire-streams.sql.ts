@@ -116,10 +116,19 @@ async function headOf(
   streamIds?: readonly string[],
 ): Promise<LogPosition | undefined> {
   if (streamIds?.length === 0) return undefined;
+  // Of streams: each one's last event by the stream index (its highest revision is its newest), where a
+  // scan of the position key backwards would step over every row of other streams.
   const { rows } = await db.query<{ commit: string; prepare: string }>(
-    `SELECT transaction_id::text AS commit, global_position AS prepare FROM ${partition}
-      ${streamIds === undefined ? '' : 'WHERE stream_id = ANY($1::text[])'}
-      ORDER BY transaction_id DESC, global_position DESC LIMIT 1`,
+    streamIds === undefined
+      ? `SELECT transaction_id::text AS commit, global_position AS prepare FROM ${partition}
+          ORDER BY transaction_id DESC, global_position DESC LIMIT 1`
+      : `SELECT e.transaction_id::text AS commit, e.global_position AS prepare
+           FROM unnest($1::text[]) AS s(stream_id)
+          CROSS JOIN LATERAL (
+            SELECT transaction_id, global_position FROM ${partition} p
+             WHERE p.stream_id = s.stream_id ORDER BY p.stream_revision DESC LIMIT 1
+          ) e
+          ORDER BY e.transaction_id DESC, e.global_position DESC LIMIT 1`,
     streamIds === undefined ? [] : [streamIds],
   );
   const row = rows[0];
