@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import {
   addDays,
+  analyzeForWalk,
   datedPartition,
   datedPartitions,
   makeWeeks,
@@ -52,6 +53,7 @@ export async function expireAuditWeeks(
   for (const week of await datedPartitions(db, AUDIT_WEEKS.table, AUDIT_WEEKS.prefix)) {
     if (week >= currentWeek || addDays(week, 7) > before) continue;
     const partition = datedPartition(AUDIT_WEEKS.prefix, week);
+    await analyzeForWalk(db, partition);
     const judged = await newestOf(db, partition);
     const sorted = await sortOut(db, partition, `kept_on = '${week}'`, request, async () => {});
     keptStreams += sorted.kept;

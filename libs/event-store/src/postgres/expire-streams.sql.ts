@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import {
   addDays,
+  analyzeForWalk,
   datedPartition,
   datedPartitions,
   makeWeeks,
@@ -71,6 +72,7 @@ async function expirePass(db: PoolClient, request: ExpireStreamsRequest): Promis
   for (const week of await datedPartitions(db, WEEK.table, WEEK.prefix)) {
     if (week >= currentWeek || addDays(week, 7) > before) continue;
     const partition = datedPartition(WEEK.prefix, week);
+    await analyzeForWalk(db, partition);
     // The newest event of the streams judged: an event after it, found when the week is locked for
     // its drop, came to a stream taken for over while the pass read the week.
     let judged: LogPosition | undefined;
