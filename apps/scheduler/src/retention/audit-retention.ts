@@ -24,7 +24,9 @@ import { EXPIRY_BATCH, type ExpiryReport } from '@chronicle/event-store';
  *    writes the index, in log order: a row newer than the week's newest when the pass began is one,
  *    as when a rebuild runs); that week waits for the next pass.
  *
- * It also makes this week's partition and the next WEEKS_AHEAD, as the log's pass does.
+ * It also makes this week's partition and the next WEEKS_AHEAD, as the log's pass does, and one for
+ * each past week whose rows came to the default partition for want of one (a rebuild indexing weeks
+ * already dropped): that week is then sorted out and dropped as any other.
  */
 export const AUDIT_WEEKS: DatedTable = {
   table: 'audit_events',
@@ -55,7 +57,7 @@ export async function expireAuditWeeks(
     const partition = datedPartition(AUDIT_WEEKS.prefix, week);
     await analyzeForWalk(db, partition);
     const judged = await newestOf(db, partition);
-    const sorted = await sortOut(db, partition, `kept_on = '${week}'`, request, async () => {});
+    const sorted = await sortOut(db, partition, week, request);
     keptStreams += sorted.kept;
     const dropped = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
       await tx.query(`LOCK TABLE ${AUDIT_WEEKS.table} IN ACCESS EXCLUSIVE MODE`);
@@ -68,55 +70,37 @@ export async function expireAuditWeeks(
     droppedWeeks.push(week);
     expiredStreams += sorted.over;
   }
-  // Rows of a past week whose partition was gone when they came (a rebuild indexing the log again):
-  // the default partition is small and cold, so they are sorted out there, the over ones deleted.
-  const unsorted = await sortOut(
-    db,
-    AUDIT_WEEKS.defaultPartition,
-    `kept_on < '${currentWeek}' AND tableoid = '${AUDIT_WEEKS.defaultPartition}'::regclass`,
-    request,
-    async (ids) => {
-      await db.query(`DELETE FROM ${AUDIT_WEEKS.defaultPartition} WHERE kept_on < $1 AND stream_id = ANY($2::text[])`, [
-        currentWeek,
-        ids,
-      ]);
-    },
-  );
-  expiredStreams += unsorted.over;
-  keptStreams += unsorted.kept;
   return { expiredStreams, keptStreams, droppedWeeks };
 }
 
 /**
- * Reads the run streams of a partition's rows that `where` selects, in batches, and asks `over`
- * about them: the rows of streams not over move to the current week (through the partitioned table,
- * which moves a row between partitions), `removeOver` takes the others'.
+ * Reads the run streams of a week's rows in batches and asks `over` about them: the rows of streams
+ * not over move to the current week (through the partitioned table, which moves a row between
+ * partitions); the others stay, to go with the week.
  */
 async function sortOut(
   db: PoolClient,
   partition: string,
-  where: string,
+  week: string,
   request: {
     readonly currentWeek: string;
     readonly over: (streamIds: readonly string[]) => Promise<ReadonlySet<string>>;
   },
-  removeOver: (streamIds: readonly string[]) => Promise<void>,
 ): Promise<{ over: number; kept: number }> {
   let over = 0;
   let kept = 0;
   for (let after = ''; ;) {
-    const ids = await nextStreams(db, partition, after, EXPIRY_BATCH, where);
+    const ids = await nextStreams(db, partition, after, EXPIRY_BATCH);
     if (ids.length === 0) return { over, kept };
     after = ids.at(-1)!;
     const gone = await request.over(ids);
     const onward = ids.filter((id) => !gone.has(id));
     if (onward.length > 0)
-      await db.query(`UPDATE ${AUDIT_WEEKS.table} SET kept_on = $2 WHERE ${where} AND stream_id = ANY($1::text[])`, [
-        onward,
-        request.currentWeek,
-      ]);
-    if (gone.size > 0) await removeOver(ids.filter((id) => gone.has(id)));
-    over += ids.length - onward.length;
+      await db.query(
+        `UPDATE ${AUDIT_WEEKS.table} SET kept_on = $3 WHERE kept_on = $1 AND stream_id = ANY($2::text[])`,
+        [week, onward, request.currentWeek],
+      );
+    over += gone.size;
     kept += onward.length;
   }
 }
