@@ -59,7 +59,20 @@ function bodyAsServerReadsIt(request: WireRequest): string {
   } catch {
     return ''; // the server cannot read it either: nothing ran
   }
-  return bytes.toString('utf8').replace(/^\uFEFF/, '');
+  return decodeAs(charsetOf(request), bytes).replace(/^\uFEFF/, '');
+}
+
+/** The charset the request's content-type names (lower case), utf-8 when it names none. */
+function charsetOf(request: WireRequest): string {
+  const type = request.headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? '';
+  return /;\s*charset="?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase() ?? 'utf-8';
+}
+
+/** Bytes decoded as the server's JSON body parser decodes them (it takes the utf- charsets, by iconv-lite). */
+function decodeAs(charset: string, bytes: Buffer): string {
+  if (charset === 'utf-16be') return Buffer.from(bytes).swap16().toString('utf16le');
+  if (charset === 'utf-16' || charset === 'utf-16le' || charset === 'ucs-2') return bytes.toString('utf16le');
+  return bytes.toString('utf8');
 }
 
 /** Refusals made before any handler ran: the router's, the body parser's, the authentication's. */
