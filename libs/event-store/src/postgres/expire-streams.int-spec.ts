@@ -1,5 +1,5 @@
 import { addDays, createDatedPartition, datedPartitions } from '@chronicle/platform';
-import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
 import { START, type RecordedEvent } from '../event-store.port';
 import { PostgresEventStore } from './postgres.event-store';
 
@@ -61,7 +61,13 @@ describe('PostgreSQL log retention by week', () => {
       await store.appendToStream(id, 'no_stream', [{ type: 'Happened', data: { id } }]);
     await store.appendToStream('run-over', 0n, [{ type: 'RunSucceeded', data: {} }]);
     await age(oldWeek(), ['run-over', 'run-live', 'job-upgraded']);
-    const logBefore = await wholeLog();
+    // The global log shows an event once no older transaction of the server (any database) is in
+    // flight: under load, a while. Once the last append shows, every earlier one does.
+    let logBefore: readonly RecordedEvent[] = [];
+    await waitFor(
+      async () => (logBefore = await wholeLog()).some((e) => e.streamId === 'run-over' && e.revision === 1n),
+      { description: 'the appended events in the global log' },
+    );
 
     const asked: string[] = [];
     const report = await store.expireStreams({
