@@ -30,6 +30,14 @@ export class LeaseRuns extends Command<LeasedRun[]> {
 const FALLBACK_POLL_MS = 250;
 /** Claims per lease call at most: the first, and two more to fill in behind concurrency-limited jobs. */
 const MAX_CLAIM_ROUNDS = 3;
+/**
+ * How long a lease call, even one that does not wait, comes back for runs that were ready but whose
+ * locks another transaction held at that instant (a completion, another claim, the projector writing
+ * the run's row): such a run is usually free again within milliseconds.
+ */
+const LOCKED_READY_GRACE_MS = 250;
+/** Between those tries. */
+const LOCKED_READY_RETRY_MS = 20;
 
 @CommandHandler(LeaseRuns)
 export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDestroy {
@@ -72,12 +80,20 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     deadline: number,
     stop: AbortSignal,
   ): Promise<LeasedRun[]> {
+    const grace = Date.now() + LOCKED_READY_GRACE_MS;
     while (!stop.aborted) {
       const leases = await this.claim(caller, request);
+      if (leases.length > 0) return leases;
       const left = deadline - Date.now();
-      if (leases.length > 0 || left <= 0) return leases;
+      if (left <= 0 && Date.now() >= grace) return leases;
       const next = await nextAvailableAt(this.pool, request.queues, caller.team);
       const untilNext = next === null ? Infinity : next.getTime() - Date.now();
+      if (left <= 0) {
+        // Past its wait: once more only if runs are ready that this claim could not lock.
+        if (untilNext > 0) return leases;
+        await this.ready.wait(Math.min(LOCKED_READY_RETRY_MS, grace - Date.now()), stop);
+        continue;
+      }
       await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)), stop);
     }
     return [];
