@@ -1,4 +1,4 @@
-import { Materialiser } from '@chronicle/scheduler';
+import { Materialiser, soleNodeScope, type ShardScope } from '@chronicle/scheduler';
 import { defineNewJobs } from '@chronicle/commands';
 import type { JobDefinition } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
@@ -57,7 +57,7 @@ function definition(i: number): JobDefinition {
   });
 }
 
-async function spike(materialiser: (clock: Clock) => Materialiser, hour: number): Promise<Spike> {
+async function spike(materialiser: (clock: Clock) => Materialiser, scope: ShardScope, hour: number): Promise<Spike> {
   const startedReal = Date.now();
   const start = hour - LOOKAHEAD_SECONDS * 1000;
   const clock: Clock = { now: () => new Date(start + (Date.now() - startedReal)) };
@@ -66,7 +66,7 @@ async function spike(materialiser: (clock: Clock) => Materialiser, hour: number)
   const leads: number[] = [];
   const dueSeconds = new Map<number, number>();
   const began = process.hrtime.bigint();
-  const runs = await scheduler.materialiseOnce((batch) => {
+  const runs = await scheduler.materialiseOnce(scope, (batch) => {
     const committed = clock.now().getTime();
     for (const run of batch.runs) {
       const due = Date.parse(run.dueAt);
@@ -105,6 +105,8 @@ async function measure(server: BenchServer, options: SuiteOptions): Promise<Repo
   const store = new PostgresEventStore(pool);
   const materialiser = (clock: Clock): Materialiser => new Materialiser(store, pool, clock, LOOKAHEAD_SECONDS);
   try {
+    // The one scheduler node, granted every shard.
+    const scope = await soleNodeScope(pool);
     const defineStarted = Date.now();
     for (let i = 0; i < jobs; i += DEFINE_BATCH) {
       const batch = Array.from({ length: Math.min(DEFINE_BATCH, jobs - i) }, (_, k) => definition(i + k));
@@ -114,18 +116,18 @@ async function measure(server: BenchServer, options: SuiteOptions): Promise<Repo
     // Steady state: the scheduler first saw the jobs half an hour before the first spike's hour.
     const firstHour = Math.ceil(Date.now() / HOUR) * HOUR + HOUR;
     const steadyStarted = process.hrtime.bigint();
-    await materialiser({ now: () => new Date(firstHour - HOUR / 2) }).materialiseOnce();
+    await materialiser({ now: () => new Date(firstHour - HOUR / 2) }).materialiseOnce(scope);
     const steadySeconds = Number(process.hrtime.bigint() - steadyStarted) / 1e9;
     await pool.query('VACUUM ANALYZE schedule_cursors, jobs');
     const quietStarted = process.hrtime.bigint();
-    const quietRuns = await materialiser({ now: () => new Date(firstHour - HOUR / 4) }).materialiseOnce();
+    const quietRuns = await materialiser({ now: () => new Date(firstHour - HOUR / 4) }).materialiseOnce(scope);
     const quietMs = Number(process.hrtime.bigint() - quietStarted) / 1e6;
 
     const spikes: Spike[] = [];
     for (let r = 0; r < repetitions; r++) {
       options.progress(`schedule spike ${r + 1}/${repetitions}: ${jobs} jobs due at once`);
-      spikes.push(await spike(materialiser, firstHour + r * HOUR));
-      await materialiser({ now: () => new Date(firstHour + r * HOUR + 20 * 60_000) }).materialiseOnce();
+      spikes.push(await spike(materialiser, scope, firstHour + r * HOUR));
+      await materialiser({ now: () => new Date(firstHour + r * HOUR + 20 * 60_000) }).materialiseOnce(scope);
     }
     return { server: server.description, jobs, repetitions, defineSeconds, steadySeconds, quietMs, quietRuns, spikes };
   } finally {

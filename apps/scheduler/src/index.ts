@@ -9,3 +9,5 @@ export * from './scheduler.service';
 export * from './vacuum/hot-tables-vacuum';
 export * from './retention/run-retention';
 export * from './retention/audit-retention';
+export * from './shards/shard-fence';
+export * from './shards/shard-ownership';

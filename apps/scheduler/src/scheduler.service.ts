@@ -17,6 +17,8 @@ import { Materialiser } from './materialiser/materialiser';
 import { OverlapResolver } from './overlap/overlap-resolver';
 import { HotTablesVacuum } from './vacuum/hot-tables-vacuum';
 import { RunRetention } from './retention/run-retention';
+import { ShardFencedError } from './shards/shard-fence';
+import { schedulerNodeName, ShardOwnership, type ShardScope } from './shards/shard-ownership';
 
 /** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
 const REAP_INTERVAL_MS = 250;
@@ -26,10 +28,15 @@ const MATERIALISE_INTERVAL_MS = 1000;
 const VACUUM_CHECK_INTERVAL_MS = 10_000;
 /** How often retention looks for days to drop and partitions to create (RunRetention); also at start. */
 const RETENTION_INTERVAL_MS = 10 * 60_000;
+/** How often a node says it is alive, renews its shards and takes free ones: well within a lease. */
+const OWNERSHIP_INTERVAL_MS = 1000;
 
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;
+  private ownershipTimer: NodeJS.Timeout | undefined;
+  private owning: Promise<void> = Promise.resolve();
+  private ownership: ShardOwnership | undefined;
   private vacuumTimer: NodeJS.Timeout | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
   private retaining: Promise<void> = Promise.resolve();
@@ -49,7 +56,13 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
 
-  onApplicationBootstrap(): void {
+  /** This node's name, as the shards' owners show it. */
+  readonly node = schedulerNodeName();
+
+  async onApplicationBootstrap(): Promise<void> {
+    const ownership = new ShardOwnership(this.pool, this.node, this.config.shards, this.config.shardLeaseSeconds);
+    this.ownership = ownership;
+    await ownership.start();
     const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations, this.runLog, this.metrics);
     const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations, this.runLog);
     const materialiser = new Materialiser(
@@ -60,20 +73,53 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       this.payloads,
     );
     const log = this.logger.child('scheduler');
+    log.info('scheduler node started', { node: this.node, shards: this.config.shards });
+    const refused = (err: unknown, pass: string): void => {
+      // A shard went to another node while this one paused: the next refresh shows it gone.
+      if (err instanceof ShardFencedError)
+        log.warn('write refused: shards held under a newer epoch', { pass, shards: err.shards });
+      else log.error('scheduler pass failed', { pass, err });
+    };
+    const pass = async (scope: ShardScope, materialise: boolean): Promise<void> => {
+      if (scope.leases.length === 0) return;
+      const [reaped, scheduled, overlapping] = await Promise.all([
+        reaper.reapOnce(scope).catch((err: unknown) => (refused(err, 'reaper'), 0)),
+        materialise
+          ? materialiser.materialiseOnce(scope).catch((err: unknown) => (refused(err, 'materialiser'), 0))
+          : 0,
+        overlaps.resolveOnce(scope).catch((err: unknown) => (refused(err, 'overlap'), 0)),
+      ]);
+      if (reaped > 0) log.info('expired leases reaped', { runs: reaped });
+      if (overlapping > 0) log.info('overlap policy applied', { runs: overlapping });
+      if (scheduled > 0) log.info('scheduled runs materialised', { runs: scheduled });
+      await ownership.passed(scope, materialise);
+    };
+    const own = (): void => {
+      this.owning = ownership
+        .refresh()
+        .then(async ({ granted, lost, released }) => {
+          if (lost.length > 0)
+            log.warn('shards lost: granted to another node while this one did not renew', { shards: lost });
+          if (released.length > 0) log.info('shards released for another node', { shards: released });
+          if (granted.length === 0) return;
+          // Reference 7.6: a new owner reaps and materialises a shard before it serves it.
+          const takeover = ownership.takeoverScope();
+          await pass(takeover, true);
+          ownership.serve(takeover);
+          log.info('shards taken', { shards: granted.map((l) => l.shard), epochs: granted.map((l) => l.epoch) });
+        })
+        .catch((err: unknown) => log.error('shard ownership refresh failed', { err }))
+        .finally(() => {
+          if (!this.stopped) this.ownershipTimer = setTimeout(own, OWNERSHIP_INTERVAL_MS);
+        });
+    };
+    own();
+    await this.owning;
     let lastMaterialised = 0;
     const tick = (): void => {
       const materialise = Date.now() - lastMaterialised >= MATERIALISE_INTERVAL_MS;
       if (materialise) lastMaterialised = Date.now();
-      this.running = Promise.all([
-        reaper.reapOnce(),
-        materialise ? materialiser.materialiseOnce() : Promise.resolve(0),
-        overlaps.resolveOnce(),
-      ])
-        .then(([reaped, scheduled, overlapping]) => {
-          if (reaped > 0) log.info('expired leases reaped', { runs: reaped });
-          if (overlapping > 0) log.info('overlap policy applied', { runs: overlapping });
-          if (scheduled > 0) log.info('scheduled runs materialised', { runs: scheduled });
-        })
+      this.running = pass(ownership.scope(), materialise)
         .catch((err: unknown) => log.error('scheduler pass failed', { err }))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, REAP_INTERVAL_MS);
@@ -112,8 +158,11 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.ownershipTimer);
     clearTimeout(this.vacuumTimer);
     clearTimeout(this.retentionTimer);
-    await Promise.all([this.running, this.vacuuming, this.retaining]);
+    await Promise.all([this.running, this.vacuuming, this.retaining, this.owning]);
+    // The shards go back at once: the other nodes take them at their next refresh, not a lease later.
+    await this.ownership?.stop().catch(() => undefined);
   }
 }

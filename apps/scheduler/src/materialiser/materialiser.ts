@@ -17,6 +17,8 @@ import {
 import { WrongExpectedRevisionError, type EventStore } from '@chronicle/event-store';
 import type { Clock } from '@chronicle/platform';
 import { findRunSnapshots } from '@chronicle/projections';
+import { holdShards } from '../shards/shard-fence';
+import type { ShardScope } from '../shards/shard-ownership';
 import { advanceCursors, lockDueSchedules } from './scheduled-jobs.sql';
 
 /** The schedule was validated when the job was defined; its zone is trusted here. */
@@ -40,7 +42,7 @@ export interface MaterialisedBatch {
  * the same transaction. Run ids derive from (job, nominal time), so a run
  * materialised twice meets "stream exists" and is not doubled. A pass reads
  * only the jobs due within the lookahead (the cursors' due index), in
- * batches.
+ * batches, of the shards in its scope, and writes under their epochs (holdShards).
  */
 export class Materialiser {
   constructor(
@@ -51,13 +53,13 @@ export class Materialiser {
     private readonly payloads: PayloadStore = new PostgresPayloadStore(pool),
   ) {}
 
-  /** Batches until no job is due; resolves with the number of runs appended. */
-  async materialiseOnce(onBatch?: (batch: MaterialisedBatch) => void): Promise<number> {
+  /** Batches until no job of the scope's shards is due; resolves with the number of runs appended. */
+  async materialiseOnce(scope: ShardScope, onBatch?: (batch: MaterialisedBatch) => void): Promise<number> {
     let appended = 0;
     let done = false;
     const drain = async (): Promise<void> => {
       while (!done) {
-        const batch = await this.materialiseBatch();
+        const batch = await this.materialiseBatch(scope);
         appended += batch.runs.length;
         onBatch?.(batch);
         if (batch.jobs < MATERIALISE_BATCH_JOBS) done = true;
@@ -67,8 +69,8 @@ export class Materialiser {
     return appended;
   }
 
-  /** One unit of work over up to MATERIALISE_BATCH_JOBS due jobs. */
-  async materialiseBatch(): Promise<MaterialisedBatch> {
+  /** One unit of work over up to MATERIALISE_BATCH_JOBS due jobs of the scope's shards. */
+  async materialiseBatch(scope: ShardScope): Promise<MaterialisedBatch> {
     const now = this.clock.now();
     return this.eventStore
       .unitOfWork(this.pool, async (uow) => {
@@ -77,7 +79,10 @@ export class Materialiser {
           tx,
           new Date(now.getTime() + this.lookaheadSeconds * 1000),
           MATERIALISE_BATCH_JOBS,
+          scope,
         );
+        if (due.length === 0) return { jobs: 0, runs: [] };
+        await holdShards(tx, scope);
         const planned = due.map(({ definition, version, materialised_through }) => {
           const plan = planScheduledRuns({
             jobName: definition.name,

@@ -11,6 +11,7 @@ import { PostgresEventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
 import { seedRuns, testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { OverlapResolver } from './overlap-resolver';
+import { soleNodeScope } from '../shards/shard-ownership';
 
 const POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
 
@@ -98,7 +99,9 @@ describe('overlap policies of scheduled jobs', () => {
   beforeAll(async () => {
     // Fire 1 of every job is leased first (a claim of one takes the oldest).
     for (const policy of POLICIES) expect(await claim(`q-${policy}`, 1)).toEqual(['fire-1']);
-    await new OverlapResolver(store, db.pool, reservations, new RunLog(createLogger('error'))).resolveOnce();
+    await new OverlapResolver(store, db.pool, reservations, new RunLog(createLogger('error'))).resolveOnce(
+      await soleNodeScope(db.pool),
+    );
   });
 
   it('skip: the fires due while fire 1 runs are skipped, each saying why', async () => {

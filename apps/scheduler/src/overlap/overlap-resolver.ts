@@ -3,6 +3,8 @@ import { decideLockedRunsInBatches, type RunLog, type RunReservations } from '@c
 import { DomainError, decide, type RunCommand, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { findRunSnapshotsAt } from '@chronicle/projections';
+import { holdShards } from '../shards/shard-fence';
+import type { ShardScope } from '../shards/shard-ownership';
 import { lockOverlapTargets, type OverlapTarget } from './overlapping-runs.sql';
 
 const BATCH = 500;
@@ -21,8 +23,8 @@ export class OverlapResolver {
     private readonly runLog: RunLog,
   ) {}
 
-  /** One pass; resolves with the number of runs decided. */
-  async resolveOnce(): Promise<number> {
+  /** One pass over the scope's shards; resolves with the number of runs decided. */
+  async resolveOnce(scope: ShardScope): Promise<number> {
     return decideLockedRunsInBatches(
       this.pool,
       this.eventStore,
@@ -30,8 +32,10 @@ export class OverlapResolver {
       this.runLog,
       BATCH,
       async (tx, limit, reserved) => {
-        const targets = new Map((await lockOverlapTargets(tx, limit, reserved)).map((t) => [t.run_id, t]));
-        return targets.size === 0 ? null : { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
+        const targets = new Map((await lockOverlapTargets(tx, limit, reserved, scope)).map((t) => [t.run_id, t]));
+        if (targets.size === 0) return null;
+        await holdShards(tx, scope);
+        return { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
       },
       (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
       'scheduler:overlap-policy',

@@ -1,4 +1,5 @@
 import type { Queryable } from '@chronicle/platform';
+import type { ShardScope } from '../shards/shard-ownership';
 
 export interface OverlapTarget {
   readonly run_id: string;
@@ -23,12 +24,14 @@ export interface OverlapTarget {
  * buffer_all needs nothing here: the claim leases one run of the job at a
  * time (jobs.run_limit), and the fires wait their turn. `reserved`: runs
  * whose rows lag what this process appended (RunReservations) are no
- * targets; they still count for the others' decisions.
+ * targets; they still count for the others' decisions. Only the jobs of the
+ * scope's shards.
  */
 export async function lockOverlapTargets(
   db: Queryable,
   limit: number,
   reserved: readonly string[],
+  scope: ShardScope,
 ): Promise<OverlapTarget[]> {
   const { rows } = await db.query<OverlapTarget>({
     name: 'overlap_lock_targets',
@@ -37,7 +40,7 @@ export async function lockOverlapTargets(
                     (SELECT array_agg(l.run_id ORDER BY l.run_id) FROM runs l WHERE l.finished_on = 'infinity' AND l.job = j.name AND l.state = 'leased') AS leased
                FROM (SELECT DISTINCT job FROM runs WHERE finished_on = 'infinity' AND state = 'leased') x
                JOIN jobs j ON j.name = x.job
-              WHERE jsonb_typeof(j.definition->'schedule') = 'object'
+              WHERE jsonb_typeof(j.definition->'schedule') = 'object' AND chronicle_shard(x.job, $3) = ANY($4::int[])
                 AND job_overlap_policy(j.definition) IN ('skip', 'buffer_one', 'cancel_other')
            ), waiting AS (
              SELECT r.run_id, w.policy, w.leased,
@@ -57,7 +60,7 @@ export async function lockOverlapTargets(
            )
            SELECT t.run_id, t.action, t.policy, t.other FROM targets t
             WHERE pg_try_advisory_xact_lock(run_lock_key(t.run_id))`,
-    values: [limit, reserved],
+    values: [limit, reserved, scope.shardCount, scope.leases.map((l) => l.shard)],
   });
   return rows;
 }

@@ -3,6 +3,8 @@ import type { Pool } from 'pg';
 import { decideLockedRunsInBatches, type RunLog, type RunMetrics, type RunReservations } from '@chronicle/commands';
 import { decide, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
+import { holdShards } from '../shards/shard-fence';
+import type { ShardScope } from '../shards/shard-ownership';
 import { lockExpiredLeases, loadExpiredLeases } from './reap-expired-leases.sql';
 
 const BATCH = 500;
@@ -21,8 +23,8 @@ export class LeaseReaper {
     private readonly metrics: RunMetrics,
   ) {}
 
-  /** One pass; resolves with the number of runs reaped. */
-  async reapOnce(): Promise<number> {
+  /** One pass over the scope's shards; resolves with the number of runs reaped. */
+  async reapOnce(scope: ShardScope): Promise<number> {
     return decideLockedRunsInBatches(
       this.pool,
       this.eventStore,
@@ -30,8 +32,10 @@ export class LeaseReaper {
       this.runLog,
       BATCH,
       async (tx, limit, reserved) => {
-        const ids = await lockExpiredLeases(tx, limit, reserved);
-        return ids.length === 0 ? null : { ...(await loadExpiredLeases(tx, ids)), context: null };
+        const ids = await lockExpiredLeases(tx, limit, reserved, scope);
+        if (ids.length === 0) return null;
+        await holdShards(tx, scope);
+        return { ...(await loadExpiredLeases(tx, ids)), context: null };
       },
       (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),
       'scheduler:lease-reaper',

@@ -1,5 +1,6 @@
 import type { Queryable } from '@chronicle/platform';
 import type { PresentRun } from '@chronicle/domain';
+import type { ShardScope } from '../shards/shard-ownership';
 import { RUN_COLUMNS, runFromRow, type RunRow } from '@chronicle/projections';
 
 /**
@@ -8,18 +9,25 @@ import { RUN_COLUMNS, runFromRow, type RunRow } from '@chronicle/projections';
  * holds it, and the reaper simply comes back). Plan: Index Scan using
  * runs_reap_idx, the partial index of leased runs by expiry. `reserved`:
  * runs whose rows lag what this process appended (RunReservations), left out.
+ * Only the runs of the scope's shards.
  */
-export async function lockExpiredLeases(db: Queryable, limit: number, reserved: readonly string[]): Promise<string[]> {
+export async function lockExpiredLeases(
+  db: Queryable,
+  limit: number,
+  reserved: readonly string[],
+  scope: ShardScope,
+): Promise<string[]> {
   const { rows } = await db.query<{ run_id: string }>({
     name: 'reap_lock_expired',
     text: `WITH expired AS MATERIALIZED (
              SELECT r.run_id FROM runs r
               WHERE r.finished_on = 'infinity' AND r.state = 'leased' AND r.lease_expires_at <= now() AND r.run_id <> ALL($2::text[])
+                AND chronicle_shard(r.job, $3) = ANY($4::int[])
               ORDER BY r.lease_expires_at
               LIMIT $1
            )
            SELECT e.run_id FROM expired e WHERE pg_try_advisory_xact_lock(run_lock_key(e.run_id))`,
-    values: [limit, reserved],
+    values: [limit, reserved, scope.shardCount, scope.leases.map((l) => l.shard)],
   });
   return rows.map((r) => r.run_id);
 }

@@ -20,6 +20,8 @@ describe('configuration', () => {
       graphqlIntrospection: true,
       metricsAuth: 'none',
       retentionDays: 30,
+      shards: 16,
+      shardLeaseSeconds: 10,
     });
   });
 
@@ -44,6 +46,8 @@ describe('configuration', () => {
         PRIORITY_WEIGHTS: 'bulk=1, critical=90,default=9',
         GRAPHQL_INTROSPECTION: 'false',
         METRICS_AUTH: 'admin',
+        SHARDS: '64',
+        SHARD_LEASE_SECONDS: '30',
       },
       '/srv/app',
     );
@@ -58,6 +62,8 @@ describe('configuration', () => {
       priorityWeights: { critical: 90, default: 9, bulk: 1 },
       graphqlIntrospection: false,
       metricsAuth: 'admin',
+      shards: 64,
+      shardLeaseSeconds: 30,
     });
   });
 
@@ -91,6 +97,9 @@ describe('configuration', () => {
       /CORS_ORIGINS must be origins such as https:\/\/ops\.example\.com/,
     ],
     [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS must be origins/],
+    [{ SHARDS: '0' }, /SHARDS must be a whole number from 1 to 1024, not "0"/],
+    [{ SHARDS: '16.5' }, /SHARDS must be a whole number/],
+    [{ SHARD_LEASE_SECONDS: '1' }, /SHARD_LEASE_SECONDS must be a whole number from 3 to 300/],
     [{ AUTH_FAILURES_PER_MINUTE: '0' }, /AUTH_FAILURES_PER_MINUTE must be a whole number from 1/],
   ])('refuses %p with a message that says what to fix', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -39,6 +39,10 @@ export interface Config {
   readonly authFailuresPerMinute: number;
   /** Days a finished run is kept after the day it finished; then its day's partitions are dropped. */
   readonly retentionDays: number;
+  /** Shards the runs and schedules are spread over (`hash(job) mod shards`); fixed per deployment. */
+  readonly shards: number;
+  /** How long a scheduler node's hold on a shard lasts unless renewed; another node takes it after. */
+  readonly shardLeaseSeconds: number;
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -57,6 +61,8 @@ export const CONFIG_VARIABLES = {
   GRAPHQL_INTROSPECTION: 'true',
   METRICS_AUTH: 'none',
   RETENTION_DAYS: '30',
+  SHARDS: '16',
+  SHARD_LEASE_SECONDS: '10',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -93,6 +99,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     authFailuresPerMinute: parseInteger(env, 'AUTH_FAILURES_PER_MINUTE', 20, 1, 100_000),
     corsOrigins: parseOrigins(nonEmpty(env['CORS_ORIGINS'])),
     retentionDays: parseInteger(env, 'RETENTION_DAYS', 30, 1, 36_500),
+    shards: parseInteger(env, 'SHARDS', 16, 1, 1024),
+    shardLeaseSeconds: parseInteger(env, 'SHARD_LEASE_SECONDS', 10, 3, 300),
   };
 }
 
