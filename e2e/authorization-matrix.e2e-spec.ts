@@ -136,6 +136,7 @@ const REST_ROWS: readonly Row[] = [
     path: `/v1/queues/${w.unique('queue')}/grants`,
     body: { team: 'alpha' },
   })),
+  rest('GET /v1/admin/shards', only({ admin: 200 }), () => ({ path: '/v1/admin/shards' })),
   rest('GET /v1/teams/{team}/quotas', only({ admin: 200, 'team A': 200 }), () => ({ path: '/v1/teams/alpha/quotas' })),
   rest('PUT /v1/teams/{team}/quotas', only({ admin: 200 }), () => ({
     path: '/v1/teams/alpha/quotas',

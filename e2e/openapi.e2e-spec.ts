@@ -48,6 +48,7 @@ const OPERATION_IDS = {
   'get /v1/queues/{queue}/grants': 'listQueueGrants',
   'get /v1/teams/{team}/quotas': 'getTeamQuotas',
   'put /v1/teams/{team}/quotas': 'setTeamQuotas',
+  'get /v1/admin/shards': 'listShards',
   'put /v1/jobs/{name}': 'defineJob',
   'get /v1/jobs/{name}': 'getJob',
   'get /v1/jobs/{name}/preview': 'previewJob',

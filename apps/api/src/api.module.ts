@@ -4,6 +4,7 @@ import { CommandsModule } from '@chronicle/commands';
 import { type JsonLogger, LOGGER } from '@chronicle/platform';
 import { AuthModule } from './auth/auth.module';
 import { DashboardModule } from './dashboard/dashboard.module';
+import { ShardsController } from './admin/shards.controller';
 import { DlqController } from './dlq/dlq.controller';
 import { GraphqlApiModule } from './graphql/graphql-api.module';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
@@ -37,6 +38,7 @@ import { WorkersController } from './workers/workers.controller';
     WorkersController,
     DlqController,
     SchedulesController,
+    ShardsController,
   ],
   providers: [
     {

@@ -18,6 +18,7 @@ import { GetPayloadsHandler, PayloadsModule } from './payloads/payload-store';
 import { ReadModelGauges } from './metrics/read-model-gauges';
 import { RunMetricsModule } from './metrics/run-metrics';
 import { GetTeamQuotasHandler, SetTeamQuotasHandler } from './quotas/team-quotas.command';
+import { ListShardsHandler } from './shards/list-shards.query';
 import { EnqueueRunsHandler } from './runs/enqueue-runs.command';
 import { GetJobVersionsHandler } from './jobs/job-versions.query';
 import { GetRunAsOfHandler, GetRunEventsHandler, GetRunHandler } from './runs/get-run.query';
@@ -85,6 +86,7 @@ export class RunReservationsModule {}
     ListTokensHandler,
     RevokeTokenHandler,
     ActOnDeadLettersHandler,
+    ListShardsHandler,
     CreateTeamHandler,
     IssueTokenHandler,
     GrantQueueHandler,

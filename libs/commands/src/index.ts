@@ -36,6 +36,8 @@ export * from './runs/run-stream';
 export * from './runs/schedule-runs';
 export * from './runs/transition-run.command';
 export * from './schedules/backfill';
+export * from './shards/list-shards.query';
+export * from './shards/shard-of';
 export * from './schedules/schedule-preview';
 export * from './teams/create-team.command';
 export * from './teams/grant-queue.command';
