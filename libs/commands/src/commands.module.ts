@@ -31,7 +31,7 @@ import { RunReservations } from './unit-of-work/run-reservations';
 import { CompleteRunsHandler } from './workers/complete-runs.command';
 import { HeartbeatRunsHandler } from './workers/heartbeat-runs.command';
 import { LeaseRunsHandler } from './workers/lease-runs.command';
-import { ReadySignal } from './workers/ready-signal';
+import { ReadyBroadcast, ReadySignal } from './workers/ready-signal';
 import { TeamsServed } from './workers/teams-served';
 
 /**
@@ -62,6 +62,7 @@ export class RunReservationsModule {}
   providers: [
     ReadModelGauges,
     ReadySignal,
+    ReadyBroadcast,
     TeamsServed,
     DefineJobHandler,
     SetJobPausedHandler,

@@ -1,10 +1,120 @@
-import { Injectable } from '@nestjs/common';
-import { WakeSignal } from '@chronicle/platform';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Client, type Pool } from 'pg';
+import { LOGGER, PG_POOL, WakeSignal, type JsonLogger, type Queryable } from '@chronicle/platform';
 
 /**
- * Wakes long-polling lease requests of this process when runs become ready
- * here (enqueue, retry, replay). Other processes' runs are found by the
- * long-poll's timer at the next due time and its short fallback poll.
+ * Wakes long-polling lease requests when runs become ready (enqueue, retry,
+ * replay): this process's at once, and, through ReadyBroadcast, every other
+ * process's on the same database. Runs that become ready by time passing are
+ * found by the long-poll's timer at the next due time, and its short fallback
+ * poll covers anything else.
  */
 @Injectable()
-export class ReadySignal extends WakeSignal {}
+export class ReadySignal extends WakeSignal {
+  private publish: (() => void) | undefined;
+
+  /** Runs became ready: wake this process's waiters and tell the other processes. */
+  override notify(): void {
+    super.notify();
+    this.publish?.();
+  }
+
+  /** What another process announced: this process's waiters only. */
+  wakeHere(): void {
+    super.notify();
+  }
+
+  /** How `notify` tells the other processes (ReadyBroadcast); none: this process only. */
+  publishWith(publish: (() => void) | undefined): void {
+    this.publish = publish;
+  }
+}
+
+/** The PostgreSQL channel of "runs are ready": the payload names the process that sent it. */
+export const RUNS_READY_CHANNEL = 'chronicle_runs_ready';
+/** Notifications of one process within this window go as one. */
+const COALESCE_MS = 5;
+/** After the listening connection broke, the next try. */
+const RELISTEN_MS = 1000;
+
+/** Announce ready runs to every process's long-polls (the scheduler's passes, for one). */
+export async function notifyRunsReady(db: Queryable, sender: string): Promise<void> {
+  await db.query({ name: 'notify_runs_ready', text: 'SELECT pg_notify($1, $2)', values: [RUNS_READY_CHANNEL, sender] });
+}
+
+/**
+ * Long-polls woken across processes (several API processes behind one address): LISTEN on a
+ * connection of its own, NOTIFY after the commit that made runs ready (coalesced, one per few
+ * milliseconds). A broken connection is made again, and the waiters are woken then, since a
+ * notification may have been missed meanwhile.
+ */
+@Injectable()
+export class ReadyBroadcast implements OnModuleInit, OnModuleDestroy {
+  readonly sender = `api-${randomUUID()}`;
+  private client: Client | undefined;
+  private pending = false;
+  private stopped = false;
+  private relisten: NodeJS.Timeout | undefined;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly ready: ReadySignal,
+    @Inject(LOGGER) private readonly logger: JsonLogger,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    this.ready.publishWith(() => this.publishSoon());
+    // Not listening yet is no reason not to start: the fallback poll finds other processes' runs.
+    await this.listen().catch(() => undefined);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.relisten);
+    this.ready.publishWith(undefined);
+    await this.client?.end().catch(() => undefined);
+  }
+
+  private publishSoon(): void {
+    if (this.pending) return;
+    this.pending = true;
+    setTimeout(() => {
+      this.pending = false;
+      notifyRunsReady(this.pool, this.sender).catch((err: unknown) =>
+        this.logger.warn('could not announce ready runs to the other processes', { err }),
+      );
+    }, COALESCE_MS).unref();
+  }
+
+  private async listen(): Promise<void> {
+    const client = new Client(this.pool.options);
+    client.on('notification', (message) => {
+      if (message.payload !== this.sender) this.ready.wakeHere();
+    });
+    const lost = (err?: unknown): void => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      client.end().catch(() => undefined);
+      if (this.stopped) return;
+      this.logger.warn('the ready-runs listener lost its connection; listening again', { err });
+      this.relisten = setTimeout(() => {
+        // Woken once listening again: a notification may have gone by meanwhile. A failed try schedules the next.
+        this.listen().then(
+          () => this.ready.wakeHere(),
+          () => undefined,
+        );
+      }, RELISTEN_MS);
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${RUNS_READY_CHANNEL}`);
+    } catch (err) {
+      lost(err);
+      throw err;
+    }
+  }
+}
