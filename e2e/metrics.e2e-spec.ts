@@ -69,6 +69,9 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
       chronicle_oldest_ready_age_seconds: 'gauge',
       chronicle_dlq_runs: 'gauge',
       chronicle_projection_lag_events: 'gauge',
+      chronicle_shards_held: 'gauge',
+      chronicle_shard_grants_total: 'counter',
+      chronicle_shard_writes_refused_total: 'counter',
     });
     // Every queue granted shows every priority, zeros included.
     expect(s.series('chronicle_ready_runs').map((x) => x.labels)).toEqual([

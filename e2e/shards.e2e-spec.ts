@@ -3,6 +3,7 @@ import { shardOf } from '@chronicle/commands';
 import { SchedulerModule } from '@chronicle/scheduler';
 import { createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
+import { scrapeMetrics } from './support/prometheus-text';
 import { startApp, type RunningApp } from './support/start-app';
 import { createTeam } from './support/team-tokens';
 
@@ -106,5 +107,9 @@ describe('shards and their owners over HTTP (GET /v1/admin/shards)', () => {
       const was = before[s.shard]!;
       expect(s.epoch).toBe(was.owner === survivor ? was.epoch : was.epoch + 1);
     }
+    // The survivor's metrics say so once it served them (after their takeover passes).
+    await waitFor(async () => (await scrapeMetrics(apps[0]!.url)).value('chronicle_shards_held') === SHARDS, {
+      description: 'chronicle_shards_held at 16 on the node left',
+    });
   });
 });

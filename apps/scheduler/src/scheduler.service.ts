@@ -1,6 +1,13 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { RunLog, RunMetrics, RunReservations, PAYLOAD_STORE, type PayloadStore } from '@chronicle/commands';
+import {
+  notifyRunsReady,
+  RunLog,
+  RunMetrics,
+  RunReservations,
+  PAYLOAD_STORE,
+  type PayloadStore,
+} from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import {
   type JsonLogger,
@@ -10,14 +17,17 @@ import {
   CONFIG,
   EVENT_STORE,
   LOGGER,
+  METRICS_REGISTRY,
   PG_POOL,
 } from '@chronicle/platform';
+import type { Registry } from 'prom-client';
 import { LeaseReaper } from './reaper/lease-reaper';
 import { Materialiser } from './materialiser/materialiser';
 import { OverlapResolver } from './overlap/overlap-resolver';
 import { HotTablesVacuum } from './vacuum/hot-tables-vacuum';
 import { RunRetention } from './retention/run-retention';
 import { ShardFencedError } from './shards/shard-fence';
+import { ShardMetrics } from './shards/shard-metrics';
 import { schedulerNodeName, ShardOwnership, type ShardScope } from './shards/shard-ownership';
 
 /** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
@@ -54,6 +64,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     private readonly runLog: RunLog,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
+    @Inject(METRICS_REGISTRY) private readonly registry: Registry,
   ) {}
 
   /** This node's name, as the shards' owners show it. */
@@ -63,6 +74,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     const ownership = new ShardOwnership(this.pool, this.node, this.config.shards, this.config.shardLeaseSeconds);
     this.ownership = ownership;
     await ownership.start();
+    const shardMetrics = new ShardMetrics(this.registry);
     const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations, this.runLog, this.metrics);
     const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations, this.runLog);
     const materialiser = new Materialiser(
@@ -76,9 +88,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     log.info('scheduler node started', { node: this.node, shards: this.config.shards });
     const refused = (err: unknown, pass: string): void => {
       // A shard went to another node while this one paused: the next refresh shows it gone.
-      if (err instanceof ShardFencedError)
+      if (err instanceof ShardFencedError) {
+        shardMetrics.refused.inc({ pass });
         log.warn('write refused: shards held under a newer epoch', { pass, shards: err.shards });
-      else log.error('scheduler pass failed', { pass, err });
+      } else log.error('scheduler pass failed', { pass, err });
     };
     const pass = async (scope: ShardScope, materialise: boolean): Promise<void> => {
       if (scope.leases.length === 0) return;
@@ -92,6 +105,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       if (reaped > 0) log.info('expired leases reaped', { runs: reaped });
       if (overlapping > 0) log.info('overlap policy applied', { runs: overlapping });
       if (scheduled > 0) log.info('scheduled runs materialised', { runs: scheduled });
+      // Long-polls of every API process look at their next due time again.
+      if (scheduled > 0 || reaped > 0) await notifyRunsReady(this.pool, `scheduler-${this.node}`);
       await ownership.passed(scope, materialise);
     };
     const own = (): void => {
@@ -101,11 +116,14 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
           if (lost.length > 0)
             log.warn('shards lost: granted to another node while this one did not renew', { shards: lost });
           if (released.length > 0) log.info('shards released for another node', { shards: released });
+          shardMetrics.held.set(ownership.scope().leases.length);
           if (granted.length === 0) return;
+          shardMetrics.granted.inc(granted.length);
           // Reference 7.6: a new owner reaps and materialises a shard before it serves it.
           const takeover = ownership.takeoverScope();
           await pass(takeover, true);
           ownership.serve(takeover);
+          shardMetrics.held.set(ownership.scope().leases.length);
           log.info('shards taken', { shards: granted.map((l) => l.shard), epochs: granted.map((l) => l.epoch) });
         })
         .catch((err: unknown) => log.error('shard ownership refresh failed', { err }))
