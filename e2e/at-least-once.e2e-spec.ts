@@ -225,7 +225,7 @@ function requiredEnv(name: string): string {
 
 async function countScheduled(pool: ReturnType<typeof createPool>): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled'",
+    "SELECT count(*)::int AS n FROM events WHERE event_type = 'RunScheduled' AND data->>'team' <> '_system'",
   );
   return rows[0]?.n ?? 0;
 }
@@ -253,7 +253,10 @@ async function reconcile(pool: ReturnType<typeof createPool>): Promise<{
              count(*) FILTER (WHERE event_type = 'RunSucceeded') AS succeeded,
              count(*) FILTER (WHERE event_type = 'RunDead') AS dead,
              count(*) FILTER (WHERE event_type = 'RunCancelled') AS cancelled
-        FROM events WHERE stream_id LIKE 'run-%' GROUP BY stream_id)
+        FROM events WHERE stream_id LIKE 'run-%'
+         -- The test's runs: not the canaries the scheduler makes every minute beside them.
+         AND stream_id NOT IN (SELECT stream_id FROM events WHERE event_type = 'RunScheduled' AND data->>'team' = '_system')
+       GROUP BY stream_id)
     SELECT sum(scheduled)::int AS scheduled, count(*) FILTER (WHERE succeeded + dead + cancelled > 0)::int AS terminal,
            sum(succeeded)::int AS succeeded, sum(dead)::int AS dead, sum(cancelled)::int AS cancelled,
            count(*) FILTER (WHERE succeeded + dead + cancelled > 1)::int AS double_ended

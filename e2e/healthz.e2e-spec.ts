@@ -29,7 +29,31 @@ describe('GET /healthz', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
       status: 'ok',
-      checks: { eventStore: { kind: 'postgres', status: 'up' }, readModels: { status: 'up' } },
+      checks: {
+        eventStore: { kind: 'postgres', status: 'up' },
+        readModels: { status: 'up' },
+        canaries: { status: 'up' },
+      },
+    });
+  });
+
+  it("is 200 but degraded while a shard's canary has missed twice in a row, and ok again once it has not", async () => {
+    const app = await start(db.pool, db.eventStore, [ApiModule]);
+    // What the scheduler's canary check records for shard 3 (canary-checker.int-spec.ts makes it for real).
+    await db.pool.query(
+      `INSERT INTO canary_status (shard, job, checked_through, consecutive_missed, missed_total)
+       VALUES (3, '_canary.shard-3.0', now(), 2, 2)`,
+    );
+    const degraded = await fetch(`${app.url}/healthz`);
+    expect(degraded.status).toBe(200);
+    expect(await degraded.json()).toMatchObject({
+      status: 'degraded',
+      checks: { readModels: { status: 'up' }, canaries: { status: 'degraded', shards: [3] } },
+    });
+    await db.pool.query('UPDATE canary_status SET consecutive_missed = 0 WHERE shard = 3');
+    expect(await (await fetch(`${app.url}/healthz`)).json()).toMatchObject({
+      status: 'ok',
+      checks: { canaries: { status: 'up' } },
     });
   });
 

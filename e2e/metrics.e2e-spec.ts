@@ -70,6 +70,9 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
       chronicle_dlq_runs: 'gauge',
       chronicle_projection_lag_events: 'gauge',
       chronicle_shards_held: 'gauge',
+      chronicle_canary_lag_seconds: 'gauge',
+      chronicle_canary_missed_total: 'counter',
+      chronicle_canary_consecutive_missed: 'gauge',
       chronicle_shard_grants_total: 'counter',
       chronicle_shard_writes_refused_total: 'counter',
     });

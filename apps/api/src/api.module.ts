@@ -5,6 +5,7 @@ import { type JsonLogger, LOGGER } from '@chronicle/platform';
 import { AuthModule } from './auth/auth.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { ShardsController } from './admin/shards.controller';
+import { CanaryWorker } from './canary/canary-worker';
 import { DlqController } from './dlq/dlq.controller';
 import { GraphqlApiModule } from './graphql/graphql-api.module';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
@@ -41,6 +42,7 @@ import { WorkersController } from './workers/workers.controller';
     ShardsController,
   ],
   providers: [
+    CanaryWorker,
     {
       provide: APP_FILTER,
       inject: [LOGGER],

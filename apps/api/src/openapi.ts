@@ -8,7 +8,7 @@ import {
   type ResponseObject,
   type SchemaObject,
 } from '@nestjs/swagger';
-import { oneOf, shape, text } from './http/body-schema';
+import { integer, list, oneOf, shape, text } from './http/body-schema';
 import { compiledBodySchemas } from './http/compiled-body';
 import { namedSchemas, ref } from './http/named-schemas';
 import { withProblems, type ProblemSlug } from './http/problem-responses';
@@ -38,11 +38,18 @@ const CHECK = {
 const Health = shape(
   {
     required: {
-      status: oneOf(['ok', 'unavailable']),
+      status: { ...oneOf(['ok', 'degraded', 'unavailable']), description: 'degraded: a canary missed; still serving' },
       checks: shape({
         required: {
           eventStore: shape({ ...CHECK, required: { ...CHECK.required, kind: { ...text(), example: 'postgres' } } }),
           readModels: shape(CHECK),
+          canaries: shape({
+            required: { status: oneOf(['up', 'degraded', 'unknown', 'off']) },
+            optional: {
+              shards: { ...list(integer(0)), description: 'degraded: the shards whose canary missed twice in a row' },
+              error: { ...text(), description: 'unknown: why' },
+            },
+          }),
         },
       }),
     },

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import {
+  ensureCanaryJobs,
   notifyRunsReady,
   RunLog,
   RunMetrics,
@@ -13,6 +14,7 @@ import {
   type JsonLogger,
   type Clock,
   type Config,
+  CANARY_DEGRADED_AFTER,
   CLOCK,
   CONFIG,
   EVENT_STORE,
@@ -26,6 +28,7 @@ import { Materialiser } from './materialiser/materialiser';
 import { OverlapResolver } from './overlap/overlap-resolver';
 import { HotTablesVacuum } from './vacuum/hot-tables-vacuum';
 import { RunRetention } from './retention/run-retention';
+import { CanaryChecker, CanaryMetrics } from './canary/canary-checker';
 import { ShardFencedError } from './shards/shard-fence';
 import { ShardMetrics } from './shards/shard-metrics';
 import { schedulerNodeName, ShardOwnership, type ShardScope } from './shards/shard-ownership';
@@ -40,6 +43,8 @@ const VACUUM_CHECK_INTERVAL_MS = 10_000;
 const RETENTION_INTERVAL_MS = 10 * 60_000;
 /** How often a node says it is alive, renews its shards and takes free ones: well within a lease. */
 const OWNERSHIP_INTERVAL_MS = 1000;
+/** How often the owner of a shard looks at its canary's minutes (each minute is judged once). */
+const CANARY_CHECK_INTERVAL_MS = 10_000;
 
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -48,6 +53,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private owning: Promise<void> = Promise.resolve();
   private ownership: ShardOwnership | undefined;
   private vacuumTimer: NodeJS.Timeout | undefined;
+  private canaryTimer: NodeJS.Timeout | undefined;
+  private checking: Promise<void> = Promise.resolve();
   private retentionTimer: NodeJS.Timeout | undefined;
   private retaining: Promise<void> = Promise.resolve();
   private running: Promise<void> = Promise.resolve();
@@ -75,6 +82,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     this.ownership = ownership;
     await ownership.start();
     const shardMetrics = new ShardMetrics(this.registry);
+    if (this.config.canaries) await ensureCanaryJobs(this.eventStore, this.pool, this.config.shards);
     const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations, this.runLog, this.metrics);
     const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations, this.runLog);
     const materialiser = new Materialiser(
@@ -144,6 +152,23 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         });
     };
     tick();
+    if (this.config.canaries) {
+      const canaries = new CanaryChecker(this.pool, this.config.shards, this.clock, new CanaryMetrics(this.registry));
+      const canaryTick = (): void => {
+        this.checking = canaries
+          .checkOnce(ownership.scope())
+          .then((verdicts) => {
+            for (const v of verdicts)
+              if (v.missed > 0 && v.consecutiveMissed >= CANARY_DEGRADED_AFTER)
+                log.warn('canary missed', { shard: v.shard, consecutiveMissed: v.consecutiveMissed });
+          })
+          .catch((err: unknown) => refused(err, 'canary'))
+          .finally(() => {
+            if (!this.stopped) this.canaryTimer = setTimeout(canaryTick, CANARY_CHECK_INTERVAL_MS);
+          });
+      };
+      this.canaryTimer = setTimeout(canaryTick, CANARY_CHECK_INTERVAL_MS);
+    }
     const vacuum = new HotTablesVacuum(this.pool, log);
     const vacuumTick = (): void => {
       this.vacuuming = vacuum
@@ -177,9 +202,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.ownershipTimer);
+    clearTimeout(this.canaryTimer);
     clearTimeout(this.vacuumTimer);
     clearTimeout(this.retentionTimer);
-    await Promise.all([this.running, this.vacuuming, this.retaining, this.owning]);
+    await Promise.all([this.running, this.vacuuming, this.retaining, this.owning, this.checking]);
     // The shards go back at once: the other nodes take them at their next refresh, not a lease later.
     await this.ownership?.stop().catch(() => undefined);
   }

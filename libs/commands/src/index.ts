@@ -1,4 +1,5 @@
 export * from './activity/queue-history.query';
+export * from './canary/canary-jobs';
 export * from './commands.module';
 export * from './dlq/attempt-history';
 export * from './dlq/dead-letters.sql';

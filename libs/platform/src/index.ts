@@ -1,3 +1,4 @@
+export * from './canaries';
 export * from './clock/clock';
 export * from './config/config-error';
 export * from './config/config';

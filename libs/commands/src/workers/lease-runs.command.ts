@@ -21,6 +21,8 @@ export class LeaseRuns extends Command<LeasedRun[]> {
     readonly request: ClaimRequest & { readonly waitSeconds: number },
     /** Aborted when the worker has gone (its connection closed): the wait ends and nothing more is claimed for it. */
     readonly gone?: AbortSignal,
+    /** The process's own worker (the canaries'): not among the open polls of workers. */
+    readonly builtIn = false,
   ) {
     super();
   }
@@ -58,18 +60,19 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   ) {}
 
   /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
-  async execute({ caller, request, gone }: LeaseRuns): Promise<LeasedRun[]> {
+  async execute({ caller, request, gone, builtIn }: LeaseRuns): Promise<LeasedRun[]> {
     const deadline = Date.now() + request.waitSeconds * 1000;
     const stop = gone === undefined ? this.stopping.signal : AbortSignal.any([gone, this.stopping.signal]);
-    this.polls++;
+    const counted = builtIn ? 0 : 1;
+    this.polls += counted;
     try {
       return await this.poll(caller, request, deadline, stop);
     } finally {
-      this.polls--;
+      this.polls -= counted;
     }
   }
 
-  /** Lease calls of this process still claiming or waiting (a gauge for operators, and for tests). */
+  /** Workers' lease calls of this process still claiming or waiting (a gauge for operators, and for tests). */
   get openPolls(): number {
     return this.polls;
   }

@@ -22,6 +22,7 @@ describe('configuration', () => {
       retentionDays: 30,
       shards: 16,
       shardLeaseSeconds: 10,
+      canaries: true,
     });
   });
 
@@ -48,6 +49,7 @@ describe('configuration', () => {
         METRICS_AUTH: 'admin',
         SHARDS: '64',
         SHARD_LEASE_SECONDS: '30',
+        CANARIES: 'off',
       },
       '/srv/app',
     );
@@ -64,6 +66,7 @@ describe('configuration', () => {
       metricsAuth: 'admin',
       shards: 64,
       shardLeaseSeconds: 30,
+      canaries: false,
     });
   });
 
@@ -99,6 +102,7 @@ describe('configuration', () => {
     [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS must be origins/],
     [{ SHARDS: '0' }, /SHARDS must be a whole number from 1 to 1024, not "0"/],
     [{ SHARDS: '16.5' }, /SHARDS must be a whole number/],
+    [{ CANARIES: 'yes' }, /CANARIES must be one of on, off, not "yes"/],
     [{ SHARD_LEASE_SECONDS: '1' }, /SHARD_LEASE_SECONDS must be a whole number from 3 to 300/],
     [{ AUTH_FAILURES_PER_MINUTE: '0' }, /AUTH_FAILURES_PER_MINUTE must be a whole number from 1/],
   ])('refuses %p with a message that says what to fix', (env, message) => {

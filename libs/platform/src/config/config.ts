@@ -43,6 +43,8 @@ export interface Config {
   readonly shards: number;
   /** How long a scheduler node's hold on a shard lasts unless renewed; another node takes it after. */
   readonly shardLeaseSeconds: number;
+  /** A synthetic run per shard every minute, done by a built-in worker and checked by the shard's owner. */
+  readonly canaries: boolean;
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -63,6 +65,7 @@ export const CONFIG_VARIABLES = {
   RETENTION_DAYS: '30',
   SHARDS: '16',
   SHARD_LEASE_SECONDS: '10',
+  CANARIES: 'on',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -101,6 +104,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     retentionDays: parseInteger(env, 'RETENTION_DAYS', 30, 1, 36_500),
     shards: parseInteger(env, 'SHARDS', 16, 1, 1024),
     shardLeaseSeconds: parseInteger(env, 'SHARD_LEASE_SECONDS', 10, 3, 300),
+    canaries: parseChoice(env, 'CANARIES', ['on', 'off'] as const, 'on') === 'on',
   };
 }
 
