@@ -34,4 +34,4 @@ export function workerHandlers(
 }
 
 /** The commands those handlers execute, for tests outside the commands' layer (the projector's). */
-export { CompleteRuns, LeaseRuns } from '@chronicle/commands';
+export { CompleteRuns, LeaseRuns, successesOf } from '@chronicle/commands';

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy }
 import { CommandBus } from '@nestjs/cqrs';
 import { hostname } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { CANARY_QUEUE, CANARY_TEAM, CompleteRuns, LeaseRuns } from '@chronicle/commands';
+import { CANARY_QUEUE, CANARY_TEAM, CompleteRuns, LeaseRuns, successesOf } from '@chronicle/commands';
 import type { WorkerCaller } from '@chronicle/domain';
 import { CONFIG, LOGGER, type Config, type JsonLogger } from '@chronicle/platform';
 
@@ -60,18 +60,7 @@ export class CanaryWorker implements OnApplicationBootstrap, OnModuleDestroy {
           await nextTurn();
           continue;
         }
-        await this.commands.execute(
-          new CompleteRuns(
-            this.caller,
-            leases.map((l) => ({
-              runId: l.runId,
-              fencingToken: l.fencingToken,
-              outcome: 'success' as const,
-              error: null,
-              retryable: false,
-            })),
-          ),
-        );
+        await this.commands.execute(new CompleteRuns(this.caller, successesOf(leases)));
       } catch (err) {
         if (this.stop.signal.aborted) break;
         log.warn('canary round failed; trying again', { err });

@@ -6,6 +6,7 @@ import {
   LeaseRuns,
   createTestDatabase,
   seedRuns,
+  successesOf,
   testJob,
   waitFor,
   workerHandlers,
@@ -74,18 +75,7 @@ describe('projections rebuilt and verified beside the live ones', () => {
       );
       if (leases.length === 0) return;
       for (const l of leases) leased.set(l.runId, (leased.get(l.runId) ?? 0) + 1);
-      const { results } = await complete.execute(
-        new CompleteRuns(
-          worker,
-          leases.map((l) => ({
-            runId: l.runId,
-            fencingToken: l.fencingToken,
-            outcome: 'success' as const,
-            error: null,
-            retryable: false,
-          })),
-        ),
-      );
+      const { results } = await complete.execute(new CompleteRuns(worker, successesOf(leases)));
       const refused = results.filter((r) => !('state' in r));
       if (refused.length > 0) throw new Error(`completions refused: ${JSON.stringify(refused)}`);
     }

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { CANARY_QUEUE, CANARY_TEAM, canaryJobName, ensureCanaryJobs, shardOf } from '@chronicle/commands';
+import { CANARY_QUEUE, CANARY_TEAM, canaryJobName, ensureCanaryJobs, shardOf, successesOf } from '@chronicle/commands';
 import type { Clock } from '@chronicle/platform';
 import { CompleteRuns, createTestDatabase, LeaseRuns, workerHandlers, type TestDatabase } from '@chronicle/testing';
 import { Materialiser } from '../materialiser/materialiser';
@@ -70,17 +70,7 @@ describe('canaries (reference 9.3)', () => {
       new LeaseRuns(caller, { queues: [CANARY_QUEUE], max: 10, leaseSeconds: 30, workerId: 'canary', waitSeconds: 0 }),
     );
     expect(leases).toHaveLength(1);
-    await complete.execute(
-      new CompleteRuns(caller, [
-        {
-          runId: leases[0]!.runId,
-          fencingToken: leases[0]!.fencingToken,
-          outcome: 'success',
-          error: null,
-          retryable: false,
-        },
-      ]),
-    );
+    await complete.execute(new CompleteRuns(caller, successesOf(leases)));
 
     // A minute after that minute: shard 0 succeeded; the others' canaries were never leased.
     now = new Date(due + MINUTE + 5_000);

@@ -24,6 +24,19 @@ export interface Completion {
   readonly retryable: boolean;
 }
 
+/** Each lease done with success (the canary worker's answer, and tests'). */
+export function successesOf(
+  leases: ReadonlyArray<{ readonly runId: string; readonly fencingToken: number }>,
+): Completion[] {
+  return leases.map((l) => ({
+    runId: l.runId,
+    fencingToken: l.fencingToken,
+    outcome: 'success',
+    error: null,
+    retryable: false,
+  }));
+}
+
 /** Per run: its state after the completion, or why it was refused (stale-lease, not-found). */
 export type CompletionResult =
   | { readonly runId: string; readonly state: string; readonly retryAt: string | null }
