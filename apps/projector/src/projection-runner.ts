@@ -56,6 +56,7 @@ export class ProjectionRunner {
           await delay(this.retryDelayMs, signal);
           continue;
         }
+        this.logger.info('projections active in this process', { projections: this.projections.map((p) => p.name) });
         let positions = await this.prepare();
         const from = earliest(positions);
         for await (const batch of this.eventStore.subscribeToAll({ from, batchSize: this.batchSize, signal })) {

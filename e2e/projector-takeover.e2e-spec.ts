@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import { jobStreamId } from '@chronicle/domain';
+import { findFreePort } from '@chronicle/platform';
+import { verifyProjections } from '@chronicle/projector';
+import { PROJECTIONS } from '@chronicle/projections';
+import { createTestDatabase, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
+import { buildDist } from './support/build-dist';
+import { waitUntilHealthy } from './support/wait-healthy';
+
+/**
+ * Two projector processes (`npm run start:projector`, built) on one log: one is active (it holds the
+ * projections' lock), the other waits. The active one is killed (SIGKILL) mid-stream; the other takes
+ * over by itself and the read models end up equal to a fresh rebuild from the log: no event applied
+ * twice, none skipped.
+ */
+const root = path.resolve(__dirname, '..');
+const projectorMain = path.join(root, 'dist/apps/projector/src/main.js');
+const ACTIVE = 'projections active in this process';
+
+interface Projector {
+  readonly child: ChildProcess;
+  output(): string;
+}
+
+describe('projector processes: one active, the other taking over when it dies', () => {
+  let db: TestDatabase;
+  const started: Projector[] = [];
+
+  beforeAll(async () => {
+    await buildDist();
+    db = await createTestDatabase();
+  }, 120_000);
+  afterAll(async () => {
+    for (const p of started) {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) continue;
+      p.child.kill('SIGTERM');
+      await exited(p.child);
+    }
+    await db?.drop();
+  });
+
+  const start = async (): Promise<Projector> => {
+    const port = await findFreePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATABASE_URL: db.url, LOG_LEVEL: 'info' };
+    if (db.logUrl !== db.url) env['EVENT_STORE_URL'] = db.logUrl;
+    else delete env['EVENT_STORE_URL'];
+    const child = spawn(process.execPath, [projectorMain], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const projector = { child, output: () => out };
+    started.push(projector);
+    await waitUntilHealthy(`http://127.0.0.1:${port}`, {
+      exitedWith: () => (child.exitCode === null ? undefined : out),
+      output: () => out,
+    });
+    return projector;
+  };
+
+  /** Jobs defined in the log alone (no rows written through): only a projector makes their rows. */
+  const defineInLog = async (names: readonly string[]): Promise<void> => {
+    await db.eventStore.appendToStreams(
+      names.map((name) => ({
+        streamId: jobStreamId(name),
+        expected: 'no_stream' as const,
+        events: [
+          { type: 'JobDefined', data: { definition: testJob({ name }), version: 1 }, metadata: { actor: 'test' } },
+        ],
+      })),
+    );
+  };
+  const jobRows = async (): Promise<number> =>
+    (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
+
+  it('takes over by itself within seconds, and the read models equal a rebuild', async () => {
+    const first = await start();
+    await waitFor(() => first.output().includes(ACTIVE), { description: 'the first projector active' });
+    const second = await start();
+    await defineInLog(Array.from({ length: 50 }, (_, i) => `early.job-${i}`));
+    await waitFor(async () => (await jobRows()) === 50, { description: 'the active projector applying the log' });
+    expect(second.output()).not.toContain(ACTIVE);
+
+    // Killed while the log keeps growing: the other projector carries on where the checkpoints are.
+    const writing = (async () => {
+      for (let batch = 0; batch < 20; batch++)
+        await defineInLog(Array.from({ length: 10 }, (_, i) => `late.job-${batch}-${i}`));
+    })();
+    first.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await writing;
+    await waitFor(async () => (await jobRows()) === 250, {
+      timeoutMs: 15_000,
+      pollMs: 50,
+      description: 'the second projector applying the rest of the log',
+    });
+    const takeoverMs = Date.now() - killedAt;
+    expect(second.output()).toContain(ACTIVE);
+    console.log(`projector takeover after SIGKILL: every event applied ${takeoverMs} ms after the kill`);
+
+    const verified = await verifyProjections(db.eventStore, db.pool, PROJECTIONS);
+    expect(verified.differences).toEqual([]);
+
+    second.child.kill('SIGTERM');
+    expect(await exited(second.child)).toBe(0);
+  }, 90_000);
+});
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return child.exitCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
