@@ -1,12 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import * as path from 'node:path';
 import { jobStreamId } from '@chronicle/domain';
-import { findFreePort } from '@chronicle/platform';
 import { verifyProjections } from '@chronicle/projector';
 import { PROJECTIONS } from '@chronicle/projections';
 import { createTestDatabase, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
 import { buildDist } from './support/build-dist';
-import { waitUntilHealthy } from './support/wait-healthy';
+import { exited, startRole, stopAll, type RoleProcess } from './support/role-process';
 
 /**
  * Two projector processes (`npm run start:projector`, built) on one log: one is active (it holds the
@@ -14,47 +11,24 @@ import { waitUntilHealthy } from './support/wait-healthy';
  * over by itself and the read models end up equal to a fresh rebuild from the log: no event applied
  * twice, none skipped.
  */
-const root = path.resolve(__dirname, '..');
-const projectorMain = path.join(root, 'dist/apps/projector/src/main.js');
 const ACTIVE = 'projections active in this process';
-
-interface Projector {
-  readonly child: ChildProcess;
-  output(): string;
-}
 
 describe('projector processes: one active, the other taking over when it dies', () => {
   let db: TestDatabase;
-  const started: Projector[] = [];
+  const started: RoleProcess[] = [];
 
   beforeAll(async () => {
     await buildDist();
     db = await createTestDatabase();
   }, 120_000);
   afterAll(async () => {
-    for (const p of started) {
-      if (p.child.exitCode !== null || p.child.signalCode !== null) continue;
-      p.child.kill('SIGTERM');
-      await exited(p.child);
-    }
+    await stopAll(started);
     await db?.drop();
   });
 
-  const start = async (): Promise<Projector> => {
-    const port = await findFreePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATABASE_URL: db.url, LOG_LEVEL: 'info' };
-    if (db.logUrl !== db.url) env['EVENT_STORE_URL'] = db.logUrl;
-    else delete env['EVENT_STORE_URL'];
-    const child = spawn(process.execPath, [projectorMain], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const projector = { child, output: () => out };
+  const start = async (): Promise<RoleProcess> => {
+    const projector = await startRole('projector', db);
     started.push(projector);
-    await waitUntilHealthy(`http://127.0.0.1:${port}`, {
-      exitedWith: () => (child.exitCode === null ? undefined : out),
-      output: () => out,
-    });
     return projector;
   };
 
@@ -105,9 +79,3 @@ describe('projector processes: one active, the other taking over when it dies', 
     expect(await exited(second.child)).toBe(0);
   }, 90_000);
 });
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-}
