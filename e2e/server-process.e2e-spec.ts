@@ -188,6 +188,36 @@ describe('the server process (npm start)', () => {
     }
   }, 90_000);
 
+  it('runs only the roles ROLES names: api,scheduler leases and schedules, and projects nothing', async () => {
+    const database = await createEmptyDatabase();
+    try {
+      const port = await findFreePort();
+      const server = startServer({ PORT: String(port), DATABASE_URL: database.url, ROLES: 'scheduler, api' });
+      await waitForHealthy(port, server);
+      const ready = server
+        .output()
+        .split('\n')
+        .map((line) => (line.startsWith('{') ? (JSON.parse(line) as Record<string, unknown>) : {}))
+        .find((line) => line['msg'] === 'ready' || line['message'] === 'ready');
+      expect(ready).toMatchObject({ roles: 'api,scheduler' });
+      const scrape = await scrapeMetrics(`http://127.0.0.1:${port}`);
+      // The API's gauges and the scheduler's counters, and no projection running here.
+      expect(scrape.types.get('chronicle_ready_runs')).toBe('gauge');
+      expect(scrape.types.get('chronicle_lease_expiries_total')).toBe('counter');
+      expect(server.output()).not.toContain('projections active in this process');
+      const pool = createPool({ connectionString: database.url, max: 1 });
+      try {
+        const checkpoints = await pool.query('SELECT count(*)::int AS n FROM projection_checkpoints');
+        expect(checkpoints.rows[0]).toEqual({ n: 0 });
+      } finally {
+        await pool.end();
+      }
+      expect(await stop(server, 'SIGTERM')).toBe(0);
+    } finally {
+      await database.drop();
+    }
+  }, 60_000);
+
   it.each([
     [{ METRICS_AUTH: 'token' }, /METRICS_AUTH must be one of none, admin, not "token"/],
     [{ EVENT_STORE: 'mongo' }, /EVENT_STORE must be one of postgres, kurrentdb/],
@@ -198,6 +228,7 @@ describe('the server process (npm start)', () => {
       /cannot connect to PostgreSQL at 127\.0\.0\.1:1\/none: connection refused/,
     ],
     [{ DATA_DIR: '/proc/scheduler-data' }, /data folder \/proc\/scheduler-data cannot be written/],
+    [{ ROLES: 'api,worker' }, /ROLES must name some of api, scheduler, projector, each once/],
   ])(
     'exits non-zero with one line saying what to fix for %p',
     async (env, message) => {

@@ -3,7 +3,7 @@ import { ApiModule, configureApi } from '@chronicle/api';
 import type { Pool } from 'pg';
 import type { EventStore } from '@chronicle/event-store';
 import { systemClock, type Clock, loadConfig, createLogger, hashToken, type JsonLogger } from '@chronicle/platform';
-import { createApp, type ProcessDefinition } from '@chronicle/runtime';
+import { createApp, type RoleModules } from '@chronicle/runtime';
 
 export interface RunningApp {
   readonly url: string;
@@ -19,7 +19,7 @@ export interface RunningApp {
 export async function startApp(
   pool: Pool,
   eventStore: EventStore,
-  modules: ProcessDefinition['modules'],
+  modules: RoleModules,
   adminToken?: string,
   clock: Clock = systemClock,
   env: Readonly<Record<string, string>> = {},

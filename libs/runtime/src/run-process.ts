@@ -2,7 +2,14 @@ import { Module, type DynamicModule, type INestApplication, type Type } from '@n
 import { NestFactory } from '@nestjs/core';
 import helmet from 'helmet';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ConfigError, createMetricsRegistry, loadConfig, createLogger, type JsonLogger } from '@chronicle/platform';
+import {
+  ConfigError,
+  createMetricsRegistry,
+  loadConfig,
+  createLogger,
+  type Config,
+  type JsonLogger,
+} from '@chronicle/platform';
 import { HealthController } from './health.controller';
 import { httpMetrics } from './http-metrics';
 import { MetricsController } from './metrics.controller';
@@ -11,13 +18,16 @@ import { startRuntime, type Runtime } from './runtime';
 import { RuntimeModule } from './runtime.module';
 import { StartupError } from './startup-error';
 
+/** The Nest modules of some roles. */
+export type RoleModules = ReadonlyArray<Type | DynamicModule>;
+
 export interface ProcessDefinition {
   /** Names the process in logs and in pg_stat_activity. */
   readonly name: string;
-  /** The roles this process runs: the API, the scheduler, the projector, or all three. */
-  readonly modules: ReadonlyArray<Type | DynamicModule>;
+  /** The roles this process runs: the API, the scheduler, the projector, or some of them (by its settings). */
+  readonly modules: RoleModules | ((config: Config) => RoleModules);
   /** Set the app up before it listens (the API adds its OpenAPI document). */
-  readonly configure?: (app: INestApplication) => void;
+  readonly configure?: (app: INestApplication, config: Config) => void;
 }
 
 const SHUTDOWN_DEADLINE_MS = 15_000;
@@ -34,12 +44,13 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
     const config = loadConfig();
     const logger = createLogger({ level: config.logLevel, name: definition.name });
     runtime = await startRuntime(config, logger, `scheduler-${definition.name}`);
-    const app = await createApp(runtime, definition.modules, logger);
-    definition.configure?.(app);
+    const modules = typeof definition.modules === 'function' ? definition.modules(config) : definition.modules;
+    const app = await createApp(runtime, modules, logger);
+    definition.configure?.(app, config);
     await listen(app, config.port);
     logger.info('ready', {
       port: config.port,
-      roles: definition.name,
+      roles: typeof definition.modules === 'function' ? config.roles.join(',') : definition.name,
       eventStore: runtime.eventStore.kind,
       embeddedDatabase: config.databaseUrl === undefined,
     });
@@ -56,7 +67,7 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
  */
 export async function createApp(
   runtime: Runtime,
-  modules: ProcessDefinition['modules'],
+  modules: RoleModules,
   logger: JsonLogger = runtime.logger,
 ): Promise<INestApplication> {
   const registry = createMetricsRegistry();

@@ -23,6 +23,7 @@ describe('configuration', () => {
       shards: 16,
       shardLeaseSeconds: 10,
       canaries: true,
+      roles: ['api', 'scheduler', 'projector'],
     });
   });
 
@@ -50,6 +51,7 @@ describe('configuration', () => {
         SHARDS: '64',
         SHARD_LEASE_SECONDS: '30',
         CANARIES: 'off',
+        ROLES: 'scheduler, api',
       },
       '/srv/app',
     );
@@ -67,6 +69,7 @@ describe('configuration', () => {
       shards: 64,
       shardLeaseSeconds: 30,
       canaries: false,
+      roles: ['api', 'scheduler'],
     });
   });
 
@@ -103,6 +106,9 @@ describe('configuration', () => {
     [{ SHARDS: '0' }, /SHARDS must be a whole number from 1 to 1024, not "0"/],
     [{ SHARDS: '16.5' }, /SHARDS must be a whole number/],
     [{ CANARIES: 'yes' }, /CANARIES must be one of on, off, not "yes"/],
+    [{ ROLES: 'api,worker' }, /ROLES must name some of api, scheduler, projector, each once/],
+    [{ ROLES: 'api,api' }, /ROLES must name some of api, scheduler, projector, each once/],
+    [{ ROLES: ',' }, /ROLES must name some of api, scheduler, projector, each once/],
     [{ SHARD_LEASE_SECONDS: '1' }, /SHARD_LEASE_SECONDS must be a whole number from 3 to 300/],
     [{ AUTH_FAILURES_PER_MINUTE: '0' }, /AUTH_FAILURES_PER_MINUTE must be a whole number from 1/],
   ])('refuses %p with a message that says what to fix', (env, message) => {

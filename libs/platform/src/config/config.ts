@@ -6,6 +6,9 @@ export type EventStoreKind = 'postgres' | 'kurrentdb';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** Who may read GET /metrics: anyone who reaches the port, or the admin token's holder. */
 export type MetricsAuth = 'none' | 'admin';
+/** What a process does; `npm start` runs the ROLES given, all three by default. */
+export type Role = 'api' | 'scheduler' | 'projector';
+export const ROLES: readonly Role[] = ['api', 'scheduler', 'projector'];
 
 export interface Config {
   readonly port: number;
@@ -45,6 +48,8 @@ export interface Config {
   readonly shardLeaseSeconds: number;
   /** A synthetic run per shard every minute, done by a built-in worker and checked by the shard's owner. */
   readonly canaries: boolean;
+  /** The roles `npm start` runs in its one process (the role entry points run theirs alone). */
+  readonly roles: readonly Role[];
 }
 
 /** Every environment variable the processes read, with its default; the README table mirrors this. */
@@ -66,6 +71,7 @@ export const CONFIG_VARIABLES = {
   SHARDS: '16',
   SHARD_LEASE_SECONDS: '10',
   CANARIES: 'on',
+  ROLES: 'api,scheduler,projector',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -105,7 +111,18 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     shards: parseInteger(env, 'SHARDS', 16, 1, 1024),
     shardLeaseSeconds: parseInteger(env, 'SHARD_LEASE_SECONDS', 10, 3, 300),
     canaries: parseChoice(env, 'CANARIES', ['on', 'off'] as const, 'on') === 'on',
+    roles: parseRoles(nonEmpty(env['ROLES'])),
   };
+}
+
+/** `api,scheduler`: some of the three roles, each once, in any order; the process runs them in ROLES' order. */
+function parseRoles(raw: string | undefined): readonly Role[] {
+  if (raw === undefined) return ROLES;
+  const named = raw.split(',').map((role) => role.trim().toLowerCase());
+  const unknown = named.filter((role) => !ROLES.includes(role as Role));
+  if (named.length === 0 || unknown.length > 0 || new Set(named).size !== named.length)
+    throw new ConfigError(`ROLES must name some of ${ROLES.join(', ')}, each once, comma-separated, not "${raw}"`);
+  return ROLES.filter((role) => named.includes(role));
 }
 
 /** `critical=70,default=25,bulk=5`: each priority once, whole numbers from 1 to 1000. */
