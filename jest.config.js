@@ -38,7 +38,14 @@ const swcEsm = [
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/projections', '<rootDir>/e2e', '<rootDir>/test'],
+  roots: [
+    '<rootDir>/apps',
+    '<rootDir>/libs',
+    '<rootDir>/projections',
+    '<rootDir>/e2e',
+    '<rootDir>/test',
+    '<rootDir>/bench',
+  ],
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
   transform: { '^.+\\.ts$': swc, '^.+\\.js$': swcEsm },
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`],

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 
 const live = new Set<ChildProcess>();
 let exitHooked = false;
@@ -9,14 +10,20 @@ export interface Child {
   output(): string;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
   stop(graceMs?: number): Promise<void>;
+  /** Sends it a signal (SIGKILL, SIGSTOP, SIGCONT, ...) if it is still running. */
+  signal(signal: NodeJS.Signals): void;
+  /** Resolves once it has exited, however. */
+  readonly exited: Promise<void>;
+  hasExited(): boolean;
 }
 
 /**
  * A node child process that is killed when the bench exits, however it
  * exits: a benchmark must not leave servers behind. BENCH_CHILD_NODE_ARGS
- * adds node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+ * adds node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it. With `logFile`, all
+ * it prints is appended there too.
  */
-export function startNodeChild(script: string, env: Record<string, string>): Child {
+export function startNodeChild(script: string, env: Record<string, string>, logFile?: string): Child {
   hookExit();
   const nodeArgs = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
   const child = spawn(process.execPath, [...nodeArgs, script], {
@@ -28,13 +35,26 @@ export function startNodeChild(script: string, env: Record<string, string>): Chi
   const keep = (chunk: Buffer): void => void (tail = (tail + chunk.toString()).slice(-4_000));
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
+  if (logFile !== undefined) {
+    const log = createWriteStream(logFile, { flags: 'a' });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    child.once('close', () => log.end());
+  }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => live.delete(child));
+  const hasExited = (): boolean => child.exitCode !== null || child.signalCode !== null;
   return {
     pid: child.pid,
     output: () => tail,
+    exited,
+    hasExited,
+    signal: (signal) => {
+      if (!hasExited()) child.kill(signal);
+    },
     stop: async (graceMs = 10_000) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (hasExited()) return;
+      child.kill('SIGCONT'); // a stopped child cannot act on SIGTERM
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
