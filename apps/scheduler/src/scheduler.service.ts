@@ -78,7 +78,9 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   readonly node = schedulerNodeName();
 
   async onApplicationBootstrap(): Promise<void> {
-    const ownership = new ShardOwnership(this.pool, this.node, this.config.shards, this.config.shardLeaseSeconds);
+    const ownership = new ShardOwnership(this.pool, this.node, this.config.shards, this.config.shardLeaseSeconds, {
+      presence: true,
+    });
     this.ownership = ownership;
     await ownership.start();
     const shardMetrics = new ShardMetrics(this.registry);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { defineNewJobs, shardOf } from '@chronicle/commands';
 import type { JobDefinition } from '@chronicle/domain';
-import { ConfigError, withTransaction } from '@chronicle/platform';
+import { ConfigError, createPool, withTransaction } from '@chronicle/platform';
 import { createTestDatabase, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
 import { Materialiser } from '../materialiser/materialiser';
 import { holdShards, ShardFencedError } from './shard-fence';
@@ -137,6 +137,61 @@ describe('shards: ownership, spread, takeover and the fence', () => {
     expect(woke.lost).toHaveLength(SHARDS);
     expect(a.scope().leases).toEqual([]);
   });
+
+  it("takes a dead node's shards within seconds by its lost presence, and a stalled node's only after its lease", async () => {
+    const lease = 10;
+    // Each node on a pool of its own, so that one can die: its connections cut, as by a SIGKILL.
+    const pools = ['node-a', 'node-b', 'node-c'].map((name) =>
+      createPool({ connectionString: db.url, max: 2, applicationName: name }),
+    );
+    const [a, b, c] = ['node-a', 'node-b', 'node-c'].map(
+      (name, i) => new ShardOwnership(pools[i]!, name, SHARDS, lease, { presence: true }),
+    );
+    try {
+      await a!.start();
+      const spread = async (): Promise<boolean> => {
+        for (const n of [a!, b!, c!]) await n.refresh();
+        const held = await owners();
+        return ['node-a', 'node-b', 'node-c'].every((n) => held.filter((r) => r.owner === n).length >= 5);
+      };
+      await waitFor(spread, { timeoutMs: 10_000, pollMs: 100, description: 'the shards spread over three nodes' });
+      const ofA = (await owners()).filter((r) => r.owner === 'node-a').map((r) => r.shard);
+
+      // node-a dies: PostgreSQL ends its sessions (its presence lock with them). Well within its lease,
+      // b and c hold every shard, a's under newer epochs.
+      await db.pool.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'node-a%'",
+      );
+      const died = Date.now();
+      await waitFor(
+        async () => {
+          await b!.refresh();
+          await c!.refresh();
+          return (await owners()).every((r) => r.owner === 'node-b' || r.owner === 'node-c');
+        },
+        { timeoutMs: 8_000, pollMs: 200, description: "node-b and node-c holding dead node-a's shards" },
+      );
+      expect(Date.now() - died).toBeLessThan(lease * 1000 - 3_000);
+      const after = await owners();
+      for (const shard of ofA) expect(after[shard]!.epoch).toBeGreaterThan(1);
+
+      // node-c stalls (alive, connected, not renewing): its shards wait for its lease.
+      const ofC = after.filter((r) => r.owner === 'node-c').map((r) => r.shard);
+      const stalled = Date.now();
+      await waitFor(
+        async () => {
+          await b!.refresh();
+          const held = await owners();
+          return ofC.every((shard) => held[shard]!.owner === 'node-b');
+        },
+        { timeoutMs: (lease + 5) * 1000, pollMs: 200, description: "node-b holding stalled node-c's shards" },
+      );
+      expect(Date.now() - stalled).toBeGreaterThanOrEqual((lease - 2) * 1000);
+    } finally {
+      await Promise.all([b!.stop(), c!.stop()]);
+      await Promise.all(pools.map((p) => p.end()));
+    }
+  }, 40_000);
 
   it('grants a shard only once the old owner has no write under way for it', async () => {
     const a = node('node-a');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Pool } from 'pg';
+import { Client, type Pool } from 'pg';
 import { ConfigError, withTransaction, type Queryable } from '@chronicle/platform';
 
 /** A shard this node holds, under the epoch of its grant. */
@@ -29,6 +29,13 @@ export interface OwnershipChange {
   readonly released: readonly number[];
 }
 
+/** The first key of a node's presence lock (pg_advisory_lock(class, hashtext(node))): 'SHND'. */
+const PRESENCE_LOCK_CLASS = 0x53484e44;
+/** How long a node must have held its own presence before it judges others gone by theirs. */
+const PRESENCE_SETTLED_MS = 3_000;
+/** Nodes renew every second: one silent this long, with no presence, is gone (its lease is not waited out). */
+const GONE_AFTER_SILENCE = '2 seconds';
+
 /** A node's name as shards' owners show it: host and process, and an instance (a pid is reused). */
 export function schedulerNodeName(): string {
   return `${hostname()}:${process.pid}#${randomBytes(2).toString('hex')}`;
@@ -44,17 +51,29 @@ export function schedulerNodeName(): string {
  * Each refresh: say this node is alive; renew what it holds; give up what is
  * over its share; take free or expired shards up to its share. The share of
  * the i-th live node (by name) is floor(S/N), one more for the first S mod N.
+ *
+ * With `presence`, a node also holds a session lock on a connection of its own for as long as it
+ * lives. A node that died (killed, crashed: its connections closed) loses that lock at once, so the
+ * others take its shards and stop counting it at their next refresh, once it has also been silent
+ * for two seconds, instead of a lease later. A node that is alive but stalled (SIGSTOP, a long GC)
+ * keeps its connection, so its shards wait for the lease to run out. A presence lost while the node
+ * lives (PostgreSQL restarted) can at worst hand its shards over early: its writes are then fenced
+ * as after any takeover, and the shards spread again.
  */
 export class ShardOwnership {
   private readonly held = new Map<number, number>();
   /** Granted, not yet served: the reaper and the materialiser run for them first (takeoverScope). */
   private readonly warming = new Set<number>();
 
+  /** The connection holding this node's presence lock, and since when (this process's clock). */
+  private presence: { client: Client; since: number } | undefined;
+
   constructor(
     private readonly pool: Pool,
     readonly node: string,
     readonly shardCount: number,
     private readonly leaseSeconds: number,
+    private readonly options: { presence?: boolean } = {},
   ) {}
 
   /**
@@ -130,6 +149,7 @@ export class ShardOwnership {
   /** One round: alive, renew, give up the excess, take up to this node's share. */
   async refresh(): Promise<OwnershipChange> {
     const ttl = `${this.leaseSeconds} seconds`;
+    const judgesPresence = this.options.presence === true && (await this.holdPresence());
     await this.pool.query({
       name: 'shards_node_alive',
       text: `INSERT INTO scheduler_nodes (node) VALUES ($1) ON CONFLICT (node) DO UPDATE SET last_seen = now()`,
@@ -150,7 +170,7 @@ export class ShardOwnership {
       this.warming.delete(shard);
     }
 
-    const share = await this.share(ttl);
+    const share = await this.share(ttl, judgesPresence);
     const released = [...this.held.keys()].sort((a, b) => b - a).slice(0, Math.max(0, this.held.size - share));
     if (released.length > 0) {
       // Out of the scope first, so that no pass of this node starts on them; one under way keeps its hold.
@@ -160,7 +180,7 @@ export class ShardOwnership {
       }
       await release(this.pool, this.node, released);
     }
-    const granted = this.held.size < share ? await this.grant(share - this.held.size, ttl) : [];
+    const granted = this.held.size < share ? await this.grant(share - this.held.size, ttl, judgesPresence) : [];
     for (const lease of granted) {
       this.held.set(lease.shard, lease.epoch);
       this.warming.add(lease.shard);
@@ -173,16 +193,61 @@ export class ShardOwnership {
     const shards = [...this.held.keys()];
     this.held.clear();
     this.warming.clear();
-    await release(this.pool, this.node, shards);
-    await this.pool.query('DELETE FROM scheduler_nodes WHERE node = $1', [this.node]);
+    try {
+      await release(this.pool, this.node, shards);
+      await this.pool.query('DELETE FROM scheduler_nodes WHERE node = $1', [this.node]);
+    } finally {
+      const presence = this.presence;
+      this.presence = undefined;
+      await presence?.client.end().catch(() => undefined);
+    }
   }
 
-  /** This node's share of the shards among the nodes seen within a lease. */
-  private async share(ttl: string): Promise<number> {
+  /**
+   * This node's presence lock, taken again if its connection was lost. Resolves whether it has been
+   * held long enough (PRESENCE_SETTLED_MS) for this node to judge the others' (after a restart of
+   * PostgreSQL every node takes its lock again within a refresh or two).
+   */
+  private async holdPresence(): Promise<boolean> {
+    if (this.presence === undefined) {
+      const client = new Client({
+        ...this.pool.options,
+        application_name: `${this.pool.options.application_name ?? 'scheduler'}-presence`,
+      });
+      let ended = false;
+      const lost = (): void => {
+        if (this.presence?.client === client) this.presence = undefined;
+        if (!ended) void client.end().catch(() => undefined);
+        ended = true;
+      };
+      client.on('error', lost);
+      client.on('end', lost);
+      await client.connect();
+      const { rows } = await client.query<{ held: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS held', [
+        PRESENCE_LOCK_CLASS,
+        this.node,
+      ]);
+      // Not held: another node's name hashes alike (rare); this node is then judged by its lease alone.
+      if (rows[0]?.held !== true) {
+        await client.end();
+        return false;
+      }
+      this.presence = { client, since: Date.now() };
+    }
+    return Date.now() - this.presence.since >= PRESENCE_SETTLED_MS;
+  }
+
+  /** This node's share of the shards among the live nodes: seen within a lease (and present, or just seen). */
+  private async share(ttl: string, judgesPresence: boolean): Promise<number> {
     const { rows } = await this.pool.query<{ node: string }>({
       name: 'shards_live_nodes',
-      text: `SELECT node FROM scheduler_nodes WHERE last_seen > now() - $1::interval ORDER BY node COLLATE "C"`,
-      values: [ttl],
+      text: `${PRESENT_NODES}
+             SELECT node FROM scheduler_nodes
+              WHERE last_seen > now() - $1::interval
+                AND (NOT $2 OR node = $3 OR last_seen > now() - $4::interval
+                     OR (hashtext(node)::bigint & 4294967295) IN (SELECT key FROM present))
+              ORDER BY node COLLATE "C"`,
+      values: [ttl, judgesPresence, this.node, GONE_AFTER_SILENCE],
     });
     const nodes = rows.map((r) => r.node);
     const index = Math.max(0, nodes.indexOf(this.node));
@@ -191,15 +256,20 @@ export class ShardOwnership {
   }
 
   /**
-   * Up to `wanted` free or expired shards, each under its next epoch. SKIP LOCKED passes over a shard
-   * whose old owner still writes under it (its pass holds the row FOR KEY SHARE): taken once that ends.
+   * Up to `wanted` free or expired shards (or of an owner gone: silent, no presence), each under its
+   * next epoch. SKIP LOCKED passes over a shard whose old owner still writes under it (its pass holds
+   * the row FOR KEY SHARE): taken once that ends.
    */
-  private async grant(wanted: number, ttl: string): Promise<ShardLease[]> {
+  private async grant(wanted: number, ttl: string, judgesPresence: boolean): Promise<ShardLease[]> {
     const { rows } = await this.pool.query<{ shard: number; epoch: string }>({
       name: 'shards_grant',
-      text: `WITH free AS (
+      text: `${PRESENT_NODES},
+             free AS (
                SELECT shard FROM shard_leases
-                WHERE shard < $3 AND (owner IS NULL OR lease_expires_at <= now())
+                WHERE shard < $3
+                  AND (owner IS NULL OR lease_expires_at <= now()
+                       OR ($5 AND lease_expires_at <= now() + $2::interval - $6::interval
+                           AND (hashtext(owner)::bigint & 4294967295) NOT IN (SELECT key FROM present)))
                 ORDER BY shard
                 LIMIT $4
                   FOR UPDATE SKIP LOCKED
@@ -208,11 +278,18 @@ export class ShardOwnership {
                 SET owner = $1, epoch = l.epoch + 1, lease_expires_at = now() + $2::interval, granted_at = now()
                FROM free WHERE l.shard = free.shard
              RETURNING l.shard, l.epoch`,
-      values: [this.node, ttl, this.shardCount, wanted],
+      values: [this.node, ttl, this.shardCount, wanted, judgesPresence, GONE_AFTER_SILENCE],
     });
     return rows.map((r) => ({ shard: r.shard, epoch: Number(r.epoch) })).sort((a, b) => a.shard - b.shard);
   }
 }
+
+/** The presence locks held in this database, by the second key (hashtext(node), as pg_locks shows it: unsigned). */
+const PRESENT_NODES = `WITH present AS MATERIALIZED (
+  SELECT objid::bigint AS key FROM pg_locks
+   WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = ${PRESENCE_LOCK_CLASS}
+     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+)`;
 
 async function release(db: Queryable, node: string, shards: readonly number[]): Promise<void> {
   if (shards.length === 0) return;
