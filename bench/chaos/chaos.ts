@@ -252,7 +252,7 @@ async function runChaos(
     cron: { jobs: cronJobs, from: cronFrom },
     executions: await readExecutions(work),
     enqueues: produced.enqueues,
-    takeoverMs: monitor.takeoverMs,
+    takeovers: monitor.takeovers,
     takeoversMissing: monitor.missing,
     rebuildDifferences,
     postgresRestart: faults.postgresRestart,
@@ -346,7 +346,7 @@ async function injectFaults(context: {
       stopDone = true;
       const victim = pick(nodes.filter((n) => n.state === 'up' && !restarting.has(n)));
       if (victim !== undefined) {
-        const shards = monitor.ownerDown(victim.pid!);
+        const shards = monitor.ownerDown(victim.pid!, 'stopped');
         victim.pause();
         report.stops++;
         say(`SIGSTOP ${victim.name} (pid ${victim.pid}, ${shards} shards) for ${(leaseMs + 5_000) / 1000} s`);
@@ -374,7 +374,7 @@ async function injectFaults(context: {
       nextKill = Date.now() + between(KILL_EVERY_MS);
       const victim = pick(slots.filter((s) => s.state === 'up' && !restarting.has(s)));
       if (victim === undefined) continue;
-      const shards = victim.kind === 'node' ? monitor.ownerDown(victim.pid!) : 0;
+      const shards = victim.kind === 'node' ? monitor.ownerDown(victim.pid!, 'killed') : 0;
       await victim.kill();
       report.kills++;
       say(`SIGKILL ${victim.name} (pid ${victim.pid}${victim.kind === 'node' ? `, ${shards} shards` : ''})`);

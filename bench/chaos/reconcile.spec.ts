@@ -53,7 +53,12 @@ function healthy(): ChaosInput {
       { idempotencyKey: 'k-a', runIds: ['a', 'a'] },
       { idempotencyKey: 'k-b', runIds: ['b'] },
     ],
-    takeoverMs: [9_000, 10_000, 2_000],
+    takeovers: [
+      { fault: 'killed', ms: 2_000 },
+      { fault: 'killed', ms: 3_000 },
+      { fault: 'killed', ms: 2_500 },
+      { fault: 'stopped', ms: 10_400 },
+    ],
     takeoversMissing: 0,
     rebuildDifferences: [],
     postgresRestart: { done: true },
@@ -72,7 +77,8 @@ describe('the chaos run’s reconciliation', () => {
     expect(figure(input, 'runs due before the end')).toBe('4 of 4');
     expect(figure(input, 'executions / duplicates')).toBe('4 / 1');
     expect(figure(input, 'cron fires')).toBe('2 of 2');
-    expect(figure(input, 'shard takeovers')).toBe('3, 9.0 s, 10.0 s');
+    expect(figure(input, 'shard takeovers, owner killed')).toBe('3, 2.5 s, 3.0 s');
+    expect(figure(input, 'shard takeovers, owner stopped')).toBe('1, 10.4 s, 10.4 s');
   });
 
   it('finds a run due before the end that is still waiting', () => {
@@ -148,7 +154,9 @@ describe('the chaos run’s reconciliation', () => {
 
   it('finds shards never taken over, rows that differ from a rebuild, and a run without faults', () => {
     const input = healthy();
-    expect(violated({ ...input, takeoversMissing: 2 })).toEqual(['shard takeovers: count, p50, max']);
+    expect(violated({ ...input, takeoversMissing: 2 })).toEqual([
+      'shards of a killed or stopped owner not served again',
+    ]);
     expect(violated({ ...input, rebuildDifferences: ['runs: a'] })).toEqual([
       'read models equal a rebuild from the log',
     ]);

@@ -10,6 +10,14 @@ interface LeaseRow {
 
 const POLL_MS = 200;
 
+/** killed: its connections closed (its presence lost); stopped: SIGSTOPped, connected, silent. */
+export type OwnerFault = 'killed' | 'stopped';
+
+export interface Takeover {
+  readonly fault: OwnerFault;
+  readonly ms: number;
+}
+
 /**
  * Times shard takeovers from `shard_leases`: when a scheduler node is killed or stopped, each shard
  * it held is taken over once another node holds it and has made a materialiser pass for it since
@@ -18,8 +26,8 @@ const POLL_MS = 200;
 export class TakeoverMonitor {
   private rows: readonly LeaseRow[] = [];
   /** shard -> the fault it waits to be taken over after. */
-  private readonly pending = new Map<number, { pid: number; since: number }>();
-  readonly takeoverMs: number[] = [];
+  private readonly pending = new Map<number, { pid: number; since: number; fault: OwnerFault }>();
+  readonly takeovers: Takeover[] = [];
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> = Promise.resolve();
 
@@ -31,10 +39,10 @@ export class TakeoverMonitor {
   }
 
   /** The node of process `pid` was just killed or stopped: its shards, by the last poll, wait for a new owner. */
-  ownerDown(pid: number): number {
+  ownerDown(pid: number, fault: OwnerFault): number {
     const since = Date.now();
     const held = this.rows.filter((row) => ownedBy(row.owner, pid));
-    for (const row of held) this.pending.set(row.shard, { pid, since });
+    for (const row of held) this.pending.set(row.shard, { pid, since, fault });
     return held.length;
   }
 
@@ -66,7 +74,7 @@ export class TakeoverMonitor {
       if (fault === undefined || row.owner === null || ownedBy(row.owner, fault.pid)) continue;
       if (row.grantedAt === null || row.materialisedAt === null) continue;
       if (row.grantedAt < fault.since || row.materialisedAt < row.grantedAt) continue;
-      this.takeoverMs.push(row.materialisedAt - fault.since);
+      this.takeovers.push({ fault: fault.fault, ms: row.materialisedAt - fault.since });
       this.pending.delete(row.shard);
     }
   }
