@@ -4,6 +4,7 @@ import { FULL, QUICK } from './compare/scenario';
 import { claimLatency } from './claim-latency.suite';
 import { scheduleSpike } from './schedule-spike.suite';
 import { rebuild } from './rebuild.suite';
+import { scaleOut } from './scale-out.suite';
 import { soak } from './soak.suite';
 import { storage } from './storage.suite';
 
@@ -14,7 +15,7 @@ import { storage } from './storage.suite';
  *
  *   --quick            small counts, one repetition: a smoke run
  *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
- * claim-latency, rebuild, storage)
+ * claim-latency, rebuild, storage, scale-out)
  *   --systems=a,b      only systems whose label contains one of these (chronicle, split, graphile-worker,
  * pg-boss, tuned, defaults)
  *   --json             the figures as JSON on stdout instead of the table
@@ -23,9 +24,9 @@ import { storage } from './storage.suite';
  *
  * Exits non-zero when a repetition failed, its log check included.
  */
-const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, rebuild, soak, storage];
+const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, rebuild, soak, storage, scaleOut];
 /** Suites that run only when --only names them: long, and measuring what the others do not race on. */
-const ON_DEMAND: ReadonlySet<BenchSuite> = new Set([soak, storage]);
+const ON_DEMAND: ReadonlySet<BenchSuite> = new Set([soak, storage, scaleOut]);
 const TIME_LIMIT_MS = { full: 30 * 60_000, quick: 5 * 60_000 };
 /** Beyond its minutes, the soak's start, backlog, stop and log audit. */
 const SOAK_MARGIN_MS = 5 * 60_000;

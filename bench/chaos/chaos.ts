@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { Pool } from 'pg';
 import { PENDING_RUN_STATES } from '@chronicle/domain';
 import { createTeam, type ApiClient } from '@chronicle/e2e-support';
-import { createEventStore, START, type LogPosition } from '@chronicle/event-store';
+import { createEventStore, START, type EventStore, type LogPosition } from '@chronicle/event-store';
 import {
   createPool,
   findFreePort,
@@ -403,40 +403,43 @@ async function settle(observer: Pool, end: Date, say: (line: string) => void): P
   say(`settling gave up with ${open} runs due before the end not over`);
 }
 
-/** Every event of the log, through the event-store port (either store). */
-async function readLog(server: ChaosServer, readModels: Pool): Promise<LoggedEvent[]> {
+/** The run's event store, as its processes configure it (the log in the read models' database or its own). */
+async function withLogStore<T>(
+  server: ChaosServer,
+  readModels: Pool,
+  work: (store: EventStore) => Promise<T>,
+): Promise<T> {
   const config = loadConfig({
     DATABASE_URL: server.url,
     ...(server.logUrl === server.url ? {} : { EVENT_STORE_URL: server.logUrl }),
   });
   const store = await createEventStore(config, readModels);
   try {
+    return await work(store);
+  } finally {
+    if (server.logUrl !== server.url) await store.close();
+  }
+}
+
+/** Every event of the log, through the event-store port (either store). */
+function readLog(server: ChaosServer, readModels: Pool): Promise<LoggedEvent[]> {
+  return withLogStore(server, readModels, async (store) => {
     const events: LoggedEvent[] = [];
-    let from: LogPosition = START;
-    for (;;) {
+    for (let from: LogPosition = START; ;) {
       const page = await store.readAll({ from, maxCount: 5_000 });
       if (page.length === 0) return events;
       for (const e of page)
         events.push({ streamId: e.streamId, type: e.type, data: e.data as Record<string, unknown> });
       from = page[page.length - 1]!.position;
     }
-  } finally {
-    if (server.logUrl !== server.url) await store.close();
-  }
+  });
 }
 
-async function compareWithRebuild(server: ChaosServer, readModels: Pool): Promise<string[]> {
-  const config = loadConfig({
-    DATABASE_URL: server.url,
-    ...(server.logUrl === server.url ? {} : { EVENT_STORE_URL: server.logUrl }),
-  });
-  const store = await createEventStore(config, readModels);
-  try {
+function compareWithRebuild(server: ChaosServer, readModels: Pool): Promise<string[]> {
+  return withLogStore(server, readModels, async (store) => {
     const report = await verifyProjections(store, readModels, PROJECTIONS);
     return report.differences.map((d) => JSON.stringify(d).slice(0, 300));
-  } finally {
-    if (server.logUrl !== server.url) await store.close();
-  }
+  });
 }
 
 async function readExecutions(work: string): Promise<Execution[]> {

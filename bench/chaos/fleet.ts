@@ -12,7 +12,8 @@ export interface SlotSpec {
   readonly env: Readonly<Record<string, string>>;
   /** Its HTTP port, the same after every restart (nodes and projectors answer /healthz there). */
   readonly port?: number;
-  readonly logDir: string;
+  /** Where `<name>.log` gets all it prints; none: only its last lines are kept. */
+  readonly logDir?: string;
 }
 
 const READY_TIMEOUT_MS = 90_000;
@@ -42,7 +43,8 @@ export class Slot {
   /** Starts it; a node or projector resolves once its /healthz answers 200. */
   async start(): Promise<void> {
     const env = { ...this.spec.env, ...(this.spec.port === undefined ? {} : { PORT: String(this.spec.port) }) };
-    const child = startNodeChild(this.spec.script, env, path.join(this.spec.logDir, `${this.spec.name}.log`));
+    const log = this.spec.logDir === undefined ? undefined : path.join(this.spec.logDir, `${this.spec.name}.log`);
+    const child = startNodeChild(this.spec.script, env, log);
     this.child = child;
     this.starts++;
     this.state = 'up';
