@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { PENDING_RUN_STATES } from '@chronicle/domain';
 import { createTeam, type ApiClient } from '@chronicle/e2e-support';
@@ -8,6 +7,7 @@ import { createPool, findFreePort } from '@chronicle/platform';
 import { SchedulerClient, Worker, type LeasedRun } from '@chronicle/worker-sdk';
 import type { BenchServer, ScratchDatabase } from './bench-database';
 import { Slot } from './chaos/fleet';
+import { ADMIN_TOKEN, SERVER_SCRIPT } from './compare/chronicle';
 import type { BenchSuite } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, quantile } from './table';
 
@@ -22,8 +22,6 @@ import { formatCount, formatTable, quantile } from './table';
  *   ready; the second node is SIGKILLed, and the probe's latency before, during (until the first
  *   node has served the dead one's shards) and after is compared.
  */
-const SERVER_SCRIPT = path.join(__dirname, '../apps/server/src/main.js');
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const QUEUE = 'scale';
 const JOB = 'scale.noop';
 const WORKERS = 4;

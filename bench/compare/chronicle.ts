@@ -19,8 +19,9 @@ import type {
 } from './queue-system';
 import { readHotUpdatePercent } from './table-stats.sql';
 
-const SERVER_SCRIPT = path.join(__dirname, '../../apps/server/src/main.js');
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+/** The built `npm start`, and the admin token the bench starts it with. */
+export const SERVER_SCRIPT = path.join(__dirname, '../../apps/server/src/main.js');
+export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const QUEUE = 'bench';
 const JOB = 'bench.noop';
 /** Two worker processes' worth, each with a lease batch of 100 (the protocol's ceiling). */
