@@ -78,4 +78,37 @@ describe('projector processes: one active, the other taking over when it dies', 
     second.child.kill('SIGTERM');
     expect(await exited(second.child)).toBe(0);
   }, 90_000);
+
+  it('takes over from a stopped one (SIGSTOP) after 10 s of silence; resumed, the first applies nothing twice', async () => {
+    const rowsBefore = await jobRows();
+    const first = await start();
+    const second = await start();
+    await waitFor(() => first.output().includes(ACTIVE) || second.output().includes(ACTIVE), {
+      description: 'one projector active',
+    });
+    const [active, waiting] = first.output().includes(ACTIVE) ? [first, second] : [second, first];
+    active.child.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    await defineInLog(Array.from({ length: 30 }, (_, i) => `paused.job-${i}`));
+    await waitFor(async () => (await jobRows()) === rowsBefore + 30, {
+      timeoutMs: 30_000,
+      pollMs: 100,
+      description: 'the waiting projector applying the log while the active one is stopped',
+    });
+    const takeoverMs = Date.now() - stoppedAt;
+    expect(waiting.output()).toContain('the active projector was silent; its session ended, taking over');
+    expect(takeoverMs).toBeGreaterThanOrEqual(9_000);
+    console.log(`projector takeover after SIGSTOP: every event applied ${takeoverMs} ms after the stop`);
+
+    // Resumed, the first finds its session gone, and waits; the log goes on being applied once.
+    active.child.kill('SIGCONT');
+    await waitFor(() => /lock was lost|retrying from the checkpoint/.test(active.output()), {
+      timeoutMs: 15_000,
+      description: 'the resumed projector finding its lock gone',
+    });
+    await defineInLog(Array.from({ length: 10 }, (_, i) => `resumed.job-${i}`));
+    await waitFor(async () => (await jobRows()) === rowsBefore + 40, { description: 'the rest applied' });
+    const verified = await verifyProjections(db.eventStore, db.pool, PROJECTIONS);
+    expect(verified.differences).toEqual([]);
+  }, 120_000);
 });

@@ -2,6 +2,7 @@ import { createTestDatabase, type TestDatabase, waitFor, catchUpUntil } from '@c
 import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
 import { type Queryable, createLogger } from '@chronicle/platform';
 import { streamActivityProjection, type Projection, loadCheckpoint } from '@chronicle/projections';
+import { Client } from 'pg';
 import { ProjectionRunner } from './projection-runner';
 
 const logger = createLogger('error');
@@ -141,6 +142,62 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
     } finally {
       stop.abort();
       await Promise.all(runners);
+    }
+  });
+
+  it("ends a silent active runner's session and takes over; one that heartbeats it leaves alone", async () => {
+    const lockName = `projection:${streamActivityProjection.name}`;
+    // An active runner as a stopped process leaves it: the lock held on a session that says nothing.
+    const stalled = new Client({ connectionString: db.url });
+    stalled.on('error', () => undefined);
+    await stalled.connect();
+    await stalled.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockName]);
+    // One that is alive heartbeats on its session, as the runner does.
+    const alive = new Client({ connectionString: db.url });
+    alive.on('error', () => undefined);
+    await alive.connect();
+    const stop = new AbortController();
+    const waiting = new ProjectionRunner(store, db.pool, streamActivityProjection, logger, {
+      retryDelayMs: 100,
+      stalledAfterMs: 1_500,
+    });
+    let running: Promise<void> | undefined;
+    try {
+      const started = Date.now();
+      running = waiting.run(stop.signal);
+      await writeHistory();
+      await waitFor(async () => JSON.stringify(await activity()) === JSON.stringify(expected), {
+        timeoutMs: 10_000,
+        description: 'the waiting runner taking over from the silent one',
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+      await expect(stalled.query('SELECT 1')).rejects.toThrow();
+
+      // Now the waiting runner is the active one. Another, heartbeating holder of a second set's lock stays.
+      const otherLock = 'projection:some-other-set';
+      await alive.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [otherLock]);
+      const beating = setInterval(() => void alive.query('SELECT 1').catch(() => undefined), 200);
+      const other = new ProjectionRunner(
+        store,
+        db.pool,
+        { ...streamActivityProjection, name: 'some-other-set' },
+        logger,
+        {
+          retryDelayMs: 100,
+          stalledAfterMs: 1_000,
+        },
+      );
+      const otherStop = new AbortController();
+      const otherRunning = other.run(otherStop.signal);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      clearInterval(beating);
+      expect((await alive.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      otherStop.abort();
+      await otherRunning;
+    } finally {
+      stop.abort();
+      await running;
+      await Promise.all([stalled.end().catch(() => undefined), alive.end()]);
     }
   });
 });

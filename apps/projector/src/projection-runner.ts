@@ -13,7 +13,15 @@ export interface ProjectionRunnerOptions {
   readonly batchSize?: number;
   /** Wait before retrying after a failed batch, and between tries for the lock while another runner is active. */
   readonly retryDelayMs?: number;
+  /**
+   * An active runner silent this long (no heartbeat on its lock's session: a stopped process, a
+   * machine paused) has its session ended by a waiting one, which takes over. Default 10 s.
+   */
+  readonly stalledAfterMs?: number;
 }
+
+/** The active runner's heartbeat on its lock's session, which shows in pg_stat_activity.state_change. */
+const HEARTBEAT_MS = 1_000;
 
 /** Another runner moved a checkpoint under us: give the batch back and start over. */
 class CheckpointMovedError extends Error {}
@@ -26,12 +34,21 @@ class CheckpointMovedError extends Error {}
  * rebuilt one starts from the beginning while the others skip what they
  * have). One runner is active per set of projections (an advisory lock);
  * the checkpoints' compare-and-set keeps it correct even if two ever run.
+ *
+ * A runner that dies loses the lock with its session, and a waiting one takes
+ * it at its next try. One that stalls (SIGSTOP, a paused machine) keeps its
+ * session: it heartbeats on it every second, and a waiting runner that finds
+ * it silent for `stalledAfterMs` ends that session (pg_terminate_backend) and
+ * takes the lock. A batch's transaction may stay idle no longer than that
+ * either, so a stall mid-batch holds no rows; and resumed, the stalled runner
+ * finds its lock gone or its checkpoints moved, and waits.
  */
 export class ProjectionRunner {
   private readonly projections: readonly Projection[];
   private readonly batchSize: number;
   private readonly retryDelayMs: number;
   private readonly lockName: string;
+  private readonly stalledAfterMs: number;
 
   constructor(
     private readonly eventStore: EventStore,
@@ -44,24 +61,41 @@ export class ProjectionRunner {
     this.batchSize = options.batchSize ?? 500;
     this.retryDelayMs = options.retryDelayMs ?? 1000;
     this.lockName = `projection:${this.projections.map((p) => p.name).join(',')}`;
+    this.stalledAfterMs = options.stalledAfterMs ?? 10_000;
   }
 
   /** Until `signal` aborts: hold the projections' lock, then follow the log. */
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       let lockHolder: PoolClient | undefined;
+      let heartbeat: NodeJS.Timeout | undefined;
       try {
         lockHolder = await this.tryLock();
         if (lockHolder === undefined) {
+          await this.endStalledHolder();
           await delay(this.retryDelayMs, signal);
           continue;
         }
         this.logger.info('projections active in this process', { projections: this.projections.map((p) => p.name) });
+        // The lock's session lost (ended as stalled, or the server restarted): stop following the log.
+        const lost = new AbortController();
+        const holder = lockHolder;
+        heartbeat = setInterval(
+          () => void holder.query('SELECT 1').catch((err: unknown) => lost.abort(err)),
+          HEARTBEAT_MS,
+        );
+        const following = AbortSignal.any([signal, lost.signal]);
         let positions = await this.prepare();
         const from = earliest(positions);
-        for await (const batch of this.eventStore.subscribeToAll({ from, batchSize: this.batchSize, signal })) {
+        for await (const batch of this.eventStore.subscribeToAll({
+          from,
+          batchSize: this.batchSize,
+          signal: following,
+        })) {
           positions = await this.applyBatch(positions, batch);
         }
+        if (lost.signal.aborted)
+          throw new Error("the projections' lock was lost with its session", { cause: lost.signal.reason });
       } catch (err) {
         if (signal.aborted) break;
         this.logger.error('projection batch failed; retrying from the checkpoint', {
@@ -70,9 +104,31 @@ export class ProjectionRunner {
         });
         await delay(this.retryDelayMs, signal);
       } finally {
+        clearInterval(heartbeat);
         await this.unlock(lockHolder);
       }
     }
+  }
+
+  /** Ends the session of an active runner silent for stalledAfterMs (see the class), so that the lock is free. */
+  private async endStalledHolder(): Promise<void> {
+    const { rows } = await this.pool.query<{ pid: number; ended: boolean }>(
+      `WITH k AS (SELECT hashtextextended($1, 0) AS key)
+       SELECT a.pid, pg_terminate_backend(a.pid) AS ended
+         FROM k, pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid::bigint = ((k.key >> 32) & 4294967295) AND l.objid::bigint = (k.key & 4294967295)
+          AND a.state = 'idle' AND a.state_change < now() - $2::interval`,
+      [this.lockName, `${this.stalledAfterMs} milliseconds`],
+    );
+    for (const row of rows)
+      this.logger.warn('the active projector was silent; its session ended, taking over', {
+        projections: this.projections.map((p) => p.name),
+        backendPid: row.pid,
+        silentForMs: this.stalledAfterMs,
+        ended: row.ended,
+      });
   }
 
   /** Apply everything readable now; resolves with the number of events read. */
@@ -109,6 +165,10 @@ export class ProjectionRunner {
   private async applyBatch(positions: readonly LogPosition[], batch: readonly RecordedEvent[]): Promise<LogPosition[]> {
     const to = batch[batch.length - 1]!.position;
     await withTransaction(this.pool, async (tx) => {
+      // Stalled mid-batch, the transaction is ended before a waiting runner takes over: it holds no rows then.
+      await tx.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [
+        String(this.stalledAfterMs),
+      ]);
       const moves: CheckpointMove[] = [];
       for (const [i, projection] of this.projections.entries()) {
         const from = positions[i]!;
