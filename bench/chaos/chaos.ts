@@ -52,6 +52,8 @@ const KILL_EVERY_MS = [3_000, 8_000] as const;
 const RESTART_AFTER_MS = [500, 3_000] as const;
 const SETTLE_MS = 4 * 60_000;
 const POSTGRES_DOWN_MS = 2_000;
+/** Past the 10 s of silence after which a waiting projector takes over from the active one. */
+const PROJECTOR_STOP_MS = 15_000;
 const MINUTE_MS = 60_000;
 
 interface Options {
@@ -187,7 +189,10 @@ async function runChaos(
   const nodes = await Promise.all(
     Array.from({ length: COUNTS.node }, (_, i) => slot('node', i, { ROLES: 'api,scheduler' })),
   );
-  const projectors = await Promise.all(Array.from({ length: COUNTS.projector }, (_, i) => slot('projector', i)));
+  // At info, a projector says when it is the active one: the fault of stopping one picks that one.
+  const projectors = await Promise.all(
+    Array.from({ length: COUNTS.projector }, (_, i) => slot('projector', i, { LOG_LEVEL: 'info' })),
+  );
   // The first migrates the databases; the others find them migrated.
   await nodes[0]!.start();
   await Promise.all([...nodes.slice(1), ...projectors].map((s) => s.start()));
@@ -262,6 +267,12 @@ async function runChaos(
   return [
     ...checks,
     {
+      name: 'projector stopped 15 s / taken over from a silent one',
+      value: `${faults.projectorStops} / ${await countInLogs(work, 'projector-', 'the active projector was silent')}`,
+      violated: false,
+      examples: [],
+    },
+    {
       name: 'processes that exited by themselves (restarted)',
       value: String(faults.crashes),
       violated: false,
@@ -285,13 +296,15 @@ async function defineJob(team: ApiClient, name: string, extra: Record<string, un
 interface FaultReport {
   kills: number;
   stops: number;
+  projectorStops: number;
   crashes: number;
   postgresRestart: ChaosInput['postgresRestart'];
 }
 
 /**
  * Until `end`: a random process SIGKILLed every few seconds and restarted a moment later; at a third
- * of the way, one node SIGSTOPped for its shard lease and 5 s more; at two thirds, PostgreSQL
+ * of the way, one node SIGSTOPped for its shard lease and 5 s more; half way, a projector SIGSTOPped
+ * for 15 s (the active one is taken over from after 10 s of silence); at two thirds, PostgreSQL
  * restarted. A process that exits by itself is restarted too, and counted.
  */
 async function injectFaults(context: {
@@ -303,7 +316,13 @@ async function injectFaults(context: {
   say: (line: string) => void;
 }): Promise<FaultReport> {
   const { slots, nodes, server, monitor, end, say } = context;
-  const report: FaultReport = { kills: 0, stops: 0, crashes: 0, postgresRestart: { done: false, why: 'not reached' } };
+  const report: FaultReport = {
+    kills: 0,
+    stops: 0,
+    projectorStops: 0,
+    crashes: 0,
+    postgresRestart: { done: false, why: 'not reached' },
+  };
   const startedAt = Date.now();
   const span = end.getTime() - startedAt;
   const leaseMs = loadConfig({}).shardLeaseSeconds * 1000;
@@ -329,6 +348,7 @@ async function injectFaults(context: {
     );
   };
   let stopDone = false;
+  let projectorStopDone = false;
   let restartDone = false;
   let nextKill = startedAt + between(KILL_EVERY_MS);
   while (Date.now() < end.getTime()) {
@@ -353,6 +373,23 @@ async function injectFaults(context: {
         background.push(
           (async () => {
             await sleep(leaseMs + 5_000);
+            victim.resume();
+            say(`SIGCONT ${victim.name}`);
+          })(),
+        );
+      }
+    }
+    if (!projectorStopDone && elapsed > span / 2) {
+      projectorStopDone = true;
+      const candidates = slots.filter((s) => s.kind === 'projector' && s.state === 'up' && !restarting.has(s));
+      const victim = (await activeProjector(candidates)) ?? pick(candidates);
+      if (victim !== undefined) {
+        victim.pause();
+        report.projectorStops++;
+        say(`SIGSTOP ${victim.name} (pid ${victim.pid}) for ${PROJECTOR_STOP_MS / 1000} s`);
+        background.push(
+          (async () => {
+            await sleep(PROJECTOR_STOP_MS);
             victim.resume();
             say(`SIGCONT ${victim.name}`);
           })(),
@@ -455,6 +492,29 @@ async function readExecutions(work: string): Promise<Execution[]> {
       return [];
     }
   });
+}
+
+/**
+ * The projector whose current process says, last, that its projections are active in it (its log at
+ * info), not that a batch failed since.
+ */
+async function activeProjector(projectors: readonly Slot[]): Promise<Slot | undefined> {
+  for (const slot of projectors) {
+    const log = await readFile(path.join(slot.spec.logDir!, `${slot.name}.log`), 'utf8').catch(() => '');
+    const mine = log.split('\n').filter((line) => line.includes(`"pid":${slot.pid},`));
+    const last = (text: string): number => mine.map((line) => line.includes(text)).lastIndexOf(true);
+    const active = last('projections active in this process');
+    const failed = last('projection batch failed');
+    if (active >= 0 && active > failed) return slot;
+  }
+  return undefined;
+}
+
+/** Lines saying `text` in the logs of the processes whose names begin with `prefix`. */
+async function countInLogs(work: string, prefix: string, text: string): Promise<number> {
+  const files = (await readdir(work)).filter((f) => f.startsWith(prefix) && f.endsWith('.log'));
+  const logs = await Promise.all(files.map((f) => readFile(path.join(work, f), 'utf8')));
+  return logs.reduce((n, log) => n + log.split('\n').filter((line) => line.includes(text)).length, 0);
 }
 
 function wholeMinutes(raw: string): number {
