@@ -363,9 +363,10 @@ async function injectFaults(context: {
     }
     const elapsed = Date.now() - startedAt;
     if (!stopDone && elapsed > span / 3) {
-      stopDone = true;
-      const victim = pick(nodes.filter((n) => n.state === 'up' && !restarting.has(n)));
+      // A node that holds shards (one that holds none would time no takeover); else again at the next tick.
+      const victim = pick(nodes.filter((n) => n.state === 'up' && !restarting.has(n) && monitor.heldBy(n.pid!) > 0));
       if (victim !== undefined) {
+        stopDone = true;
         const shards = monitor.ownerDown(victim.pid!, 'stopped');
         victim.pause();
         report.stops++;

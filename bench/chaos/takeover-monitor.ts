@@ -46,6 +46,11 @@ export class TakeoverMonitor {
     return held.length;
   }
 
+  /** The shards the node of process `pid` held at the last poll. */
+  heldBy(pid: number): number {
+    return this.rows.filter((row) => ownedBy(row.owner, pid)).length;
+  }
+
   /** Shards still waiting for a new owner's pass. */
   get missing(): number {
     return this.pending.size;
