@@ -87,6 +87,8 @@ class ChronicleSystem implements QueueSystem {
       PORT: String(port),
       SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
+      // The peers have no canaries; their runs would sit on a queue no bench worker drains.
+      CANARIES: 'off',
     });
     await waitUntilHealthy(this.baseUrl, { timeoutMs: READY_TIMEOUT_MS, output: () => this.server?.output() ?? '' });
     const clients = await createTeam(this.baseUrl, ADMIN_TOKEN, 'bench', [QUEUE]);
@@ -132,8 +134,8 @@ class ChronicleSystem implements QueueSystem {
 
   async countUnfinished(): Promise<number> {
     const { rows } = await this.pool!.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${RUN_TABLE} WHERE state = ANY($1::text[])`,
-      [PENDING_RUN_STATES],
+      `SELECT count(*) AS n FROM ${RUN_TABLE} WHERE queue = $2 AND state = ANY($1::text[])`,
+      [PENDING_RUN_STATES, QUEUE],
     );
     return Number(rows[0]!.n);
   }
