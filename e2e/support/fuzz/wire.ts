@@ -119,11 +119,7 @@ export function sendRequest(baseUrl: string, agent: Agent, wire: WireRequest): P
   if (wire.raw !== undefined) return sendRaw(hostname, Number(port), wire.raw);
   if (!clientWouldSend(wire)) return sendRaw(hostname, Number(port), rawBytesOf(wire, `${hostname}:${port}`));
   // Given as a list the headers go out as they are (repeated ones too), with no Host or Content-Length added.
-  const headers = [
-    ['host', `${hostname}:${port}`],
-    ...(wire.body === undefined ? [] : [['content-length', String(wire.body.length)]]),
-    ...wire.headers,
-  ].flat();
+  const headers = headersSent(wire, `${hostname}:${port}`).flat();
   return new Promise((resolve) => {
     const done = (answer: WireAnswer): void => {
       clearTimeout(timer);
@@ -167,8 +163,7 @@ function clientWouldSend(wire: WireRequest): boolean {
 
 /** The request as an HTTP/1.1 message, written by hand: what the client would not write goes out as is. */
 function rawBytesOf(wire: WireRequest, host: string): Buffer {
-  const headers = [['host', host], ...wire.headers, ['connection', 'close']];
-  if (wire.body !== undefined) headers.push(['content-length', String(wire.body.length)]);
+  const headers = headersSent(wire, host);
   const head = `${wire.method} ${wire.path} HTTP/1.1\r\n${headers.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), wire.body ?? Buffer.alloc(0)]);
 }
@@ -197,13 +192,33 @@ function sendRaw(host: string, port: number, bytes: Buffer): Promise<WireAnswer>
   });
 }
 
-/** The bytes of a request's line and headers, as Node's HTTP parser counts them against its limit. */
+/**
+ * The headers a request goes out with: its own, and the Host and Content-Length that sendRequest adds
+ * (with a connection of its own when written by hand, closed after the answer).
+ */
+function headersSent(wire: WireRequest, host: string): Array<readonly [string, string]> {
+  const length: Array<readonly [string, string]> =
+    wire.body === undefined ? [] : [['content-length', String(wire.body.length)]];
+  return clientWouldSend(wire)
+    ? [['host', host], ...length, ...wire.headers]
+    : [['host', host], ...wire.headers, ['connection', 'close'], ...length];
+}
+/** The longest host a test's server has: loopback, a five-digit port. */
+const LONGEST_HOST = '127.0.0.1:65535';
+
+/**
+ * The bytes of a request's line and headers as sent, which Node's HTTP parser counts against its limit
+ * (the added headers included: a request just under the limit without them is over it with them).
+ */
 export function headBytes(wire: WireRequest): number {
   if (wire.raw !== undefined)
     return wire.raw.indexOf('\r\n\r\n') === -1 ? wire.raw.length : wire.raw.indexOf('\r\n\r\n');
   return (
     Buffer.byteLength(`${wire.method} ${wire.path} HTTP/1.1\r\n`, 'latin1') +
-    wire.headers.reduce((n, [name, value]) => n + Buffer.byteLength(`${name}: ${value}\r\n`, 'latin1'), 0)
+    headersSent(wire, LONGEST_HOST).reduce(
+      (n, [name, value]) => n + Buffer.byteLength(`${name}: ${value}\r\n`, 'latin1'),
+      0,
+    )
   );
 }
 
