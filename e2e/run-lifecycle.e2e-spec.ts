@@ -182,7 +182,12 @@ describe('run lifecycle over HTTP', () => {
       expect(complete.body).toMatchObject({ state: 'succeeded' });
       expect((await team.get(`/v1/runs/${lease!.runId}`)).body).toMatchObject({ state: 'succeeded', attempt: 1 });
       const history = await team.get<{
-        events: Array<{ type: string; revision: number; metadata: { actor: string } }>;
+        events: Array<{
+          type: string;
+          revision: number;
+          data: Record<string, unknown>;
+          metadata: { actor: string } & Record<string, unknown>;
+        }>;
       }>(`/v1/runs/${lease!.runId}/events`);
       expect(history.body.events.map((e) => [e.type, e.revision, e.metadata.actor])).toEqual([
         ['RunScheduled', 0, teamActor],
@@ -190,6 +195,11 @@ describe('run lifecycle over HTTP', () => {
         ['LeaseExtended', 2, 'worker:billing:anonymous'],
         ['RunSucceeded', 3, 'worker:billing:anonymous'],
       ]);
+      // Each later event records the run's place, as its RunScheduled has it.
+      const { team: owner, queue, priority, dueAt } = history.body.events[0]!.data;
+      expect(owner).toBe('billing');
+      for (const later of history.body.events.slice(1))
+        expect(later.metadata).toMatchObject({ team: owner, queue, priority, dueAt });
     });
 
     it("caps a lease and its heartbeats by the job's timeoutSeconds", async () => {

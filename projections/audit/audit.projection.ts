@@ -1,3 +1,4 @@
+import { recordedRunPlace } from '@chronicle/domain';
 import { streamEnds, type RecordedEvent } from '@chronicle/event-store';
 import { copyRows, utcWeek, type Queryable } from '@chronicle/platform';
 import type { BulkBuild, BulkIo, Projection } from '../projection';
@@ -40,7 +41,7 @@ export const auditProjection: Projection = {
         events.map((e) => e.revision.toString()),
         events.map((e) => e.type),
         events.map((e) => stringOrNull(e.metadata['actor'])),
-        events.map((e) => teamInData(e)),
+        events.map(teamRecorded),
         events.map((e) => stringOrNull(e.metadata['correlationId'])),
         events.map((e) => e.recordedAt),
         events.map(keptOn),
@@ -82,7 +83,11 @@ export function buildAuditInBulk(): BulkBuild {
       const unknown = new Set<string>();
       for (const event of events) {
         if (event.revision === 0n || event.streamId.startsWith('team-')) teams.set(event.streamId, teamOfFirst(event));
-        else if (!teams.has(event.streamId)) unknown.add(event.streamId);
+        else if (!teams.has(event.streamId)) {
+          const recorded = teamRecorded(event);
+          if (recorded === null) unknown.add(event.streamId);
+          else teams.set(event.streamId, recorded);
+        }
       }
       if (unknown.size > 0)
         for (const [stream, team] of await io.read((db) => teamsOfStreams(db, [...unknown]))) teams.set(stream, team);
@@ -125,6 +130,14 @@ async function teamsOfStreams(db: Queryable, streams: readonly string[]): Promis
     [streams],
   );
   return new Map(rows.map((r) => [r.stream_id, r.team]));
+}
+
+/**
+ * The team an event names itself: a run's events carry it in their metadata (decide-runs.ts), a run's or
+ * a job's first event in its data. The others' (older run events among them) are looked up.
+ */
+function teamRecorded(event: RecordedEvent): string | null {
+  return (streamEnds(event.streamId) ? recordedRunPlace(event.metadata)?.team : undefined) ?? teamInData(event);
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
-import { RunEventType, type RunLeasedData } from '@chronicle/domain';
+import { RunEventType, recordedRunPlace, type RunLeasedData } from '@chronicle/domain';
 import type { BulkIo, Projection } from '../projection';
 import { emptyLagCounts, lagBucketOf, scheduleLagMs } from './lag-histogram';
-import { addActivity, findRunPlaces, type ActivityIncrement, type RunPlace } from './run-activity.sql';
+import { addActivity, findRunPlaces, runPlace, type ActivityIncrement, type RunPlace } from './run-activity.sql';
 
 const RUN_PREFIX = 'run-';
 const COUNTED = new Set<string>([
@@ -33,7 +33,9 @@ export const runActivityProjection: Projection = {
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     const runEvents = counted(events);
     if (runEvents.length === 0) return;
-    const places = await findRunPlaces(db, [...new Set(runEvents.map(runIdOf))]);
+    const places = placesRecorded(runEvents);
+    const unknown = [...new Set(runEvents.map(runIdOf).filter((id) => !places.has(id)))];
+    if (unknown.length > 0) for (const [id, place] of await findRunPlaces(db, unknown)) places.set(id, place);
     const increments = new Increments();
     countInto(increments, runEvents, places);
     if (increments.size > 0) await addActivity(db, increments.all());
@@ -53,6 +55,7 @@ export const runActivityProjection: Projection = {
       add: async (io, events) => {
         const runEvents = counted(events);
         if (places.size > HELD_PLACES) places.clear(); // before looking: what it held is looked up again
+        for (const [id, place] of placesRecorded(runEvents)) places.set(id, place);
         const unknown = [...new Set(runEvents.map(runIdOf).filter((id) => !places.has(id)))];
         if (unknown.length > 0)
           for (const [id, place] of await io.read((db) => findRunPlaces(db, unknown))) places.set(id, place);
@@ -74,6 +77,19 @@ const HELD_INCREMENTS = 20_000;
 
 function counted(events: readonly RecordedEvent[]): RecordedEvent[] {
   return events.filter((e) => e.streamId.startsWith(RUN_PREFIX) && COUNTED.has(e.type));
+}
+
+/** The places the events record themselves (RunPlaceMetadata); the runs of older events are not there. */
+function placesRecorded(runEvents: readonly RecordedEvent[]): Map<string, RunPlace> {
+  const places = new Map<string, RunPlace>();
+  for (const event of runEvents) {
+    const id = runIdOf(event);
+    if (places.has(id)) continue;
+    const recorded = recordedRunPlace(event.metadata);
+    if (recorded !== undefined)
+      places.set(id, runPlace(recorded.team, recorded.queue, recorded.priority, new Date(recorded.dueAt)));
+  }
+  return places;
 }
 
 function runIdOf(event: RecordedEvent): string {

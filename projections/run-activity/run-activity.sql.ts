@@ -34,18 +34,11 @@ export async function findRunPlaces(db: Queryable, runIds: readonly string[]): P
     'SELECT run_id, team, queue, priority, (extract(epoch FROM due_at) * 1000)::float8 AS due_ms FROM runs WHERE run_id = ANY($1::text[])',
     [runIds],
   );
-  return new Map(
-    rows.map((r) => [
-      r.run_id,
-      {
-        team: r.team,
-        queue: r.queue,
-        priority: r.priority,
-        dueAt: new Date(r.due_ms),
-        group: `${r.team}\u0000${r.queue}\u0000${r.priority}`,
-      },
-    ]),
-  );
+  return new Map(rows.map((r) => [r.run_id, runPlace(r.team, r.queue, r.priority, new Date(r.due_ms))]));
+}
+
+export function runPlace(team: string, queue: string, priority: string, dueAt: Date): RunPlace {
+  return { team, queue, priority, dueAt, group: `${team}\u0000${queue}\u0000${priority}` };
 }
 
 /**

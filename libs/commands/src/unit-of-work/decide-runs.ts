@@ -1,4 +1,12 @@
-import { DomainError, type RunEvent, type PresentRun, evolve, type RunSnapshot, runStreamId } from '@chronicle/domain';
+import {
+  DomainError,
+  type RunEvent,
+  type PresentRun,
+  evolve,
+  type RunPlaceMetadata,
+  type RunSnapshot,
+  runStreamId,
+} from '@chronicle/domain';
 import { WrongExpectedRevisionError, type StreamAppend, type UnitOfWork } from '@chronicle/event-store';
 import { runsUpdate } from '@chronicle/projections';
 import { recordedMetadata } from './event-metadata';
@@ -63,7 +71,10 @@ export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly 
     for (const run of runs) {
       const events = decideOne(run);
       if (events === null || events.length === 0) continue;
-      const metadata = typeof metadataOf === 'function' ? metadataOf(run) : metadataOf;
+      const metadata = recordedMetadata({
+        ...(typeof metadataOf === 'function' ? metadataOf(run) : metadataOf),
+        ...runPlaceMetadata(run),
+      });
       const streamId = runStreamId(run.definition.runId);
       decisions.set(streamId, {
         before: run,
@@ -73,7 +84,7 @@ export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly 
         append: {
           streamId,
           expected: BigInt(run.revision),
-          events: events.map((e) => ({ type: e.type, data: e.data, metadata: recordedMetadata(metadata) })),
+          events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
         },
       });
     }
@@ -94,4 +105,13 @@ export async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly 
   const decided = batches.map((): RunDecision[] => []);
   for (const { before, after, events, batch } of decisions.values()) decided[batch]!.push({ before, after, events });
   return decided;
+}
+
+/**
+ * Where a run's events belong, recorded with each: its team, queue, priority and due time (its
+ * RunScheduled's). The audit index and the activity counts file an event by them without reading the
+ * run's row, and an auditor reading one event sees whose run it was.
+ */
+function runPlaceMetadata({ definition }: PresentRun): RunPlaceMetadata {
+  return { team: definition.team, queue: definition.queue, priority: definition.priority, dueAt: definition.dueAt };
 }

@@ -133,3 +133,28 @@ export type RunEvent =
  * `jobVersion` (upcasting.ts reads version 1 events).
  */
 export const RUN_EVENT_SCHEMA_VERSION = 2;
+
+/**
+ * Recorded in the metadata of every run event after the first (its RunScheduled holds them in its data):
+ * the run's team, queue, priority and due time, so that a reader files the event without the run's row.
+ * Events recorded before these keys were added have none of them.
+ */
+export interface RunPlaceMetadata {
+  readonly team: string;
+  readonly queue: string;
+  readonly priority: Priority;
+  /** ISO-8601 UTC, as RunScheduledData's. */
+  readonly dueAt: string;
+}
+
+/** The run place an event's metadata records, or undefined when it has none (older events). */
+export function recordedRunPlace(metadata: Readonly<Record<string, unknown>>): RunPlaceMetadata | undefined {
+  const { team, queue, priority, dueAt } = metadata;
+  return typeof team === 'string' &&
+    typeof queue === 'string' &&
+    typeof priority === 'string' &&
+    (PRIORITIES as readonly string[]).includes(priority) &&
+    typeof dueAt === 'string'
+    ? { team, queue, priority: priority as Priority, dueAt }
+    : undefined;
+}
