@@ -58,7 +58,15 @@ const EventMetadata = shape(
       actor: { ...text(), description: 'who decided', example: 'team:billing' },
       schemaVersion: integer(1),
     },
-    optional: { causationId: text(), correlationId: text() },
+    optional: {
+      causationId: text(),
+      correlationId: text(),
+      // RunPlaceMetadata: on every event after RunScheduled (older events have none).
+      team: { ...text(), description: "the run's team (events after RunScheduled, which holds it in its data)" },
+      queue: { ...text(), description: "the run's queue (as team)" },
+      priority: { ...oneOf(PRIORITIES), description: "the run's priority (as team)" },
+      dueAt: { ...dateTime(), description: "the run's due time (as team)" },
+    },
   },
   'EventMetadata',
 );
