@@ -129,6 +129,7 @@ async function explainClaim(pool: Pool): Promise<{ buffers: number; scans: strin
       PRIORITIES.map((p) => DEFAULT_PRIORITY_WEIGHTS[p]),
       perGroupLimit(CLAIM_SIZE, TEAMS),
       [], // no reserved runs
+      0, // no prefetch
     ];
     const { rows } = await tx.query<{
       'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }>;

@@ -406,6 +406,32 @@ describe('run lifecycle over HTTP', () => {
       expect((await leaseAll()).map((l) => l.runId)).toContain(run.runId);
     });
 
+    it('leases a run due within the prefetch window ahead of its due time, to start then (notBefore), and records it', async () => {
+      await job('billing.prefetched');
+      // Due in 1.8 s: the calls below take milliseconds, so the run is still ahead of its time when leased.
+      const runAt = new Date(Date.now() + 1_800).toISOString();
+      const { body: run } = await team.post<{ runId: string }>('/v1/jobs/billing.prefetched/runs', { runAt });
+      expect((await leaseAll()).map((l) => l.runId)).not.toContain(run.runId);
+      const { body } = await worker.post<{ leases: Array<Lease & { notBefore?: string }> }>('/v1/lease', {
+        queues: ['billing'],
+        max: 100,
+        leaseSeconds: 60,
+        prefetchMs: 2000,
+      });
+      const lease = body.leases.find((l) => l.runId === run.runId);
+      expect(lease?.notBefore).toBe(runAt);
+      // The lease runs from the start.
+      expect(lease?.leaseExpiresAt).toBe(new Date(Date.parse(runAt) + 60_000).toISOString());
+      const history = await team.get<{ events: Array<{ type: string; data: { notBefore?: string } }> }>(
+        `/v1/runs/${run.runId}/events`,
+      );
+      expect(history.body.events.find((e) => e.type === 'RunLeased')?.data.notBefore).toBe(runAt);
+      for (const prefetchMs of [2001, -1, 1.5]) {
+        const refused = await worker.post<{ type: string }>('/v1/lease', { queues: ['billing'], max: 1, prefetchMs });
+        expect([refused.status, refused.body.type]).toEqual([400, '/problems/validation-error']);
+      }
+    });
+
     it('cancels a delayed run, and refuses to cancel a finished one with 409 invalid-transition', async () => {
       await job('billing.cancellable');
       const { body: delayed } = await team.post<{ runId: string; state: string }>('/v1/jobs/billing.cancellable/runs', {

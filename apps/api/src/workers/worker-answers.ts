@@ -22,6 +22,11 @@ export const LeasedRun = shape(
       payload: ref(Payload),
     },
     optional: {
+      notBefore: {
+        ...dateTime(),
+        description:
+          'leased ahead of its due time (the lease asked for prefetchMs): start the run at this instant, not before; the lease runs from then',
+      },
       dryRun: {
         ...boolean(),
         description:

@@ -1,4 +1,4 @@
-import { NAME_PATTERN, RUN_ID_PATTERN } from '@chronicle/domain';
+import { MAX_PREFETCH_MS, NAME_PATTERN, RUN_ID_PATTERN } from '@chronicle/domain';
 import { array, boolean, integer, object, oneOf, text, type Accepted, type Fields } from '../http/body-schema';
 
 /* The bodies of the worker protocol, validated by `CompiledBody`: one schema per body, its type from it. */
@@ -18,7 +18,12 @@ const LEASE_NEXT_FIELDS = {
     queues: array(text({ pattern: NAME_PATTERN, rule: 'a queue name' }), { minItems: 1, maxItems: 50 }),
     max: integer(1, 100),
   },
-  optional: { leaseSeconds: LEASE_SECONDS, workerId: text({ maxLength: 200 }) },
+  optional: {
+    leaseSeconds: LEASE_SECONDS,
+    workerId: text({ maxLength: 200 }),
+    // Opt-in: runs due within this window are leased too, each with its due time as notBefore.
+    prefetchMs: integer(0, MAX_PREFETCH_MS),
+  },
 };
 
 /** What to lease: the `lease` of POST /v1/runs:complete. */

@@ -191,6 +191,7 @@ function claimRequest(worker: WorkerCaller, body: LeaseNextBody): ClaimRequest {
     max: body.max,
     leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
     workerId: body.workerId ?? DEFAULT_WORKER_ID,
+    prefetchMs: body.prefetchMs ?? 0,
   };
 }
 

@@ -16,7 +16,9 @@ export interface ClaimScope {
 
 /**
  * The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights, $6 runs
- * read per team and priority, $7 runs left out: reserved, see lockReadyRuns), as lockReadyRuns runs it.
+ * read per team and priority, $7 runs left out: reserved, see lockReadyRuns, $8 milliseconds ahead of
+ * their due time runs may be leased: the worker's prefetchMs, 0 for ready runs only), as lockReadyRuns
+ * runs it.
  */
 export const CLAIM_SQL = `WITH served AS (
     SELECT q.queue, coalesce($2, g.team) AS team, coalesce(g.weight, 1) AS weight
@@ -35,7 +37,8 @@ export const CLAIM_SQL = `WITH served AS (
      CROSS JOIN LATERAL (
        SELECT r.run_id, r.job, r.team, r.priority, r.available_at FROM runs r
         WHERE r.finished_on = 'infinity' AND r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
-          AND r.state IN (${WAITING_SQL}) AND r.available_at <= now() AND r.run_id <> ALL($7::text[])
+          AND r.state IN (${WAITING_SQL}) AND r.available_at <= now() + $8 * interval '1 millisecond'
+          AND r.run_id <> ALL($7::text[])
           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
           AND NOT EXISTS (SELECT 1 FROM limited_leased x WHERE x.job = r.job AND x.headroom <= 0)
         ORDER BY r.available_at
@@ -128,6 +131,7 @@ export async function lockReadyRuns(
   limit: number,
   weights: PriorityWeights,
   reserved: readonly string[],
+  prefetchMs = 0,
 ): Promise<{ runs: PresentRun[]; now: Date; limitedJobs: Set<string>; capped: boolean }> {
   const { rows } = await db.query<(RunRow & { db_now: Date; limited: boolean; capped: boolean }) | NoRunRow>({
     name: 'claim_lock_and_read_ready_runs',
@@ -140,6 +144,7 @@ export async function lockReadyRuns(
       PRIORITIES.map((p) => weights[p]),
       perGroupLimit(limit, scope.teamsServed),
       reserved,
+      prefetchMs,
     ],
   });
   const locked = rows.filter(
@@ -175,7 +180,7 @@ const CLAIM_AND_READ_SQL = `WITH claimed AS MATERIALIZED (${CLAIM_SQL})
       SELECT ${RUN_COLUMNS}, now() AS db_now,
              EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited
         FROM lock_and_read_runs(ARRAY(SELECT claimed.run_id FROM claimed)) r
-       WHERE r.state IN (${WAITING_SQL}) AND r.available_at <= now()
+       WHERE r.state IN (${WAITING_SQL}) AND r.available_at <= now() + $8 * interval '1 millisecond'
     ) x ON true`;
 
 /** How many teams a platform worker's queues serve (1 for a team's own worker). */

@@ -20,6 +20,8 @@ export interface ClaimRequest {
   readonly max: number;
   readonly leaseSeconds: number;
   readonly workerId: string;
+  /** Runs due within this many milliseconds are leased too, each to start at its due time (MAX_PREFETCH_MS). */
+  readonly prefetchMs?: number;
 }
 
 /**
@@ -65,12 +67,13 @@ export async function prepareClaim(
     actor: workerActor(caller, request.workerId),
     schemaVersion: RUN_EVENT_SCHEMA_VERSION,
   };
-  const locked = await lockReadyRuns(tx, scope, request.max, weights, reserved);
+  const prefetchMs = request.prefetchMs ?? 0;
+  const locked = await lockReadyRuns(tx, scope, request.max, weights, reserved, prefetchMs);
   const { capped, now } = locked;
   if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped };
   const runs = await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs);
   const decideOne = (run: PresentRun): RunEvent[] =>
-    decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now }, run);
+    decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now, prefetchMs }, run);
   return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length };
 }
 
@@ -109,6 +112,7 @@ export function leasesOf(decided: readonly RunDecision[]): LeasedRun[] {
               idempotencyKey: after.definition.idempotencyKey,
               fencingToken: event.data.fencingToken,
               leaseExpiresAt: event.data.leaseExpiresAt,
+              ...(event.data.notBefore === undefined ? {} : { notBefore: event.data.notBefore }),
               payload: after.definition.payload,
               dryRun: after.definition.dryRun === true,
             },

@@ -90,7 +90,8 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
       const left = deadline - Date.now();
       if (left <= 0 && Date.now() >= grace) return leases;
       const next = await nextAvailableAt(this.pool, request.queues, caller.team);
-      const untilNext = next === null ? Infinity : next.getTime() - Date.now();
+      // A run within the worker's prefetch window is leased already: the timer is for the window's edge.
+      const untilNext = next === null ? Infinity : next.getTime() - (request.prefetchMs ?? 0) - Date.now();
       if (left <= 0) {
         // Past its wait: once more only if runs are ready that this claim could not lock.
         if (untilNext > 0) return leases;

@@ -73,6 +73,36 @@ describe('run decider', () => {
     );
   });
 
+  it('leases a run due within the prefetch window ahead, to start at its due time, and none due later', () => {
+    const ahead: RunCommand = { ...(lease(-1.5) as Extract<RunCommand, { type: 'LeaseRun' }>), prefetchMs: 2000 };
+    expect(given({ type: 'RunScheduled', data: scheduled }).when(ahead)).toEqual([
+      {
+        type: 'RunLeased',
+        data: {
+          attempt: 1,
+          fencingToken: 1,
+          workerId: 'w1',
+          leasedAt: at(-1.5).toISOString(),
+          // The lease runs from the start, not from the lease.
+          leaseExpiresAt: at(30).toISOString(),
+          notBefore: T0.toISOString(),
+        },
+      },
+    ]);
+    const tooEarly: RunCommand = { ...(lease(-2.5) as Extract<RunCommand, { type: 'LeaseRun' }>), prefetchMs: 2000 };
+    expect(() => given({ type: 'RunScheduled', data: scheduled }).when(tooEarly)).toThrow(
+      expect.objectContaining({ code: 'not-ready' }),
+    );
+    // The window is at most MAX_PREFETCH_MS, whatever is asked.
+    const overLong: RunCommand = { ...(lease(-2.5) as Extract<RunCommand, { type: 'LeaseRun' }>), prefetchMs: 60_000 };
+    expect(() => given({ type: 'RunScheduled', data: scheduled }).when(overLong)).toThrow(
+      expect.objectContaining({ code: 'not-ready' }),
+    );
+    // A run already due is leased as without prefetch: no notBefore.
+    const due: RunCommand = { ...(lease(5) as Extract<RunCommand, { type: 'LeaseRun' }>), prefetchMs: 2000 };
+    expect(given({ type: 'RunScheduled', data: scheduled }).when(due)[0]!.data).not.toHaveProperty('notBefore');
+  });
+
   it('caps a lease by the job timeout and the 6 h total, across heartbeats', () => {
     const short = { ...scheduled, timeoutSeconds: 60 };
     const history = run({ type: 'ScheduleRun', run: short }, lease(0, 3600));

@@ -1,4 +1,5 @@
 import { DomainError } from '../domain-error';
+import { MAX_PREFETCH_MS } from './lease-defaults';
 import { backoffSeconds } from './retry-backoff';
 import type { RunEvent, RunScheduledData } from './run-events';
 import type { PresentRun, RunSnapshot } from './run-snapshot';
@@ -9,7 +10,14 @@ export const MAX_TOTAL_LEASE_SECONDS = 6 * 60 * 60;
 
 export type RunCommand =
   | { readonly type: 'ScheduleRun'; readonly run: RunScheduledData }
-  | { readonly type: 'LeaseRun'; readonly workerId: string; readonly leaseSeconds: number; readonly now: Date }
+  | {
+      readonly type: 'LeaseRun';
+      readonly workerId: string;
+      readonly leaseSeconds: number;
+      readonly now: Date;
+      /** Lease a run due this much after `now` too, to start at its due time (at most MAX_PREFETCH_MS). */
+      readonly prefetchMs?: number;
+    }
   | { readonly type: 'ExtendLease'; readonly fencingToken: number; readonly leaseSeconds: number; readonly now: Date }
   | {
       readonly type: 'CompleteRun';
@@ -43,10 +51,14 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
     case 'LeaseRun': {
       if (!isWaiting(state.status))
         throw new DomainError('invalid-transition', `a ${state.status} run cannot be leased`);
-      if (Date.parse(state.availableAt) > command.now.getTime())
+      const availableAt = Date.parse(state.availableAt);
+      const ahead = Math.min(Math.max(command.prefetchMs ?? 0, 0), MAX_PREFETCH_MS);
+      if (availableAt > command.now.getTime() + ahead)
         throw new DomainError('not-ready', `run is not due before ${state.availableAt}`);
+      // Leased ahead: the run starts at its due time, and its lease runs from then.
+      const notBefore = availableAt > command.now.getTime() ? new Date(availableAt) : null;
       const cap = Math.min(MAX_TOTAL_LEASE_SECONDS, state.definition.timeoutSeconds);
-      const expires = plusSeconds(command.now, Math.min(command.leaseSeconds, cap));
+      const expires = plusSeconds(notBefore ?? command.now, Math.min(command.leaseSeconds, cap));
       return [
         {
           type: 'RunLeased',
@@ -56,6 +68,7 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
             workerId: command.workerId,
             leasedAt: at(command.now),
             leaseExpiresAt: at(expires),
+            ...(notBefore === null ? {} : { notBefore: at(notBefore) }),
           },
         },
       ];

@@ -50,6 +50,11 @@ export interface RunLeasedData {
   readonly workerId: string;
   readonly leasedAt: string;
   readonly leaseExpiresAt: string;
+  /**
+   * Leased ahead of its due time (the worker's prefetchMs): the worker starts the run at this instant,
+   * its due time, and not before; the lease runs from then. Absent: leased when ready, started at once.
+   */
+  readonly notBefore?: string;
 }
 
 export interface LeaseExtendedData {
