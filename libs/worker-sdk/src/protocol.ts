@@ -13,6 +13,8 @@ export interface LeaseRequest {
   /** 1..3600 whole seconds on the real server (default 30 there). */
   readonly leaseSeconds?: number;
   readonly workerId?: string;
+  /** 0..2000: runs due within this many milliseconds are leased too, each with its due time as `notBefore`. */
+  readonly prefetchMs?: number;
 }
 
 /** One leased run, as `POST /v1/lease` returns it. */
@@ -25,6 +27,8 @@ export interface LeasedRun {
   /** Grows with every lease of the run; every later call for the run must carry it. */
   readonly fencingToken: number;
   readonly leaseExpiresAt: string;
+  /** Leased ahead of its due time (prefetchMs): start it at this instant, not before. */
+  readonly notBefore?: string;
   readonly payload: unknown;
   /** The job is in dry run: log what the run would do, and do none of it (RunContext.dryRun). */
   readonly dryRun: boolean;

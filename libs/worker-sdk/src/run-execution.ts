@@ -25,6 +25,49 @@ export class GracePeriodOverError extends Error {
 }
 
 /**
+ * Starts at given instants (prefetched runs' notBefore): one timer per instant for all the runs due
+ * at it, so that a burst of runs due at one moment starts in one turn of the event loop, none behind
+ * the others' completions. A timer that fires early by the wall clock is set again for the rest.
+ */
+class StartsAt {
+  private readonly instants = new Map<number, { timer: NodeJS.Timeout; starts: Set<() => void> }>();
+
+  /** `start` at `atMs` (Date.now() time); the function returned gives it up. */
+  add(atMs: number, start: () => void): () => void {
+    let instant = this.instants.get(atMs);
+    if (instant === undefined) {
+      instant = { timer: this.arm(atMs), starts: new Set() };
+      this.instants.set(atMs, instant);
+    }
+    instant.starts.add(start);
+    const entry = instant;
+    return () => {
+      entry.starts.delete(start);
+      if (entry.starts.size > 0 || this.instants.get(atMs) !== entry) return;
+      clearTimeout(entry.timer);
+      this.instants.delete(atMs);
+    };
+  }
+
+  private arm(atMs: number): NodeJS.Timeout {
+    return setTimeout(() => this.fire(atMs), Math.max(atMs - Date.now(), 0));
+  }
+
+  private fire(atMs: number): void {
+    const instant = this.instants.get(atMs);
+    if (instant === undefined) return;
+    if (Date.now() < atMs) {
+      instant.timer = this.arm(atMs);
+      return;
+    }
+    this.instants.delete(atMs);
+    for (const start of instant.starts) start();
+  }
+}
+
+const startsAt = new StartsAt();
+
+/**
  * One leased run: its handler, the heartbeats that keep the lease while the
  * handler works, and the completion. `handling` -> `completing` -> `done`, or
  * straight to `done` when the run is lost (stale lease) or abandoned
@@ -34,6 +77,8 @@ export class RunExecution {
   private phase: 'handling' | 'completing' | 'done' = 'handling';
   private readonly abort = new AbortController();
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** Gives up the wait for a prefetched run's notBefore. */
+  private cancelStart: (() => void) | undefined;
   private markSettled!: () => void;
   private markHandled!: () => void;
   /** Settles when this worker owes the run nothing more (its completion answered, or the run given up). */
@@ -49,10 +94,20 @@ export class RunExecution {
     private readonly settings: RunExecutionSettings,
   ) {}
 
+  /** Runs the handler now, or at the run's `notBefore` when it was leased ahead of its due time. */
   start(): Promise<void> {
+    this.begin();
+    return this.settled;
+  }
+
+  private begin(): void {
+    if (this.phase !== 'handling') return; // given up while it waited for its notBefore
+    if (this.run.notBefore !== undefined && Date.parse(this.run.notBefore) > Date.now()) {
+      this.cancelStart = startsAt.add(Date.parse(this.run.notBefore), () => this.begin());
+      return;
+    }
     this.scheduleHeartbeat();
     void this.execute();
-    return this.settled;
   }
 
   /** Shutdown's grace is over: abort the handler and leave the run to the server's lease expiry. */
@@ -134,6 +189,7 @@ export class RunExecution {
 
   private release(reason: Error): void {
     this.phase = 'done';
+    this.cancelStart?.();
     clearTimeout(this.heartbeatTimer);
     this.settings.logger.warn(
       reason instanceof StaleLeaseError

@@ -62,6 +62,13 @@ export interface WorkerOptions {
   /** Sent with each lease call; shows in the run's history. */
   readonly workerId?: string;
   /**
+   * Opt-in, 0..2000 ms (default 0): lease runs due within this window too. Such a run comes with its
+   * due time as `notBefore`, and its handler starts then, not before: a run due at 09:00:00 starts
+   * within milliseconds of it instead of after the lease call that finds it ready. A prefetched run
+   * holds its slot while it waits.
+   */
+  readonly prefetchMs?: number;
+  /**
    * Default: warnings and errors on the console. Any object with info, warn and error fits (the
    * server's JsonLogger, pino, ...).
    */
@@ -91,8 +98,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     waitSeconds: options.waitSeconds ?? 20,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? (leaseSeconds * 1000) / 3,
     logger: options.logger ?? consoleLogger,
+    prefetchMs: options.prefetchMs ?? 0,
   };
-  const { queues, concurrency, waitSeconds, heartbeatIntervalMs } = resolved;
+  const { queues, concurrency, waitSeconds, heartbeatIntervalMs, prefetchMs } = resolved;
   if (queues.length === 0) throw new RangeError('Worker: queues must name at least one queue');
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new RangeError(`Worker: concurrency must be a whole number >= 1, not ${concurrency}`);
@@ -100,6 +108,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     throw new RangeError(`Worker: leaseSeconds must be in (0, 3600], not ${leaseSeconds}`);
   if (!(waitSeconds >= 0 && waitSeconds <= 30))
     throw new RangeError(`Worker: waitSeconds must be in [0, 30], not ${waitSeconds}`);
+  if (!Number.isInteger(prefetchMs) || prefetchMs < 0 || prefetchMs > 2000)
+    throw new RangeError(`Worker: prefetchMs must be a whole number in [0, 2000], not ${prefetchMs}`);
   if (!(heartbeatIntervalMs > 0 && heartbeatIntervalMs < leaseSeconds * 1000))
     throw new RangeError(
       `Worker: heartbeatIntervalMs must be positive and shorter than the lease, not ${heartbeatIntervalMs}`,

@@ -174,6 +174,58 @@ describe('Worker against a scheduler over HTTP', () => {
     expect(server.completeManyCalls).toBe(2);
   });
 
+  it('starts a run leased ahead of its due time (prefetchMs) at its notBefore, not before', async () => {
+    const dueAtMs = Date.now() + 400;
+    server.enqueue({ dueAtMs });
+    let startedAt = 0;
+    startWorker({ prefetchMs: 1000, handler: async () => void (startedAt = Date.now()) });
+    await waitFor(() => completed() === 1, { description: 'the prefetched run completed' });
+    const [lease] = server.callsOf('lease');
+    expect(lease?.body['prefetchMs']).toBe(1000);
+    // Leased ahead of its time, started at it.
+    expect(lease!.at).toBeLessThan(dueAtMs);
+    expect(startedAt).toBeGreaterThanOrEqual(dueAtMs);
+  });
+
+  it('starts runs due at one instant together, and never one that shutdown gave up before its notBefore', async () => {
+    const dueAtMs = Date.now() + 300;
+    const kept = Array.from({ length: 3 }, () => server.enqueue({ dueAtMs }));
+    const startedAt = new Map<string, number>();
+    const order: string[] = [];
+    startWorker({
+      prefetchMs: 1000,
+      concurrency: 3,
+      handler: async (run) => {
+        startedAt.set(run.runId, Date.now());
+        order.push('start');
+        queueMicrotask(() => order.push('microtask'));
+      },
+    });
+    const left = server.enqueue({ dueAtMs, queue: 'reports' });
+    const leaving = startWorker({
+      queues: ['reports'],
+      prefetchMs: 1000,
+      handler: async (run) => void startedAt.set(run.runId, Date.now()),
+    });
+    await waitFor(() => server.runs.get(left.runId)?.state === 'leased', { description: 'the reports run leased' });
+    await leaving.worker.shutdown({ graceMs: 0 });
+    await waitFor(() => completed() === 3, { description: 'the billing runs completed' });
+    expect(Math.min(...kept.map((run) => startedAt.get(run.runId)!))).toBeGreaterThanOrEqual(dueAtMs);
+    // In one turn of the event loop: no microtask ran between the three starts.
+    expect(order.slice(0, 3)).toEqual(['start', 'start', 'start']);
+    await waitFor(() => Date.now() > dueAtMs + 100, { description: 'past the due time' });
+    expect(startedAt.has(left.runId)).toBe(false);
+    expect(server.callsOf('complete', left.runId)).toEqual([]);
+  });
+
+  it('refuses a prefetch window over 2 s, and sends none unless asked', async () => {
+    expect(() => startWorker({ prefetchMs: 2001, handler: async () => undefined })).toThrow(RangeError);
+    server.enqueue();
+    startWorker({ handler: async () => undefined });
+    await waitFor(() => completed() === 1, { description: 'the run completed' });
+    expect(server.callsOf('lease')[0]?.body).not.toHaveProperty('prefetchMs');
+  });
+
   it('asks for at most 100 runs per lease call, whatever the concurrency', async () => {
     for (let n = 0; n < 150; n += 1) server.enqueue();
     startWorker({ concurrency: 250, handler: async () => undefined });

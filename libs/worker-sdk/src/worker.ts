@@ -116,7 +116,7 @@ export class Worker {
   }
 
   private async leaseLoop(): Promise<void> {
-    const { client, queues, waitSeconds, leaseSeconds, workerId, logger } = this.options;
+    const { client, queues, waitSeconds, leaseSeconds, workerId, prefetchMs, logger } = this.options;
     const signal = this.stopLeasing.signal;
     let failures = 0;
     while (!signal.aborted) {
@@ -132,7 +132,7 @@ export class Worker {
       this.reserved += max;
       try {
         const { leases } = await client
-          .lease({ queues, max, waitSeconds, leaseSeconds, workerId }, { signal })
+          .lease({ queues, max, waitSeconds, leaseSeconds, workerId, ...prefetching(prefetchMs) }, { signal })
           .finally(() => (this.reserved -= max));
         failures = 0;
         for (const run of leases) this.start(run);
@@ -166,8 +166,8 @@ export class Worker {
     const max = Math.min(this.freeSlots(), MAX_LEASES_PER_CALL);
     if (this.stopLeasing.signal.aborted || max <= 0) return undefined;
     this.reserved += max;
-    const { queues, leaseSeconds, workerId } = this.options;
-    return { queues, max, leaseSeconds, workerId };
+    const { queues, leaseSeconds, workerId, prefetchMs } = this.options;
+    return { queues, max, leaseSeconds, workerId, ...prefetching(prefetchMs) };
   }
 
   private start(run: LeasedRun): void {
@@ -225,4 +225,9 @@ function withBatchedCalls(client: WorkerClient, leasing: LeaseWithCompletions): 
         ? client.complete.bind(client)
         : (runId, request) => completions.complete(runId, request),
   };
+}
+
+/** A lease call's prefetchMs: sent only when asked for (a server before it refuses unknown fields). */
+function prefetching(prefetchMs: number): { prefetchMs?: number } {
+  return prefetchMs > 0 ? { prefetchMs } : {};
 }

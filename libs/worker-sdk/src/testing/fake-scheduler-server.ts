@@ -10,6 +10,8 @@ export interface FakeRun {
   readonly idempotencyKey: string;
   readonly payload: unknown;
   readonly dryRun: boolean;
+  /** Date.now() ms it is due at (0: at once). */
+  readonly dueAtMs: number;
   attempt: number;
   state: FakeRunState;
   fencingToken: number;
@@ -79,6 +81,8 @@ export class FakeSchedulerServer {
       idempotencyKey?: string;
       attempt?: number;
       dryRun?: boolean;
+      /** When it is due (Date.now() ms); default now. A lease takes it this much ahead with its prefetchMs. */
+      dueAtMs?: number;
     } = {},
   ): FakeRun {
     const runId = `run-${this.runs.size + 1}`;
@@ -90,6 +94,7 @@ export class FakeSchedulerServer {
       payload: run.payload ?? null,
       dryRun: run.dryRun ?? false,
       attempt: run.attempt ?? 1,
+      dueAtMs: run.dueAtMs ?? 0,
       state: 'ready',
       fencingToken: 0,
       leaseExpiresAtMs: 0,
@@ -176,7 +181,8 @@ export class FakeSchedulerServer {
       max,
       waitSeconds = 0,
       leaseSeconds = 30,
-    } = body as { queues: string[]; max: number; waitSeconds?: number; leaseSeconds?: number };
+      prefetchMs = 0,
+    } = body as { queues: string[]; max: number; waitSeconds?: number; leaseSeconds?: number; prefetchMs?: number };
     if (
       !Array.isArray(queues) ||
       queues.length === 0 ||
@@ -192,7 +198,7 @@ export class FakeSchedulerServer {
     for (;;) {
       this.reapExpiredLeases();
       const ready = [...this.runs.values()]
-        .filter((run) => run.state === 'ready' && queues.includes(run.queue))
+        .filter((run) => run.state === 'ready' && queues.includes(run.queue) && run.dueAtMs <= Date.now() + prefetchMs)
         .slice(0, max);
       if (call.clientAborted) return [499, 'client-closed'];
       if (ready.length > 0 || Date.now() >= deadline) {
@@ -210,6 +216,7 @@ export class FakeSchedulerServer {
             idempotencyKey,
             fencingToken,
             leaseExpiresAt: new Date(run.leaseExpiresAtMs).toISOString(),
+            ...(run.dueAtMs > Date.now() ? { notBefore: new Date(run.dueAtMs).toISOString() } : {}),
             payload,
             dryRun,
           };
