@@ -1,6 +1,6 @@
 import type { BenchServer } from '../bench-database';
 import { bulkEnqueue } from './bulk-enqueue.scenario';
-import { chronicle, chronicleSplit } from './chronicle';
+import { chronicle, chroniclePrefetch, chronicleSplit } from './chronicle';
 import { drain } from './drain.scenario';
 import { graphileWorkerDefaults, graphileWorkerTuned } from './graphile-worker';
 import { pgBossDefaults, pgBossTuned } from './pg-boss';
@@ -39,7 +39,15 @@ export interface SuiteReport {
 }
 
 const SCENARIOS = [bulkEnqueue, drain, sustained, timeliness];
-const SYSTEMS = [chronicle, chronicleSplit, graphileWorkerTuned, graphileWorkerDefaults, pgBossTuned, pgBossDefaults];
+const SYSTEMS = [
+  chronicle,
+  chronicleSplit,
+  chroniclePrefetch,
+  graphileWorkerTuned,
+  graphileWorkerDefaults,
+  pgBossTuned,
+  pgBossDefaults,
+];
 
 /** Issue 6: our product against pg-boss and graphile-worker, tuned and at their defaults, on one server. */
 export const peerComparison: BenchSuite = {

@@ -81,4 +81,6 @@ export interface QueueSystem {
 export interface QueueSystemFactory {
   readonly label: string;
   create(): QueueSystem;
+  /** Only in these scenarios (an opt-in variant, measured where it changes something); absent: in all. */
+  readonly scenarios?: readonly string[];
 }

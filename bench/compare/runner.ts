@@ -72,6 +72,7 @@ export async function runComparison(plan: ComparisonPlan): Promise<Series[]> {
     const order = systems.map((_, i) => systems[(i + repetition) % systems.length]!);
     for (const scenario of scenarios) {
       for (const factory of order) {
+        if (factory.scenarios !== undefined && !factory.scenarios.includes(scenario.name)) continue;
         const system = factory.create();
         const measurement = await measure(server, scenario, system, sizes).catch((error: unknown): Measurement => ({
           values: {},
