@@ -37,7 +37,7 @@ import { schedulerNodeName, ShardOwnership, type ShardScope } from './shards/sha
 const REAP_INTERVAL_MS = 250;
 /** Reference 3.5: the materialiser looks at every schedule each second, MATERIALISE_LOOKAHEAD_SECONDS (60) ahead. */
 const MATERIALISE_INTERVAL_MS = 1000;
-/** How often the hot tables' dead rows are looked at (HotTablesVacuum); a vacuum runs beside the passes. */
+/** How often the hot tables' dead rows and the tables' statistics are looked at (HotTablesVacuum), beside the passes. */
 const VACUUM_CHECK_INTERVAL_MS = 10_000;
 /** How often retention looks for days to drop and partitions to create (RunRetention); also at start. */
 const RETENTION_INTERVAL_MS = 10 * 60_000;
@@ -175,6 +175,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     const vacuumTick = (): void => {
       this.vacuuming = vacuum
         .vacuumOnce()
+        .then(() => vacuum.analyzeOnce())
         .then(() => undefined)
         .catch((err: unknown) => log.error('hot table vacuum failed', { err }))
         .finally(() => {

@@ -11,10 +11,13 @@ export interface HotTablesVacuumOptions {
   /** Dead rows a table may hold beyond `deadShare` of its live rows before it is vacuumed. */
   readonly deadRows?: number;
   readonly deadShare?: number;
+  /** Rows a table may change beyond `changedShare` of its rows since its last ANALYZE before it is analyzed. */
+  readonly changedRows?: number;
+  readonly changedShare?: number;
 }
 
 /**
- * The backstop for the server's autovacuum: a hot table whose dead row
+ * The backstop for the server's autovacuum (and, in analyzeOnce, its autoanalyze): a hot table whose dead row
  * versions passed the threshold is vacuumed here, whether autovacuum is off
  * on the server (as on some managed and development servers) or behind.
  * When autovacuum keeps up, the check finds nothing to do. SKIP_LOCKED: a
@@ -25,6 +28,8 @@ export interface HotTablesVacuumOptions {
 export class HotTablesVacuum {
   private readonly deadRows: number;
   private readonly deadShare: number;
+  private readonly changedRows: number;
+  private readonly changedShare: number;
 
   constructor(
     private readonly pool: Pool,
@@ -33,6 +38,8 @@ export class HotTablesVacuum {
   ) {
     this.deadRows = options.deadRows ?? 20_000;
     this.deadShare = options.deadShare ?? 0.05;
+    this.changedRows = options.changedRows ?? 1_000;
+    this.changedShare = options.changedShare ?? 0.1;
   }
 
   /** Vacuums the hot tables past the threshold; resolves with their names. */
@@ -48,6 +55,30 @@ export class HotTablesVacuum {
       // A name from HOT_TABLES, not from input: VACUUM takes no parameters.
       await this.pool.query(`VACUUM (SKIP_LOCKED) ${table}`);
       this.logger.info('hot table vacuumed', { table, deadRows: Number(dead), ms: Date.now() - started });
+    }
+    return rows.map((r) => r.table);
+  }
+
+  /**
+   * The statistics backstop, as vacuumOnce is autovacuum's: each table of ours (partitions included,
+   * not their parents) changed past the threshold since its last ANALYZE is analyzed; resolves with
+   * their names. A partition that fills without statistics (a day's finished runs, a week's events,
+   * with autovacuum off) has the planner guess that a lookup of a batch of run ids matches every row,
+   * and read the whole partition for it: the soak's throughput fell to a third in ten minutes so.
+   */
+  async analyzeOnce(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ table: string; quoted: string; changed: string }>({
+      name: 'stale_table_statistics',
+      text: `SELECT s.relname AS table, quote_ident(s.relname) AS quoted, s.n_mod_since_analyze AS changed
+               FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid AND c.relkind = 'r'
+              WHERE s.schemaname = current_schema() AND s.n_mod_since_analyze > $1::bigint + $2::float8 * s.n_live_tup
+              ORDER BY s.relname`,
+      values: [this.changedRows, this.changedShare],
+    });
+    for (const { table, quoted, changed } of rows) {
+      const started = Date.now();
+      await this.pool.query(`ANALYZE (SKIP_LOCKED) ${quoted}`);
+      this.logger.info('table analyzed', { table, changedRows: Number(changed), ms: Date.now() - started });
     }
     return rows.map((r) => r.table);
   }
