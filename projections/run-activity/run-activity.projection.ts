@@ -33,9 +33,7 @@ export const runActivityProjection: Projection = {
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
     const runEvents = counted(events);
     if (runEvents.length === 0) return;
-    const places = placesRecorded(runEvents);
-    const unknown = [...new Set(runEvents.map(runIdOf).filter((id) => !places.has(id)))];
-    if (unknown.length > 0) for (const [id, place] of await findRunPlaces(db, unknown)) places.set(id, place);
+    const places = await placeRuns(new Map(), runEvents, (ids) => findRunPlaces(db, ids));
     const increments = new Increments();
     countInto(increments, runEvents, places);
     if (increments.size > 0) await addActivity(db, increments.all());
@@ -55,10 +53,7 @@ export const runActivityProjection: Projection = {
       add: async (io, events) => {
         const runEvents = counted(events);
         if (places.size > HELD_PLACES) places.clear(); // before looking: what it held is looked up again
-        for (const [id, place] of placesRecorded(runEvents)) places.set(id, place);
-        const unknown = [...new Set(runEvents.map(runIdOf).filter((id) => !places.has(id)))];
-        if (unknown.length > 0)
-          for (const [id, place] of await io.read((db) => findRunPlaces(db, unknown))) places.set(id, place);
+        await placeRuns(places, runEvents, (ids) => io.read((db) => findRunPlaces(db, ids)));
         countInto(increments, runEvents, places);
         if (increments.size >= HELD_INCREMENTS) await flush(io);
       },
@@ -79,16 +74,27 @@ function counted(events: readonly RecordedEvent[]): RecordedEvent[] {
   return events.filter((e) => e.streamId.startsWith(RUN_PREFIX) && COUNTED.has(e.type));
 }
 
-/** The places the events record themselves (RunPlaceMetadata); the runs of older events are not there. */
-function placesRecorded(runEvents: readonly RecordedEvent[]): Map<string, RunPlace> {
-  const places = new Map<string, RunPlace>();
+/**
+ * `places` with every run of the events placed: by what its events record (RunPlaceMetadata), else,
+ * for older events, by `lookUp` of its row. Resolves with `places`.
+ */
+async function placeRuns(
+  places: Map<string, RunPlace>,
+  runEvents: readonly RecordedEvent[],
+  lookUp: (runIds: string[]) => Promise<ReadonlyMap<string, RunPlace>>,
+): Promise<Map<string, RunPlace>> {
+  const unknown = new Set<string>();
   for (const event of runEvents) {
     const id = runIdOf(event);
     if (places.has(id)) continue;
     const recorded = recordedRunPlace(event.metadata);
-    if (recorded !== undefined)
+    if (recorded === undefined) unknown.add(id);
+    else {
       places.set(id, runPlace(recorded.team, recorded.queue, recorded.priority, new Date(recorded.dueAt)));
+      unknown.delete(id);
+    }
   }
+  if (unknown.size > 0) for (const [id, place] of await lookUp([...unknown])) places.set(id, place);
   return places;
 }
 

@@ -86,6 +86,9 @@ export const consoleLogger: WorkerLogger = {
   error: (message, fields) => console.error(`worker: ${message}`, fields ?? ''),
 };
 
+/** The server's most for a lease's prefetchMs (it refuses more with validation-error). */
+const PREFETCH_MS_LIMIT = 2000;
+
 export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'workerId'>> & Pick<WorkerOptions, 'workerId'>;
 
 /** Defaults filled in; a bad value fails the constructor, not the first lease. */
@@ -108,8 +111,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     throw new RangeError(`Worker: leaseSeconds must be in (0, 3600], not ${leaseSeconds}`);
   if (!(waitSeconds >= 0 && waitSeconds <= 30))
     throw new RangeError(`Worker: waitSeconds must be in [0, 30], not ${waitSeconds}`);
-  if (!Number.isInteger(prefetchMs) || prefetchMs < 0 || prefetchMs > 2000)
-    throw new RangeError(`Worker: prefetchMs must be a whole number in [0, 2000], not ${prefetchMs}`);
+  if (!Number.isInteger(prefetchMs) || prefetchMs < 0 || prefetchMs > PREFETCH_MS_LIMIT)
+    throw new RangeError(`Worker: prefetchMs must be a whole number in [0, ${PREFETCH_MS_LIMIT}], not ${prefetchMs}`);
   if (!(heartbeatIntervalMs > 0 && heartbeatIntervalMs < leaseSeconds * 1000))
     throw new RangeError(
       `Worker: heartbeatIntervalMs must be positive and shorter than the lease, not ${heartbeatIntervalMs}`,
