@@ -2,7 +2,7 @@ import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { RunEventType, type PresentRun, ABSENT, evolve, upcastEvent, type RunSnapshot } from '@chronicle/domain';
 import type { BulkBuild, BulkIo, Projection } from '../projection';
-import { findRunSnapshots, copyNewRuns, lockRunSnapshots, updateRuns, upsertRuns } from './runs.sql';
+import { findRunRevisions, findRunSnapshots, copyNewRuns, lockRunSnapshots, updateRuns, upsertRuns } from './runs.sql';
 
 /**
  * The `runs` table from the log: each run's row is its decider state, folded
@@ -20,11 +20,7 @@ export const runsProjection: Projection = {
     const byRun = groupByStream(events, 'run-');
     // Rows written through already reflect their events: only the revisions are read for those, a snapshot only
     // for a row behind.
-    const { rows: revisions } = await db.query<{ run_id: string; revision: string }>(
-      'SELECT run_id, revision FROM runs WHERE run_id = ANY($1::text[])',
-      [[...byRun.keys()]],
-    );
-    const reflected = new Map(revisions.map((r) => [r.run_id, Number(r.revision)]));
+    const reflected = await findRunRevisions(db, [...byRun.keys()]);
     for (const [runId, runEvents] of byRun)
       if ((reflected.get(runId) ?? -1) >= Number(runEvents[runEvents.length - 1]!.revision)) byRun.delete(runId);
     if (byRun.size === 0) return;

@@ -79,11 +79,13 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
     const enqueued = await retryOnConflict(async () => {
       const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
+      // A run id made for this request names no run yet: only those derived from it are looked up.
+      const derived = scheduled.filter((_, i) => derivesRunId(items[i]!.request));
       const existing = new Map(
         (
           await findRunSnapshots(
             this.pool,
-            scheduled.map((s) => s.runId),
+            derived.map((s) => s.runId),
           )
         ).map((r) => [r.definition.runId, r]),
       );
@@ -133,6 +135,11 @@ async function refuseBusyJobs(tx: Queryable, jobs: readonly string[]): Promise<v
       'concurrency-limit',
       `job ${full.job} has ${full.leased} of its ${full.run_limit} runs leased and ${full.ready} ready; enqueued with ifRunning: reject`,
     );
+}
+
+/** A run id from (job, Idempotency-Key) or a fire time may name a run that exists; a fresh one (uuidV7) may not. */
+function derivesRunId(request: EnqueueRequest): boolean {
+  return request.scheduled !== undefined || request.idempotencyKey !== undefined;
 }
 
 /** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */

@@ -8,13 +8,13 @@ import {
   type RunSnapshot,
 } from '@chronicle/domain';
 import type { UnitOfWork } from '@chronicle/event-store';
-import { runsUpsert } from '@chronicle/projections';
+import { runsInsert } from '@chronicle/projections';
 import { recordedMetadata } from '../unit-of-work/event-metadata';
 
 /**
  * New runs, every one decided by the run decider (ScheduleRun) like any
- * other transition: one append expecting no stream for each, one row
- * upsert, sent with the append. The enqueue endpoints, backfills, the materialiser and the test
+ * other transition: one append expecting no stream for each, one insert of
+ * their rows, sent with the append. The enqueue endpoints, backfills, the materialiser and the test
  * seeds all create runs here. Resolves with the runs as they now are.
  */
 export async function scheduleNewRuns(
@@ -34,7 +34,7 @@ export async function scheduleNewRuns(
       expected: 'no_stream' as const,
       events: events.map((e) => ({ type: e.type, data: e.data, metadata: recordedMetadata(metadata) })),
     })),
-    runsUpsert(created),
+    runsInsert(created),
   );
   return created;
 }

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { runStreamId } from '@chronicle/domain';
 import type { EventStore, UnitOfWork } from '@chronicle/event-store';
 import type { JsonLogger, Queryable } from '@chronicle/platform';
-import { findRunRevisions } from './run-reservations.sql';
+import { findRunRevisions } from '@chronicle/projections';
 
 export interface RunReservationLimits {
   /** Past this age a reservation goes even if its row never caught up (no projector running): logged. */
