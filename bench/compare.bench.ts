@@ -1,6 +1,6 @@
 import { openBenchServer } from './bench-database';
 import { peerComparison, type BenchSuite } from './compare/peer-comparison.suite';
-import { FULL, QUICK } from './compare/scenario';
+import { FULL, QUICK, type Sizes } from './compare/scenario';
 import { claimLatency } from './claim-latency.suite';
 import { scheduleSpike } from './schedule-spike.suite';
 import { rebuild } from './rebuild.suite';
@@ -17,7 +17,8 @@ import { storage } from './storage.suite';
  *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
  * claim-latency, rebuild, storage, scale-out)
  *   --systems=a,b      only systems whose label contains one of these (chronicle, split, graphile-worker,
- * pg-boss, tuned, defaults)
+ * pg-boss, tuned, defaults), or `=label` for that one alone (`=chronicle`: the log inline only)
+ *   --repetitions=N    each scenario N times per system instead of 3 (1 with --quick)
  *   --json             the figures as JSON on stdout instead of the table
  *   --keep-seed        the rebuild suite keeps its seeded log for the next run, and uses a kept one
  *   --soak=MINUTES     the soak: sustained load on ours for that long; alone, unless --only names more
@@ -38,6 +39,7 @@ async function main(): Promise<number> {
   const soakMinutes = soakArg(args);
   const only = withSoak(listArg(args, 'only'), soakMinutes);
   const systems = listArg(args, 'systems');
+  const repetitions = repetitionsArg(args);
   const known = new Set(SUITES.flatMap((s) => s.scenarios));
   const unknown = only?.filter((name) => !known.has(name)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
@@ -60,7 +62,7 @@ async function main(): Promise<number> {
       const asked = only === undefined ? !ON_DEMAND.has(suite) : suite.scenarios.some((name) => only.includes(name));
       if (!asked) continue;
       const report = await suite.run(server, {
-        sizes: quick ? QUICK : FULL,
+        sizes: withRepetitions(quick ? QUICK : FULL, repetitions),
         only: only === undefined ? undefined : new Set(only),
         systems,
         progress: (line) => process.stderr.write(`bench ${suite.name}: ${line}\n`),
@@ -77,6 +79,19 @@ async function main(): Promise<number> {
   if (json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n');
   for (const failure of failures) process.stderr.write(`bench: FAILED ${failure}\n`);
   return failures.length === 0 ? 0 : 1;
+}
+
+/** --repetitions=N: how many times each scenario runs on each system (for an A/B of two builds), or undefined. */
+function repetitionsArg(args: readonly string[]): number | undefined {
+  const arg = args.find((a) => a.startsWith('--repetitions='));
+  if (arg === undefined) return undefined;
+  const n = Number(arg.slice('--repetitions='.length));
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--repetitions takes a whole number from 1: ${arg}`);
+  return n;
+}
+
+function withRepetitions(sizes: Sizes, repetitions: number | undefined): Sizes {
+  return repetitions === undefined ? sizes : { ...sizes, repetitions };
 }
 
 /** --soak=MINUTES: a positive number of minutes (10 or more meant), or undefined. */

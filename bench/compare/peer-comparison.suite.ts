@@ -49,6 +49,11 @@ const SYSTEMS = [
   pgBossDefaults,
 ];
 
+/** `=label` picks that system alone (`=chronicle`: the log inline only); a bare name, every label containing it. */
+function labelMatches(label: string, name: string): boolean {
+  return name.startsWith('=') ? label === name.slice(1) : label.includes(name);
+}
+
 /** Issue 6: our product against pg-boss and graphile-worker, tuned and at their defaults, on one server. */
 export const peerComparison: BenchSuite = {
   name: 'peers',
@@ -56,7 +61,7 @@ export const peerComparison: BenchSuite = {
   async run(server, options) {
     const { sizes, only } = options;
     const systems = SYSTEMS.filter(
-      (f) => options.systems === undefined || options.systems.some((name) => f.label.includes(name)),
+      (f) => options.systems === undefined || options.systems.some((name) => labelMatches(f.label, name)),
     );
     const series = await runComparison({
       server,
