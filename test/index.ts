@@ -5,3 +5,4 @@ export * from './test-database';
 export * from './test-environment';
 export { waitFor, type WaitOptions } from '@chronicle/worker-sdk/testing';
 export * from './worker-handlers';
+export * from './query-plan';

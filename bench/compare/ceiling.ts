@@ -62,24 +62,16 @@ export async function measureCeiling(databaseUrl: string, seconds: number): Prom
   }
 }
 
-async function writeFor(
+function writeFor(
   pool: Pool,
   seconds: number,
   rowsPerStatement: number,
   statement: (n: number) => { text: string; values: unknown[] },
 ): Promise<number> {
-  const deadline = Date.now() + seconds * 1000;
-  let rows = 0;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: WRITERS }, async () => {
-      while (Date.now() < deadline) {
-        await pool.query(statement(rows));
-        rows += rowsPerStatement;
-      }
-    }),
-  );
-  return rows / (Number(process.hrtime.bigint() - started) / 1e9);
+  return runFor(seconds, WRITERS, async (rows) => {
+    await pool.query(statement(rows));
+    return rowsPerStatement;
+  });
 }
 
 /**
@@ -119,7 +111,7 @@ async function drainFloor(pool: Pool, seconds: number): Promise<number> {
       SELECT id, 2, 'RunSucceeded', json_build_object('completedAt', now()), '${FLOOR_METADATA}' FROM unnest($1::text[]) AS u(id)
     )
     DELETE FROM floor_runs r WHERE r.run_id = ANY($1::text[]) AND r.state = 'leased'`;
-  return runFloor(seconds, FLOOR_WRITERS, async () => {
+  return runFor(seconds, FLOOR_WRITERS, async () => {
     const { rows } = await pool.query<{ run_id: string }>(lease);
     if (rows.length === 0) return null;
     await pool.query(complete, [rows.map((r) => r.run_id)]);
@@ -130,7 +122,7 @@ async function drainFloor(pool: Pool, seconds: number): Promise<number> {
 /** One writer, as the bulk scenario's one call at a time: FLOOR_ENQUEUE_BATCH runs a statement (RunScheduled, the row). */
 async function enqueueFloor(pool: Pool, seconds: number): Promise<number> {
   let next = 0;
-  return runFloor(seconds, 1, async () => {
+  return runFor(seconds, 1, async () => {
     const from = next;
     next += FLOOR_ENQUEUE_BATCH;
     await pool.query(
@@ -147,19 +139,26 @@ async function enqueueFloor(pool: Pool, seconds: number): Promise<number> {
   });
 }
 
-/** `writers` loops of `step` until the time is up or a step finds nothing (null): runs per second. */
-async function runFloor(seconds: number, writers: number, step: () => Promise<number | null>): Promise<number> {
+/**
+ * `writers` loops of `step` (told how many rows were done so far) until the time is up or a step finds
+ * nothing (null): rows per second.
+ */
+async function runFor(
+  seconds: number,
+  writers: number,
+  step: (done: number) => Promise<number | null>,
+): Promise<number> {
   const deadline = Date.now() + seconds * 1000;
-  let runs = 0;
+  let rows = 0;
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: writers }, async () => {
       while (Date.now() < deadline) {
-        const done = await step();
+        const done = await step(rows);
         if (done === null) return;
-        runs += done;
+        rows += done;
       }
     }),
   );
-  return runs / (Number(process.hrtime.bigint() - started) / 1e9);
+  return rows / (Number(process.hrtime.bigint() - started) / 1e9);
 }

@@ -1,5 +1,5 @@
 import type { PresentRun } from '@chronicle/domain';
-import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, planNodes, queryPlan, type TestDatabase } from '@chronicle/testing';
 import { findRunRevisions, findRunSnapshots, runRevisionsQuery, runsInsert } from './runs.sql';
 
 /**
@@ -31,17 +31,9 @@ describe('runs by id', () => {
 
   /** The plan's node types and the indexes (or else the tables) they read. */
   async function planOf(query: { text: string; values: unknown[] }): Promise<string[]> {
-    const { rows } = await db.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
-      text: `EXPLAIN (FORMAT JSON) ${query.text}`,
-      values: query.values,
-    });
-    const nodes: string[] = [];
-    const walk = (node: PlanNode): void => {
-      nodes.push(`${node['Node Type']} ${node['Index Name'] ?? node['Relation Name'] ?? ''}`.trim());
-      node.Plans?.forEach(walk);
-    };
-    walk(rows[0]!['QUERY PLAN'][0].Plan);
-    return nodes;
+    return planNodes(await queryPlan(db.pool, query)).map((node) =>
+      `${node['Node Type']} ${node['Index Name'] ?? node['Relation Name'] ?? ''}`.trim(),
+    );
   }
 
   it('finds live and finished runs with the revisions their rows reflect, and leaves out the unknown', async () => {
@@ -100,10 +92,3 @@ describe('runs by id', () => {
     });
   });
 });
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Index Name'?: string;
-  readonly Plans?: readonly PlanNode[];
-}

@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, planNodes, queryPlan, type TestDatabase } from '@chronicle/testing';
 import { listJobs } from './jobs-listing.sql';
 import { countQueueRuns } from './queue-stats.sql';
 import { listRuns, runsPageSql, type RunsPageQuery } from './runs-listing.sql';
@@ -90,19 +90,11 @@ describe('listing queries on 200,000 runs', () => {
 
   /** The plan's nodes, depth first: each node's type and the index it reads, if any. */
   async function planOf(query: { text: string; values: unknown[] }): Promise<string[]> {
-    const { rows } = await db.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
-      text: `EXPLAIN (FORMAT JSON) ${query.text}`,
-      values: query.values,
-    });
-    const nodes: string[] = [];
-    const walk = (node: PlanNode): void => {
+    return planNodes(await queryPlan(db.pool, query)).flatMap((node) => {
       const read = node['Index Name'] ?? node['Relation Name'];
-      if (read === undefined || !emptyPartitions.has(read))
-        nodes.push(`${node['Node Type']} ${read === undefined ? '' : (parentOf.get(read) ?? read)}`.trim());
-      node.Plans?.forEach(walk);
-    };
-    walk(rows[0]!['QUERY PLAN'][0].Plan);
-    return nodes;
+      if (read !== undefined && emptyPartitions.has(read)) return [];
+      return [`${node['Node Type']} ${read === undefined ? '' : (parentOf.get(read) ?? read)}`.trim()];
+    });
   }
 
   const cursor = { dueAt: new Date('2026-03-10T00:00:00Z'), runId: 'run_0033000' };
@@ -162,11 +154,7 @@ describe('listing queries on 200,000 runs', () => {
     expect(plan).toContainEqual(expect.stringMatching(/^Index (Only )?Scan run_listing_team_idx$/));
     expect(plan.filter((n) => /^Seq Scan (runs|run_listing)$/.test(n))).toEqual([]);
     // The sort above the teams' pages takes at most teams × limit rows, not the runs.
-    const { rows } = await db.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
-      text: `EXPLAIN (ANALYZE, FORMAT JSON) ${runsPageSql(page({})).text}`,
-      values: runsPageSql(page({})).values,
-    });
-    const sort = rows[0]!['QUERY PLAN'][0].Plan.Plans?.[0];
+    const sort = (await queryPlan(db.pool, runsPageSql(page({})), { analyze: true })).Plans?.[0];
     expect(sort?.['Node Type']).toBe('Sort');
     expect(sort!.Plans![0]!['Actual Rows']).toBeLessThanOrEqual(20 * 51);
   });
@@ -232,11 +220,3 @@ describe('listing queries on 200,000 runs', () => {
     }
   });
 });
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Index Name'?: string;
-  readonly 'Relation Name'?: string;
-  readonly 'Actual Rows'?: number;
-  readonly Plans?: readonly PlanNode[];
-}
