@@ -1,19 +1,21 @@
 import type { BenchServer, ScratchDatabase } from '../bench-database';
 import { CEILING_METRICS, measureCeiling } from './ceiling';
 import type { QueueSystem, QueueSystemFactory, ScratchDatabases } from './queue-system';
-import type { Measurement, Metric, Scenario, Sizes } from './scenario';
+import type { MeasuredWindow, Measurement, Metric, Scenario, Sizes } from './scenario';
+import { CpuMeter } from './cpu-meter';
 import { WalMeter } from './wal-meter';
 
 export const CEILING = 'ceiling';
 
 /**
  * Figures read around and after each scenario, beside its own metrics, for
- * the systems that report them: the WAL of its measured window (every
- * system: WAL is server-wide, and each runs alone), the HOT share of the run
+ * the systems that report them: the WAL and the machine's CPU time of its
+ * measured window (every system: both are server-wide, and each runs alone), the HOT share of the run
  * table and the log audit (ours: the peers keep no log).
  */
 export const COST_METRICS: readonly Metric[] = [
   { key: 'walBytesPerRun', unit: 'WAL bytes/run', higherIsBetter: false },
+  { key: 'cpuMicrosecondsPerRun', unit: 'CPU us/run (machine)', higherIsBetter: false },
   { key: 'hotUpdatePercent', unit: 'HOT updates % (runs)', higherIsBetter: true },
   { key: 'logRunsChecked', unit: 'runs checked in the log', higherIsBetter: true, check: true },
   { key: 'logRunsMissingEvents', unit: 'runs missing events in the log', higherIsBetter: false, check: true },
@@ -106,33 +108,49 @@ async function measure(
 ): Promise<Measurement> {
   return onFreshDatabases(server, async (databases, waitUntilIdle) => {
     const wal = new WalMeter(databases.url);
+    const cpu = new CpuMeter();
     let measured: Measurement;
     try {
       await system.start(databases);
-      measured = await scenario.run(system, sizes, wal);
+      measured = await scenario.run(system, sizes, bothWindows(wal, cpu));
     } finally {
       await wal.end();
       await system.stop();
     }
-    return addFiguresAfterStop(measured, system, wal.bytesPerRun(), await waitUntilIdle());
+    const costs = { walBytesPerRun: wal.bytesPerRun(), cpuMicrosecondsPerRun: cpu.microsecondsPerRun() };
+    return addFiguresAfterStop(measured, system, costs, await waitUntilIdle());
   });
+}
+
+/** One measured window for two meters: both open before the clock starts and close after it stops. */
+function bothWindows(a: MeasuredWindow, b: MeasuredWindow): MeasuredWindow {
+  return {
+    open: async () => {
+      await a.open();
+      await b.open();
+    },
+    close: async (runs) => {
+      await b.close(runs);
+      await a.close(runs);
+    },
+  };
 }
 
 /**
  * The log audit (a log without the scenario's runs fails the repetition:
- * its speed must not count) and the HOT share, beside the window's WAL.
+ * its speed must not count) and the HOT share, beside the window's WAL and CPU.
  * `idle`: nobody was connected any more, so every table statistic had been
  * flushed; otherwise no HOT share rather than a short one.
  */
 async function addFiguresAfterStop(
   measured: Measurement,
   system: QueueSystem,
-  walBytesPerRun: number | undefined,
+  costs: Readonly<Record<'walBytesPerRun' | 'cpuMicrosecondsPerRun', number | undefined>>,
   idle: boolean,
 ): Promise<Measurement> {
   const values: Record<string, number> = { ...measured.values };
   const notes = measured.note === undefined ? [] : [measured.note];
-  if (walBytesPerRun !== undefined) values['walBytesPerRun'] = walBytesPerRun;
+  for (const [key, value] of Object.entries(costs)) if (value !== undefined) values[key] = value;
   const hot = idle ? await system.hotUpdatePercent() : undefined;
   if (hot !== undefined) values['hotUpdatePercent'] = hot;
   if (!idle) notes.push('still connected after stop: no HOT share');
