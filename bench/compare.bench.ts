@@ -83,11 +83,7 @@ async function main(): Promise<number> {
 
 /** --repetitions=N: how many times each scenario runs on each system (for an A/B of two builds), or undefined. */
 function repetitionsArg(args: readonly string[]): number | undefined {
-  const arg = args.find((a) => a.startsWith('--repetitions='));
-  if (arg === undefined) return undefined;
-  const n = Number(arg.slice('--repetitions='.length));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--repetitions takes a whole number from 1: ${arg}`);
-  return n;
+  return numberArg(args, 'repetitions', 'a whole number from 1', (n) => Number.isInteger(n) && n >= 1);
 }
 
 function withRepetitions(sizes: Sizes, repetitions: number | undefined): Sizes {
@@ -96,11 +92,7 @@ function withRepetitions(sizes: Sizes, repetitions: number | undefined): Sizes {
 
 /** --soak=MINUTES: a positive number of minutes (10 or more meant), or undefined. */
 function soakArg(args: readonly string[]): number | undefined {
-  const arg = args.find((a) => a.startsWith('--soak='));
-  if (arg === undefined) return undefined;
-  const minutes = Number(arg.slice('--soak='.length));
-  if (!Number.isFinite(minutes) || minutes <= 0) throw new Error(`--soak takes a positive number of minutes: ${arg}`);
-  return minutes;
+  return numberArg(args, 'soak', 'a positive number of minutes', (n) => Number.isFinite(n) && n > 0);
 }
 
 /** The soak runs alone unless --only names more; --only=soak needs its minutes. */
@@ -113,13 +105,28 @@ function withSoak(only: string[] | undefined, soakMinutes: number | undefined): 
 }
 
 function listArg(args: readonly string[], name: string): string[] | undefined {
-  const arg = args.find((a) => a.startsWith(`--${name}=`));
-  return arg === undefined
-    ? undefined
-    : arg
-        .slice(name.length + 3)
-        .split(',')
-        .filter((s) => s !== '');
+  return argValue(args, name)
+    ?.split(',')
+    .filter((s) => s !== '');
+}
+
+/** --NAME=N as a number `valid` accepts (otherwise an error saying it takes `what`), or undefined. */
+function numberArg(
+  args: readonly string[],
+  name: string,
+  what: string,
+  valid: (n: number) => boolean,
+): number | undefined {
+  const value = argValue(args, name);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!valid(n)) throw new Error(`--${name} takes ${what}: --${name}=${value}`);
+  return n;
+}
+
+/** What follows `--NAME=`, or undefined. */
+function argValue(args: readonly string[], name: string): string | undefined {
+  return args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 }
 
 main().then(

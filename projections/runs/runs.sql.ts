@@ -335,17 +335,27 @@ export async function lockRunSnapshots(db: Queryable, runIds: readonly string[])
 }
 
 /**
- * `runs r` limited to the runs of text array parameter `ids` (each id once), each found by its primary
+ * `columns` of `runs r` for these runs (each id once), each found by its primary
  * key: the live partition first (the runs being worked on are there), the finished days only for an id not
  * found there, stopping at its row. A lookup by run id alone has no partition to prune to: an `= ANY` over
  * the whole table was planned at every call (2-3 ms on 11 partitions) and read small partitions without
- * statistics whole. Used in named statements: one plan per connection, an index probe or two per id.
+ * statistics whole. A named statement: one plan per connection, an index probe or two per id.
  */
-const runsById = (ids: string): string => `unnest(${ids}::text[]) AS u(id),
+function runsByIdQuery(
+  name: string,
+  columns: string,
+  runIds: readonly string[],
+): { name: string; text: string; values: unknown[] } {
+  return {
+    name,
+    text: `SELECT ${columns} FROM unnest($1::text[]) AS u(id),
       LATERAL (SELECT * FROM runs WHERE finished_on = 'infinity' AND run_id = u.id
                UNION ALL
                SELECT * FROM runs WHERE finished_on <> 'infinity' AND run_id = u.id
-               LIMIT 1) r`;
+               LIMIT 1) r`,
+    values: [[...new Set(runIds)]],
+  };
+}
 
 /** The revision each of these runs' rows reflects now (runs not found are left out). */
 export async function findRunRevisions(db: Queryable, runIds: readonly string[]): Promise<Map<string, number>> {
@@ -356,20 +366,12 @@ export async function findRunRevisions(db: Queryable, runIds: readonly string[])
 
 /** findRunRevisions' statement. */
 export function runRevisionsQuery(runIds: readonly string[]): { name: string; text: string; values: unknown[] } {
-  return {
-    name: 'runs_revisions',
-    text: `SELECT r.run_id, r.revision FROM ${runsById('$1')}`,
-    values: [[...new Set(runIds)]],
-  };
+  return runsByIdQuery('runs_revisions', 'r.run_id, r.revision', runIds);
 }
 
 export async function findRunSnapshots(db: Queryable, runIds: readonly string[]): Promise<PresentRun[]> {
   if (runIds.length === 0) return [];
-  const { rows } = await db.query<RunRow>({
-    name: 'runs_snapshots',
-    text: `SELECT ${RUN_COLUMNS} FROM ${runsById('$1')}`,
-    values: [[...new Set(runIds)]],
-  });
+  const { rows } = await db.query<RunRow>(runsByIdQuery('runs_snapshots', RUN_COLUMNS, runIds));
   return rows.map(runFromRow);
 }
 
@@ -405,10 +407,8 @@ export async function findRunSnapshotsAt(
   db: Queryable,
   runIds: readonly string[],
 ): Promise<{ runs: PresentRun[]; now: Date }> {
-  const { rows } = await db.query<RunRow & { db_now: Date }>({
-    name: 'runs_snapshots_now',
-    text: `SELECT ${RUN_COLUMNS}, now() AS db_now FROM ${runsById('$1')}`,
-    values: [[...new Set(runIds)]],
-  });
+  const { rows } = await db.query<RunRow & { db_now: Date }>(
+    runsByIdQuery('runs_snapshots_now', `${RUN_COLUMNS}, now() AS db_now`, runIds),
+  );
   return { runs: rows.map(runFromRow), now: rows[0]?.db_now ?? new Date() };
 }
