@@ -4,6 +4,7 @@ import type { Queryable } from '@chronicle/platform';
 export interface PlanNode {
   readonly 'Node Type': string;
   readonly 'Index Name'?: string;
+  readonly 'Index Cond'?: string;
   readonly 'Relation Name'?: string;
   readonly 'Actual Rows'?: number;
   readonly Plans?: readonly PlanNode[];

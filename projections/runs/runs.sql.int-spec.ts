@@ -1,6 +1,6 @@
 import type { PresentRun } from '@chronicle/domain';
 import { createTestDatabase, planNodes, queryPlan, type TestDatabase } from '@chronicle/testing';
-import { findRunRevisions, findRunSnapshots, runRevisionsQuery, runsInsert } from './runs.sql';
+import { findRunRevisions, findRunSnapshots, runRevisionsQuery, runsInsert, runsUpdate } from './runs.sql';
 
 /**
  * Looking runs up by id, and inserting new ones, on tables as the hot path leaves them: thousands of
@@ -89,6 +89,69 @@ describe('runs by id', () => {
       const plan = await planOf(runsInsert(batch));
       expect(plan.filter((n) => n.startsWith('Seq Scan') || n.startsWith('Hash'))).toEqual([]);
       expect(plan).toContainEqual(expect.stringMatching(/ runs_live_pkey$/));
+    });
+  });
+
+  describe('runs that finish', () => {
+    /**
+     * The live runs' listing rows, in a live listing partition as a drain leaves it: statistics taken
+     * when most of its pages held rows already moved out (dead, not yet vacuumed).
+     */
+    beforeAll(async () => {
+      await db.pool.query(
+        `INSERT INTO run_listing (run_id, team, job, queue, due_at, finished_on)
+         SELECT run_id, team, job, queue, due_at, finished_on FROM runs WHERE finished_on = 'infinity'
+         ON CONFLICT DO NOTHING`,
+      );
+      await db.pool.query(
+        `INSERT INTO run_listing (run_id, team, job, queue, due_at, finished_on)
+         SELECT 'run_gone_' || g, 'ops', 'ops.job', 'ops', now(), 'infinity' FROM generate_series(1, $1) g`,
+        [4 * ROWS],
+      );
+      await db.pool.query(`DELETE FROM run_listing WHERE run_id LIKE 'run_gone_%'`);
+      await db.pool.query('ANALYZE run_listing_live');
+    });
+
+    /** Live runs (even ids) as their completion leaves them. */
+    async function succeeded(runIds: readonly string[]): Promise<PresentRun[]> {
+      const finishedAt = new Date().toISOString();
+      return (await findRunSnapshots(db.pool, runIds)).map((run) => ({
+        ...run,
+        status: 'succeeded',
+        revision: run.revision + 1,
+        lease: null,
+        finishedAt,
+      }));
+    }
+
+    it('moves their listing rows with them, each found by its key', async () => {
+      const ids = Array.from({ length: 100 }, (_, i) => `run_${2 * (i + 1)}`);
+      const nodes = planNodes(await queryPlan(db.pool, runsUpdate(await succeeded(ids))));
+      const reads = nodes.filter((n) => /^(runs|run_listing)_live/.test(n['Index Name'] ?? n['Relation Name'] ?? ''));
+      // Index probes by run id into both live partitions, and no other read of them (a Seq Scan, or a
+      // bitmap of the whole partition by its key's second column).
+      expect(reads.map((n) => `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name']}`).sort()).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/Index Scan run_listing_live_pkey$/),
+          expect.stringMatching(/Index Scan runs_live_pkey$/),
+        ]),
+      );
+      for (const read of reads.filter((n) => n['Node Type'] !== 'Bitmap Heap Scan'))
+        expect(`${read['Node Type']} ${read['Index Cond'] ?? ''}`).toMatch(/run_id = ANY/);
+
+      await db.pool.query(runsUpdate(await succeeded(ids.slice(0, 3))));
+      const { rows } = await db.pool.query<{ run_id: string; listed_live: boolean; run_live: boolean }>(
+        `SELECT l.run_id, l.finished_on = 'infinity' AS listed_live,
+                EXISTS (SELECT 1 FROM runs r WHERE r.run_id = l.run_id AND r.finished_on = 'infinity') AS run_live
+           FROM run_listing l WHERE l.run_id = ANY($1::text[]) ORDER BY l.run_id`,
+        [ids.slice(0, 4)],
+      );
+      expect(rows).toEqual([
+        { run_id: 'run_2', listed_live: false, run_live: false },
+        { run_id: 'run_4', listed_live: false, run_live: false },
+        { run_id: 'run_6', listed_live: false, run_live: false },
+        { run_id: 'run_8', listed_live: true, run_live: true },
+      ]);
     });
   });
 });

@@ -79,17 +79,26 @@ export async function updateRuns(db: Queryable, states: readonly PresentRun[]): 
 export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
   return {
     name: 'runs_update',
-    text: `WITH updated AS (
+    text: `WITH x AS MATERIALIZED (
+     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
+     ), updated AS (
      UPDATE runs AS r
         SET ${SET_STATE('x')}, finished_on = ${FINISHED_ON('x')}, updated_at = now()
-       FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
-      WHERE r.finished_on = 'infinity' AND r.run_id = x.run_id AND r.revision < x.revision
+       FROM x WHERE ${LIVE_ROWS_OF_X} AND r.revision < x.revision
      RETURNING r.run_id, r.finished_on
      )
      ${MOVE_LISTINGS}`,
     values: [JSON.stringify(states.map(stateFields))],
   };
 }
+
+/**
+ * The live rows `r` of `runs` of the runs in CTE `x`, each found by its key. The ids as an array (an
+ * InitPlan) make the probe an index condition: as a join of `x` with the live partition, the planner
+ * could read the partition whole and hash it for every batch (it did, with the partition never
+ * analyzed: every waiting run's row, per batch of 100).
+ */
+const LIVE_ROWS_OF_X = `r.finished_on = 'infinity' AND r.run_id = ANY (ARRAY(SELECT x.run_id FROM x)) AND r.run_id = x.run_id`;
 
 /** The state columns of a run's row, set from `from`'s. */
 const SET_STATE = (from: string): string =>
@@ -103,9 +112,15 @@ const SET_STATE = (from: string): string =>
 const FINISHED_ON = (from: string): string =>
   `coalesce((${from}.finished_at AT TIME ZONE 'UTC')::date, 'infinity'::date)`;
 
-/** The `run_listing` rows of the runs of CTE `updated` that have just finished, moved with them. */
+/**
+ * The `run_listing` rows of the runs of CTE `updated` that have just finished, moved with them, each
+ * found by its key as LIVE_ROWS_OF_X finds runs' (the drain's completions read the live listing whole
+ * with a Seq Scan, dead rows and all, per batch of 100, when its statistics were taken while it held
+ * more dead rows than live ones).
+ */
 const MOVE_LISTINGS = `UPDATE run_listing AS l SET finished_on = u.finished_on FROM updated u
-      WHERE l.finished_on = 'infinity' AND l.run_id = u.run_id AND u.finished_on <> 'infinity'`;
+      WHERE l.finished_on = 'infinity' AND l.run_id = ANY (ARRAY(SELECT run_id FROM updated WHERE finished_on <> 'infinity'))
+        AND l.run_id = u.run_id`;
 
 /** Many runs in one statement (batch enqueue, the materialiser, the projector). */
 export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
@@ -129,7 +144,7 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
       WHERE x.finished_at IS NULL OR (x.finished_at AT TIME ZONE 'UTC')::date >= (SELECT kept_since FROM run_retention)
      ), updated AS (
      UPDATE runs AS r SET ${SET_STATE('x')}, finished_on = x.finished_on, updated_at = now()
-       FROM x WHERE r.finished_on = 'infinity' AND r.run_id = x.run_id AND r.revision < x.revision
+       FROM x WHERE ${LIVE_ROWS_OF_X} AND r.revision < x.revision
      RETURNING r.run_id, r.finished_on
      ), moved AS (
      ${MOVE_LISTINGS}
