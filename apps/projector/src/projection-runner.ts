@@ -164,23 +164,27 @@ export class ProjectionRunner {
 
   private async applyBatch(positions: readonly LogPosition[], batch: readonly RecordedEvent[]): Promise<LogPosition[]> {
     const to = batch[batch.length - 1]!.position;
-    await withTransaction(this.pool, async (tx) => {
-      // Stalled mid-batch, the transaction is ended before a waiting runner takes over: it holds no rows then.
-      await tx.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [
-        String(this.stalledAfterMs),
-      ]);
-      const moves: CheckpointMove[] = [];
-      for (const [i, projection] of this.projections.entries()) {
-        const from = positions[i]!;
-        if (comparePositions(from, to) >= 0) continue;
-        await applyTo(tx, projection, batch, from);
-        moves.push({ projection: projection.name, from, to });
-      }
-      if (!(await advanceCheckpoints(tx, moves)))
-        throw new CheckpointMovedError(
-          `a checkpoint of ${moves.map((m) => m.projection).join(', ')} moved by another runner`,
-        );
-    });
+    await withTransaction(
+      this.pool,
+      async (tx) => {
+        // Stalled mid-batch, the transaction is ended before a waiting runner takes over: it holds no rows then.
+        await tx.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [
+          String(this.stalledAfterMs),
+        ]);
+        const moves: CheckpointMove[] = [];
+        for (const [i, projection] of this.projections.entries()) {
+          const from = positions[i]!;
+          if (comparePositions(from, to) >= 0) continue;
+          await applyTo(tx, projection, batch, from);
+          moves.push({ projection: projection.name, from, to });
+        }
+        if (!(await advanceCheckpoints(tx, moves)))
+          throw new CheckpointMovedError(
+            `a checkpoint of ${moves.map((m) => m.projection).join(', ')} moved by another runner`,
+          );
+      },
+      { genericPlans: true },
+    );
     return positions.map((from) => (comparePositions(from, to) >= 0 ? from : to));
   }
 

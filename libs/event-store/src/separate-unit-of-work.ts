@@ -12,15 +12,18 @@ export function separateUnitOfWork<T>(
   readModels: Pool,
   work: (uow: UnitOfWork) => Promise<T>,
 ): Promise<T> {
-  return withTransaction(readModels, (tx) =>
-    work({
-      tx,
-      atomic: false,
-      append: async (appends, writeThrough) => {
-        const results = await store.appendToStreams(appends);
-        if (writeThrough !== undefined) await tx.query(writeThrough);
-        return results;
-      },
-    }),
+  return withTransaction(
+    readModels,
+    (tx) =>
+      work({
+        tx,
+        atomic: false,
+        append: async (appends, writeThrough) => {
+          const results = await store.appendToStreams(appends);
+          if (writeThrough !== undefined) await tx.query(writeThrough);
+          return results;
+        },
+      }),
+    { genericPlans: true },
   );
 }

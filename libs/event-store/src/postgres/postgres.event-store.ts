@@ -73,8 +73,10 @@ export class PostgresEventStore implements EventStore {
     // Subscribers are not woken per commit: the rows are written through, and a
     // wake-up per decision would have every projection read the log after every
     // claim and completion. They find the events at their next poll.
-    return withTransaction(readModels, (tx) =>
-      work({ tx, atomic: true, append: (appends, writeThrough) => this.appendWith(tx, appends, writeThrough) }),
+    return withTransaction(
+      readModels,
+      (tx) => work({ tx, atomic: true, append: (appends, writeThrough) => this.appendWith(tx, appends, writeThrough) }),
+      { genericPlans: true },
     );
   }
 
