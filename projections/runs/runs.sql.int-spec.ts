@@ -89,6 +89,12 @@ describe('runs by id', () => {
       const plan = await planOf(runsInsert(batch));
       expect(plan.filter((n) => n.startsWith('Seq Scan') || n.startsWith('Hash'))).toEqual([]);
       expect(plan).toContainEqual(expect.stringMatching(/ runs_live_pkey$/));
+      // The days that can hold a run finished since this statement began, and no other (the migration
+      // made partitions for a week ahead).
+      const day = (offset: number): string =>
+        new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
+      const days = plan.flatMap((n) => /runs_d(\d{8})_pkey$/.exec(n)?.[1] ?? []);
+      expect([...new Set(days)].sort()).toEqual([day(-1), day(0), day(1)]);
     });
   });
 

@@ -171,11 +171,15 @@ export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
 
 /**
  * The rows of CTE `x` whose run has none (run_id is unique across partitions because writers check:
- * "none" is asked of the live partition, the default one and the days from yesterday on; a run finished
- * before then was applied then, and a command creating a run finds none older), then their `run_listing`
- * rows: the end of a statement whose WITH list defines `x`, `onConflict` for a live row written meanwhile.
+ * "none" is asked of the live partition and of the days from yesterday to tomorrow, a transaction
+ * begun before midnight seeing a run another finished after it; a run finished before then was applied
+ * then, and a command creating a run finds none older), then their `run_listing` rows: the end of a
+ * statement whose WITH list defines `x`, `onConflict` for a live row written meanwhile.
  * OFFSET 0 keeps the check a probe of each partition's key per run: as an anti join, the planner read
  * every row of those partitions into a hash for each batch (all the waiting runs, 150 ms at 40,000).
+ * The days are listed, not a range, so that PostgreSQL prunes the partitions at run time: those four
+ * (and the default one if a day has no partition of its own), not the week of days ahead that the
+ * scheduler creates beforehand, 23 index pages per run instead of 7.
  */
 const INSERT_NEW = (onConflict: string): string => `inserted AS (
      INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
@@ -185,7 +189,8 @@ const INSERT_NEW = (onConflict: string): string => `inserted AS (
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
             x.finished_at, x.finished_on, now()
        FROM x
-      WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.finished_on >= (now() AT TIME ZONE 'UTC')::date - 1
+      WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.finished_on = ANY (ARRAY['infinity'::date,
+                          (now() AT TIME ZONE 'UTC')::date - 1, (now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 1])
                         OFFSET 0)
      ${onConflict}
      RETURNING r.run_id, r.team, r.job, r.queue, r.due_at, r.finished_on
