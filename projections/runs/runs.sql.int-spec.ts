@@ -130,7 +130,7 @@ describe('runs by id', () => {
       }));
     }
 
-    it('moves their listing rows with them, each found by its key', async () => {
+    it('writes their rows and moves their listing rows, each found by its key', async () => {
       const ids = Array.from({ length: 100 }, (_, i) => `run_${2 * (i + 1)}`);
       const nodes = planNodes(await queryPlan(db.pool, runsUpdate(await succeeded(ids))));
       const reads = nodes.filter((n) => /^(runs|run_listing)_live/.test(n['Index Name'] ?? n['Relation Name'] ?? ''));
