@@ -6,6 +6,7 @@ export interface PlanNode {
   readonly 'Index Name'?: string;
   readonly 'Index Cond'?: string;
   readonly 'Relation Name'?: string;
+  readonly 'Plan Rows'?: number;
   readonly 'Actual Rows'?: number;
   readonly Plans?: readonly PlanNode[];
 }

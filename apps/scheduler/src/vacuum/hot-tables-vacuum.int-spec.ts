@@ -1,4 +1,12 @@
-import { createTestDatabase, seedRuns, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
+import {
+  createTestDatabase,
+  planNodes,
+  queryPlan,
+  seedRuns,
+  testJob,
+  waitFor,
+  type TestDatabase,
+} from '@chronicle/testing';
 import { HotTablesVacuum } from './hot-tables-vacuum';
 
 const job = testJob({ name: 'ops.churn' });
@@ -38,7 +46,7 @@ describe('the hot tables vacuum', () => {
     expect(await vacuum.vacuumOnce()).toEqual([]);
   });
 
-  it("analyzes a day's partition that filled without statistics, so that a batch lookup of runs by id reads the index", async () => {
+  it("analyzes a day's partition that filled without statistics, so that a batch lookup of runs by id is planned for its ids", async () => {
     const day = (await db.pool.query<{ day: string }>("SELECT to_char(current_date, 'YYYYMMDD') AS day")).rows[0]!.day;
     const partition = `runs_d${day}`;
     // 20,000 runs finished today, as a day of work leaves them (written here directly: only the table matters).
@@ -49,22 +57,35 @@ describe('the hot tables vacuum', () => {
          FROM generate_series(1, 20000) g`,
     );
     await db.pool.query('SELECT pg_stat_force_next_flush()');
-    const lookup = async (): Promise<string> => {
-      const ids = Array.from({ length: 300 }, (_, i) => `run_done_${i * 60 + 1}`);
-      const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(
-        'EXPLAIN SELECT run_id, revision FROM runs WHERE run_id = ANY($1::text[])',
-        [ids],
-      );
-      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    const ids = Array.from({ length: 300 }, (_, i) => `run_done_${i * 60 + 1}`);
+    /** The partition's scan in the plan of a lookup of 300 of its runs: its kind, and the rows it is expected to give. */
+    const lookup = async (): Promise<{ node: string; rows: number }> => {
+      const plan = await queryPlan(db.pool, {
+        text: 'SELECT run_id, revision FROM runs WHERE run_id = ANY($1::text[])',
+        values: [ids],
+      });
+      const scans = planNodes(plan).filter((n) => (n['Relation Name'] ?? n['Index Name'] ?? '').startsWith(partition));
+      return {
+        node: scans.map((n) => n['Node Type']).join(', '),
+        rows: Math.max(...scans.map((n) => n['Plan Rows'] ?? 0)),
+      };
     };
-    // Without statistics the planner takes the batch to match the whole partition.
-    expect(await lookup()).toContain(`Seq Scan on ${partition}`);
+    // Without statistics the planner takes the batch to match much of the partition, and reads it whole.
+    const before = await lookup();
+    expect(before.rows).toBeGreaterThan(10 * ids.length);
+    expect(before.node).toBe('Seq Scan');
     const vacuum = new HotTablesVacuum(db.pool, { info: () => undefined });
     await waitFor(async () => (await vacuum.analyzeOnce()).includes(partition), {
       description: `${partition} analyzed`,
     });
-    expect(await lookup()).not.toContain(`Seq Scan on ${partition}`);
-    expect(await lookup()).toContain(`${partition}_pkey`);
+    const after = await lookup();
+    expect(after.rows).toBeLessThanOrEqual(3 * ids.length);
+    // From PostgreSQL 17 the index probes for 300 ids cost less than the scan; 15 and 16 read the 20,000
+    // small rows instead, their estimate right as above.
+    const { rows } = await db.pool.query<{ version: number }>(
+      "SELECT current_setting('server_version_num')::int AS version",
+    );
+    if (rows[0]!.version >= 170_000) expect(after.node).toMatch(/Index/);
     // Analyzed: nothing to do until it changes again.
     expect(await vacuum.analyzeOnce()).not.toContain(partition);
   });
