@@ -109,8 +109,10 @@ const SET_STATE = (from: string): string =>
    discarded = ${from}.discarded, revision = ${from}.revision, finished_at = ${from}.finished_at`;
 
 /** A row's partition key (migrations/0018): the UTC day it finished, 'infinity' while it is live. */
-const FINISHED_ON = (from: string): string =>
-  `coalesce((${from}.finished_at AT TIME ZONE 'UTC')::date, 'infinity'::date)`;
+const FINISHED_ON = (from: string): string => `coalesce(${UTC_DAY(`${from}.finished_at`)}, 'infinity'::date)`;
+
+/** The UTC day of a timestamptz, as the partitions of `runs` are keyed. */
+const UTC_DAY = (at: string): string => `(${at} AT TIME ZONE 'UTC')::date`;
 
 /**
  * The `run_listing` rows of the runs of CTE `updated` that have just finished, moved with them, each
@@ -141,7 +143,7 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
     text: `WITH x AS MATERIALIZED (
      SELECT x.*, ${FINISHED_ON('x')} AS finished_on
        FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
-      WHERE x.finished_at IS NULL OR (x.finished_at AT TIME ZONE 'UTC')::date >= (SELECT kept_since FROM run_retention)
+      WHERE x.finished_at IS NULL OR ${UTC_DAY('x.finished_at')} >= (SELECT kept_since FROM run_retention)
      ), updated AS (
      UPDATE runs AS r SET ${SET_STATE('x')}, finished_on = x.finished_on, updated_at = now()
        FROM x WHERE ${LIVE_ROWS_OF_X} AND r.revision < x.revision
@@ -190,7 +192,7 @@ const INSERT_NEW = (onConflict: string): string => `inserted AS (
             x.finished_at, x.finished_on, now()
        FROM x
       WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.finished_on = ANY (ARRAY['infinity'::date,
-                          (now() AT TIME ZONE 'UTC')::date - 1, (now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 1])
+                          ${UTC_DAY('now()')} - 1, ${UTC_DAY('now()')}, ${UTC_DAY('now()')} + 1])
                         OFFSET 0)
      ${onConflict}
      RETURNING r.run_id, r.team, r.job, r.queue, r.due_at, r.finished_on
