@@ -45,8 +45,9 @@ export class BatchedCalls<Request, Result, Answer> {
   call(runId: string, request: Request): Promise<Answer> {
     return new Promise((resolve, reject) => {
       this.pending.push({ runId, request, resolve, reject });
-      if (this.pending.length >= MAX_PER_CALL) this.flush();
-      else this.scheduleFlush();
+      // Sent after this turn even when a call's worth is waiting: the worker's state (the slots that
+      // runs finishing in this turn free) has settled by then, so a completion call leases for them.
+      this.scheduleFlush();
     });
   }
 

@@ -174,6 +174,16 @@ describe('Worker against a scheduler over HTTP', () => {
     expect(server.completeManyCalls).toBe(2);
   });
 
+  it('leases the next full batch with the completions of a full batch (100 runs finishing in one turn)', async () => {
+    for (let n = 0; n < 300; n += 1) server.enqueue();
+    startWorker({ concurrency: 100, handler: async () => undefined });
+
+    await waitFor(() => completed() === 300, { description: '300 completions' });
+    // The first 100 by a lease call; each later 100 with the completions of the 100 before, in one call.
+    expect(server.leasedWithCompletions).toBe(200);
+    expect(server.completeManyCalls).toBe(3);
+  });
+
   it('starts a run leased ahead of its due time (prefetchMs) at its notBefore, not before', async () => {
     const dueAtMs = Date.now() + 400;
     server.enqueue({ dueAtMs });
