@@ -138,12 +138,20 @@ export function utcDate(instant: Date): string {
   return instant.toISOString().slice(0, 10);
 }
 
+const DAY_MS = 86_400_000;
+
 export function addDays(date: string, days: number): string {
-  return utcDate(new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000));
+  return utcDate(new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS));
 }
+
+/** The last week asked for, by its Monday's day number: the projector asks it for every run event. */
+let lastWeek = { monday: NaN, date: '' };
 
 /** The Monday of an instant's UTC week (PostgreSQL's date_trunc('week')). */
 export function utcWeek(instant: Date): string {
-  const date = utcDate(instant);
-  return addDays(date, -((instant.getUTCDay() + 6) % 7));
+  const day = Math.floor(instant.getTime() / DAY_MS);
+  // Day 0, 1970-01-01, was a Thursday: 3 days after a Monday.
+  const monday = day - ((((day + 3) % 7) + 7) % 7);
+  if (monday !== lastWeek.monday) lastWeek = { monday, date: utcDate(new Date(monday * DAY_MS)) };
+  return lastWeek.date;
 }
