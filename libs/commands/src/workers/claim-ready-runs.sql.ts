@@ -26,9 +26,8 @@ export const CLAIM_SQL = `WITH served AS (
       LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
      WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
   ), limited_leased AS MATERIALIZED (
-    SELECT l.job, j.run_limit - count(*) AS headroom FROM runs l JOIN jobs j ON j.name = l.job
-     WHERE l.finished_on = 'infinity' AND l.state = 'leased' AND j.run_limit IS NOT NULL
-     GROUP BY l.job, j.run_limit
+    SELECT l.job, j.run_limit - l.leased AS headroom FROM leased_runs_by_job() l JOIN jobs j ON j.name = l.job
+     WHERE j.run_limit IS NOT NULL
   ), scanned AS MATERIALIZED (
     SELECT r.run_id, r.job, r.team, r.priority, r.available_at, s.weight,
            count(*) OVER (PARTITION BY s.queue, s.team, p.priority) AS group_rows
@@ -96,7 +95,10 @@ export const CLAIM_SQL = `WITH served AS (
  *    three have ready runs, and a priority with none gives its share away.
  * Runs of paused jobs and of jobs at their run limit (jobs.run_limit: its
  * concurrency, or 1 for a schedule whose overlap policy keeps fires apart;
- * found from the leased runs, so their number bounds that cost) are
+ * found from the leased runs, so their number bounds that cost; counted by
+ * leased_runs_by_job, migrations/0023, whose index scan marks the entries of
+ * runs finished since dead, where a bitmap scan read them all again at every
+ * claim until a vacuum) are
  * stepped over in the scan; a job below its limit gives at most its
  * headroom (limit - leased runs). A claim that had to leave some out says
  * so (`capped`), and the lease takes another claim to fill the batch: the
@@ -124,6 +126,8 @@ export const CLAIM_SQL = `WITH served AS (
  *   Seq Scan on jobs j_1 (actual rows=0 loops=1)             <- paused jobs (50 jobs: jobs_paused_idx when many)
  * 511 shared buffers at 10,000 ready runs, 661 at 1,000,000; p50 16.0 vs 16.8 ms
  * for the whole claim transaction, about 6 ms of it planning this statement.
+ * (Measured before migrations/0023: the leased runs are now read inside
+ * leased_runs_by_job, a Function Scan in the claim's plan.)
  */
 export async function lockReadyRuns(
   db: Queryable,
