@@ -13,8 +13,9 @@ export interface OverlapTarget {
 /**
  * What the overlap policies decide now, with each run stream's lock taken
  * (try-lock, as the reaper does). Only jobs with a leased run can overlap:
- * the pass starts from them (runs_leased_job_idx), so its cost follows the
- * runs in flight, not the number of schedules. For each such job with
+ * the pass starts from them (leased_runs_by_job, migrations/0023: an index
+ * scan of the leased runs, which marks the entries of runs finished since
+ * dead), so its cost follows the runs in flight, not the number of schedules. For each such job with
  * `skip`, `buffer_one` or `cancel_other`, its due fires (schedule and
  * catch-up runs, scheduled and ready):
  *  - skip: every one is skipped;
@@ -38,7 +39,7 @@ export async function lockOverlapTargets(
     text: `WITH running AS MATERIALIZED (
              SELECT j.name AS job, job_overlap_policy(j.definition) AS policy,
                     (SELECT array_agg(l.run_id ORDER BY l.run_id) FROM runs l WHERE l.finished_on = 'infinity' AND l.job = j.name AND l.state = 'leased') AS leased
-               FROM (SELECT DISTINCT job FROM runs WHERE finished_on = 'infinity' AND state = 'leased') x
+               FROM leased_runs_by_job() x
                JOIN jobs j ON j.name = x.job
               WHERE jsonb_typeof(j.definition->'schedule') = 'object' AND chronicle_shard(x.job, $3) = ANY($4::int[])
                 AND job_overlap_policy(j.definition) IN ('skip', 'buffer_one', 'cancel_other')
