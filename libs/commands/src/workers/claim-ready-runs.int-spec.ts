@@ -1,6 +1,6 @@
 import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { seedRuns, testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { seedRuns, testJob, createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
 import { claimReadyRuns } from './claim-ready-runs';
 
 const job = testJob({ name: 'ops.one-at-a-time', concurrency: 2 });
@@ -96,11 +96,17 @@ describe("the claim's count of leased runs per job (leased_runs_by_job, migratio
 
   it("reads the finished runs' index entries once: the next claim's count steps over them without the heap", async () => {
     const first = await countRead('SELECT * FROM leased_runs_by_job()');
-    const second = await countRead('SELECT * FROM leased_runs_by_job()');
     const { rows } = await db.pool.query('SELECT job, leased::int FROM leased_runs_by_job()');
     expect(rows).toEqual([{ job: 'ops.busy', leased: 5 }]);
-    // The first read visits the heap page of each finished run's entry and marks the entry dead.
+    // A read visits the heap page of each finished run's entry, and marks the entry dead once no
+    // transaction can see its row any more (at once on a quiet server; with the whole suite running,
+    // a later read): the reads after it step over them. A bitmap scan, as the claim's plan had it,
+    // never marks them, and reads about as many pages every time (163, then 137).
     expect(first.pages).toBeGreaterThan(40);
-    expect(second.pages).toBeLessThan(first.pages / 4);
+    await waitFor(async () => (await countRead('SELECT * FROM leased_runs_by_job()')).pages < first.pages / 4, {
+      timeoutMs: 15_000,
+      pollMs: 100,
+      description: "a read of the count that steps over the finished runs' entries",
+    });
   });
 });
