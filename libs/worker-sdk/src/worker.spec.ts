@@ -164,25 +164,22 @@ describe('Worker against a scheduler over HTTP', () => {
       expect(Number(call.body['max']) + call.outstanding).toBeLessThanOrEqual(4);
   });
 
-  it('leases its next runs with its completions, one call for both', async () => {
-    for (let n = 0; n < 10; n += 1) server.enqueue();
-    startWorker({ concurrency: 5, handler: async () => undefined });
+  // The first batch by a lease call; each later one came back with the completions of the one before,
+  // a full batch (100 finishing in one turn) as much as a small one.
+  it.each([
+    { runs: 10, concurrency: 5, withCompletions: 5, completeCalls: 2 },
+    { runs: 300, concurrency: 100, withCompletions: 200, completeCalls: 3 },
+  ])(
+    'leases its next runs with its completions, one call for both ($runs runs, concurrency $concurrency)',
+    async ({ runs, concurrency, withCompletions, completeCalls }) => {
+      for (let n = 0; n < runs; n += 1) server.enqueue();
+      startWorker({ concurrency, handler: async () => undefined });
 
-    await waitFor(() => completed() === 10, { description: '10 completions' });
-    // The first five by a lease call; the next five came back with the first five's completions.
-    expect(server.leasedWithCompletions).toBe(5);
-    expect(server.completeManyCalls).toBe(2);
-  });
-
-  it('leases the next full batch with the completions of a full batch (100 runs finishing in one turn)', async () => {
-    for (let n = 0; n < 300; n += 1) server.enqueue();
-    startWorker({ concurrency: 100, handler: async () => undefined });
-
-    await waitFor(() => completed() === 300, { description: '300 completions' });
-    // The first 100 by a lease call; each later 100 with the completions of the 100 before, in one call.
-    expect(server.leasedWithCompletions).toBe(200);
-    expect(server.completeManyCalls).toBe(3);
-  });
+      await waitFor(() => completed() === runs, { description: `${runs} completions` });
+      expect(server.leasedWithCompletions).toBe(withCompletions);
+      expect(server.completeManyCalls).toBe(completeCalls);
+    },
+  );
 
   it('starts a run leased ahead of its due time (prefetchMs) at its notBefore, not before', async () => {
     const dueAtMs = Date.now() + 400;

@@ -15,9 +15,10 @@ export interface OverlapTarget {
  * (try-lock, as the reaper does). Only jobs with a leased run can overlap:
  * the pass starts from them (leased_runs_by_job, migrations/0023: an index
  * scan of the leased runs, which marks the entries of runs finished since
- * dead), so its cost follows the runs in flight, not the number of schedules. For each such job with
- * `skip`, `buffer_one` or `cancel_other`, its due fires (schedule and
- * catch-up runs, scheduled and ready):
+ * dead), so its cost follows the runs in flight, not the number of
+ * schedules. For each such job with `skip`, `buffer_one` or
+ * `cancel_other`, its due fires (schedule and catch-up runs, scheduled and
+ * ready):
  *  - skip: every one is skipped;
  *  - buffer_one: all but the oldest are skipped (the oldest waits its turn);
  *  - cancel_other: all but the newest are skipped, and the newest
