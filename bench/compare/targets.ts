@@ -2,7 +2,7 @@ import { chronicle, chroniclePrefetch, chronicleSplit } from './chronicle';
 import { graphileWorkerTuned } from './graphile-worker';
 import { pgBossTuned } from './pg-boss';
 import { OURS, summarise, type Target } from './report';
-import type { Series } from './runner';
+import { CEILING, type Series } from './runner';
 
 /** Issue 11's goal for timeliness with the opt-in prefetch. */
 const PREFETCH_P99_GOAL_MS = 50;
@@ -40,6 +40,11 @@ export function judgeTargets(all: readonly Series[]): Target[] {
   const ours = (scenario: string, key: string) => figure(scenario, chronicle.label, key);
   const pgBoss = (scenario: string, key: string) => figure(scenario, pgBossTuned.label, key);
   const graphile = (scenario: string, key: string) => figure(scenario, graphileWorkerTuned.label, key);
+  // What the design's own writes allow with PostgreSQL alone on the machine (ceiling.ts), when the ceiling ran.
+  const designFloor = (key: string): Figure | undefined => {
+    const found = figure(CEILING, 'postgresql', key);
+    return found === undefined ? undefined : { label: "the design's floor (SQL alone)", value: found.value };
+  };
   const targets = [
     atLeast(
       `drain: ours >= 1.2x ${pgBossTuned.label} and >= 0.6x ${graphileWorkerTuned.label}`,
@@ -48,6 +53,7 @@ export function judgeTargets(all: readonly Series[]): Target[] {
         { of: pgBoss('drain', 'completionsPerSecond'), factor: 1.2 },
         { of: graphile('drain', 'completionsPerSecond'), factor: 0.6 },
       ],
+      designFloor('designFloorDrainRunsPerSecond'),
     ),
     atLeast(`sustained: ours >= 1.0x ${graphileWorkerTuned.label}`, ours('sustained', 'completionsPerSecond'), [
       { of: graphile('sustained', 'completionsPerSecond'), factor: 1 },
@@ -63,6 +69,7 @@ export function judgeTargets(all: readonly Series[]): Target[] {
         { of: pgBoss('bulk', 'runsPerSecond'), factor: 1 },
         { of: graphile('bulk', 'runsPerSecond'), factor: 0.6 },
       ],
+      designFloor('designFloorEnqueueRunsPerSecond'),
     ),
     atMost("timeliness: p99 <= the faster peer's", ours('timeliness', 'p99Ms'), {
       of: fasterPeer('timeliness', 'p99Ms'),
@@ -80,15 +87,24 @@ export function judgeTargets(all: readonly Series[]): Target[] {
   return targets.filter((t): t is Target => t !== undefined);
 }
 
-/** A throughput: `figure` at least each bar's factor times its system's. */
-function atLeast(goal: string, figure: Figure | undefined, bars: readonly Bar[]): Target | undefined {
+/**
+ * A throughput: `figure` at least each bar's factor times its system's. With a `floor` (what the
+ * design's writes allow at best), the detail says how much of it the highest bar asks for.
+ */
+function atLeast(goal: string, figure: Figure | undefined, bars: readonly Bar[], floor?: Figure): Target | undefined {
   if (figure === undefined || bars.some((bar) => bar.of === undefined)) return undefined;
   const ratios = bars.map((bar) => ({ bar, ratio: figure.value / bar.of!.value }));
+  const highest = Math.max(...bars.map((bar) => bar.factor * bar.of!.value));
+  const share = floor === undefined ? '' : `; the bar is ${percent(highest / floor.value)} of ${floor.label}`;
   return {
     goal,
     met: ratios.every(({ bar, ratio }) => ratio >= bar.factor),
-    detail: ratios.map(({ bar, ratio }) => `${ratio.toFixed(2)}x ${bar.of!.label}`).join(', '),
+    detail: ratios.map(({ bar, ratio }) => `${ratio.toFixed(2)}x ${bar.of!.label}`).join(', ') + share,
   };
+}
+
+function percent(n: number): string {
+  return `${Math.round(n * 100)}%`;
 }
 
 /** A latency in ms: `figure` at most the bar's factor times its system's. */
