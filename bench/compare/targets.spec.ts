@@ -3,7 +3,16 @@ import { judgeTargets } from './targets';
 
 /** A series of one repetition with these medians. */
 function series(scenario: string, label: string, system: string, values: Record<string, number>): Series {
-  return { scenario, title: scenario, metrics: [], label, system, config: '', settings: '', measurements: [{ values }] };
+  return {
+    scenario,
+    title: scenario,
+    metrics: [],
+    label,
+    system,
+    config: '',
+    settings: '',
+    measurements: [{ values }],
+  };
 }
 
 const DRAIN = [
