@@ -15,6 +15,11 @@ const CEILING_OF: Readonly<Record<string, { metric: string; ceiling: string }>> 
   sustained: { metric: 'completionsPerSecond', ceiling: 'singleRowCommitsPerSecond' },
 };
 
+/** A share, as the tables print it: 0.584 -> "58%". */
+export function percent(share: number): string {
+  return `${(100 * share).toFixed(0)}%`;
+}
+
 /** A goal of the issue, judged (targets.ts). */
 export interface Target {
   readonly goal: string;
@@ -99,7 +104,7 @@ export function printTable(
           summary === undefined ? 'n/a' : fmt(summary.median),
           summary === undefined ? '' : `${fmt(summary.min)}–${fmt(summary.max)}`,
           comparable && summary.median !== 0 ? `${(oursMedian / summary.median).toFixed(2)}x` : '',
-          summary === undefined || top === undefined ? '' : `${((100 * summary.median) / top).toFixed(0)}%`,
+          summary === undefined || top === undefined ? '' : percent(summary.median / top),
           notes,
         ]);
       }

@@ -1,7 +1,7 @@
 import { chronicle, chroniclePrefetch, chronicleSplit } from './chronicle';
 import { graphileWorkerTuned } from './graphile-worker';
 import { pgBossTuned } from './pg-boss';
-import { OURS, summarise, type Target } from './report';
+import { OURS, percent, summarise, type Target } from './report';
 import { CEILING, type Series } from './runner';
 
 /** Issue 11's goal for timeliness with the opt-in prefetch. */
@@ -101,10 +101,6 @@ function atLeast(goal: string, figure: Figure | undefined, bars: readonly Bar[],
     met: ratios.every(({ bar, ratio }) => ratio >= bar.factor),
     detail: ratios.map(({ bar, ratio }) => `${ratio.toFixed(2)}x ${bar.of!.label}`).join(', ') + share,
   };
-}
-
-function percent(n: number): string {
-  return `${Math.round(n * 100)}%`;
 }
 
 /** A latency in ms: `figure` at most the bar's factor times its system's. */

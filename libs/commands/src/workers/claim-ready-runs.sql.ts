@@ -94,13 +94,12 @@ export const CLAIM_SQL = `WITH served AS (
  *    (k - u_priority) / weight_priority, so claims split 70/25/5 while all
  *    three have ready runs, and a priority with none gives its share away.
  * Runs of paused jobs and of jobs at their run limit (jobs.run_limit: its
- * concurrency, or 1 for a schedule whose overlap policy keeps fires apart;
- * found from the leased runs, so their number bounds that cost; counted by
- * leased_runs_by_job, migrations/0023, whose index scan marks the entries of
- * runs finished since dead, where a bitmap scan read them all again at every
- * claim until a vacuum) are
- * stepped over in the scan; a job below its limit gives at most its
- * headroom (limit - leased runs). A claim that had to leave some out says
+ * concurrency, or 1 for a schedule whose overlap policy keeps fires apart)
+ * are stepped over in the scan; a job below its limit gives at most its
+ * headroom (limit - leased runs). The leased runs are counted by
+ * leased_runs_by_job (migrations/0023), so their number bounds that cost:
+ * its index scan marks the entries of runs finished since dead, where a
+ * bitmap scan read them all again at every claim until a vacuum. A claim that had to leave some out says
  * so (`capped`), and the lease takes another claim to fill the batch: the
  * job's waiting runs never hide other jobs' runs behind them. The headroom
  * is checked again under the job's lock (withinConcurrencyLimits).
