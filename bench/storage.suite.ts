@@ -1,6 +1,6 @@
 import { addDays, createDatedPartition, createPool } from '@chronicle/platform';
 import { PostgresEventStore, type ExpiryReport } from '@chronicle/event-store';
-import { AUDIT_WEEKS, RunRetention } from '@chronicle/scheduler';
+import { RunRetention } from '@chronicle/scheduler';
 import { PROJECTIONS } from '@chronicle/projections';
 import type { BenchSuite } from './compare/peer-comparison.suite';
 import { chronicle, seededDatabase } from './rebuild.suite';
@@ -69,22 +69,22 @@ export const storage: BenchSuite = {
         let started = Date.now();
         const days = await pass();
         const daySeconds = (Date.now() - started) / 1000;
-        // Then the log and the audit index as if written five weeks ago (their weeks are the database
-        // clock's): the next pass finds that week past, as it would RETENTION_DAYS + 1 days later.
-        options.progress('dating the log and the audit index five weeks back');
+        // Then the log as if written five weeks ago (its weeks are the database clock's): the next pass
+        // finds that week past, as it would RETENTION_DAYS + 1 days later.
+        options.progress('dating the log five weeks back');
         const { rows: weeks } = await pool.query<{ week: string }>(
           `SELECT date_trunc('week', clock_timestamp() AT TIME ZONE 'UTC')::date::text AS week`,
         );
         const thisWeek = weeks[0]!.week;
         const logWeek = addDays(thisWeek, -35);
-        for (const dated of [
+        await createDatedPartition(
+          pool,
           { table: 'events', column: 'kept_on', prefix: 'events_w', defaultPartition: 'events_unsorted' },
-          AUDIT_WEEKS,
-        ]) {
-          await createDatedPartition(pool, dated, logWeek, false);
-          await pool.query(`UPDATE ${dated.table} SET kept_on = $1 WHERE kept_on = $2`, [logWeek, thisWeek]);
-        }
-        options.progress("dropping the log's week and the audit index's");
+          logWeek,
+          false,
+        );
+        await pool.query(`UPDATE events SET kept_on = $1 WHERE kept_on = $2`, [logWeek, thisWeek]);
+        options.progress("dropping the log's week");
         started = Date.now();
         const weeksPass = await pass();
         const retention = {
@@ -93,7 +93,6 @@ export const storage: BenchSuite = {
           droppedDays: days?.droppedDays.length ?? 0,
           retiredRuns: days?.retiredRuns ?? 0,
           log: weeksPass?.log,
-          audit: weeksPass?.audit,
           retiredBytes: Number(
             (await pool.query<{ bytes: string }>("SELECT pg_total_relation_size('retired_runs') AS bytes")).rows[0]!
               .bytes,
@@ -126,7 +125,6 @@ function formatReport(
     retiredRuns: number;
     retiredBytes: number;
     log: ExpiryReport | undefined;
-    audit: ExpiryReport | undefined;
   },
 ): string {
   const perRun = (bytes: number): string => (bytes / runs).toFixed(0);
@@ -142,8 +140,6 @@ function formatReport(
     `dropped in ${retention.seconds.toFixed(2)} s (ids kept: ${(retention.retiredBytes / Math.max(1, retention.retiredRuns)).toFixed(1)} bytes a run)\n` +
     `then a pass ${retention.weekSeconds.toFixed(2)} s:\n` +
     `the log: ${retention.log?.droppedWeeks.length ?? 0} week(s) dropped, ${formatCount(retention.log?.expiredStreams ?? 0)} run streams ` +
-    `with it, ${formatCount(retention.log?.keptStreams ?? 0)} moved on to this week (runs kept)\n` +
-    `the audit index: ${retention.audit?.droppedWeeks.length ?? 0} week(s) dropped, ${formatCount(retention.audit?.expiredStreams ?? 0)} run streams ` +
-    `with it, ${formatCount(retention.audit?.keptStreams ?? 0)} moved on to this week\n`
+    `with it, ${formatCount(retention.log?.keptStreams ?? 0)} moved on to this week (runs kept)\n`
   );
 }

@@ -8,6 +8,5 @@ export * from './scheduler.module';
 export * from './scheduler.service';
 export * from './vacuum/hot-tables-vacuum';
 export * from './retention/run-retention';
-export * from './retention/audit-retention';
 export * from './shards/shard-fence';
 export * from './shards/shard-ownership';

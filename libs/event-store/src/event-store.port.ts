@@ -81,6 +81,27 @@ export interface ReadAllOptions {
   readonly maxCount?: number;
 }
 
+/**
+ * A filtered read of the global log, newest first: the audit trail's page of events. Each field given
+ * narrows it. `team` and `actor` are the metadata's (every decision records its actor; a run's events
+ * record its team).
+ */
+export interface FindEventsOptions {
+  /** Only streams whose id starts with this (ENDING_STREAM_PREFIX: the runs'). */
+  readonly streamPrefix?: string;
+  readonly streamId?: string;
+  readonly type?: string;
+  readonly team?: string;
+  readonly actor?: string;
+  /** Recorded at or after. */
+  readonly since?: Date;
+  /** Recorded before. */
+  readonly until?: Date;
+  /** Exclusive: events strictly before this position (the last one of the page before). */
+  readonly before?: LogPosition;
+  readonly maxCount: number;
+}
+
 export interface SubscribeOptions {
   /** Exclusive start, normally the subscriber's stored checkpoint. */
   readonly from?: LogPosition;
@@ -186,6 +207,13 @@ export interface EventStore {
    * the audit trail's); those the log does not hold are left out.
    */
   readEvents(refs: readonly EventRef[]): Promise<readonly RecordedEvent[]>;
+
+  /**
+   * Events of the global log that match `options`, newest first (in reverse commit order), `maxCount` at
+   * most. PostgreSQL answers a team's from an index of the log; KurrentDB reads `$all` backwards, the
+   * stream prefix filtered on the server.
+   */
+  findEvents(options: FindEventsOptions): Promise<readonly RecordedEvent[]>;
 
   /**
    * The global log after `from`, in commit order, gap-free: it never returns

@@ -1,5 +1,6 @@
 export * from './append-validation';
 export * from './create-event-store';
+export * from './event-filter';
 export * from './event-store.errors';
 export * from './event-store.port';
 export * from './in-memory/in-memory.event-store';

@@ -12,7 +12,6 @@ import {
 import { auditProjection, updateRuns, upsertRuns } from '@chronicle/projections';
 import { createTestDatabase, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
 import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
-import { AUDIT_WEEKS } from './audit-retention';
 import { RunRetention } from './run-retention';
 
 const DAY = 86_400_000;
@@ -67,22 +66,6 @@ describe('run retention (partitions by the day a run finished)', () => {
       )
     ).rows.flatMap((r) => [r.runs, r.listing]);
 
-  /** Indexes events in the audit trail as if the projector had seen them on `week`'s Monday. */
-  const indexIn = (week: string, events: readonly RecordedEvent[]): Promise<void> =>
-    auditProjection.apply(
-      db.pool,
-      events.map((e) => ({
-        id: e.id,
-        streamId: e.streamId,
-        revision: e.revision,
-        position: e.position,
-        type: e.type,
-        data: e.data,
-        metadata: e.metadata,
-        recordedAt: new Date(`${week}T09:00:00Z`),
-      })),
-    );
-
   beforeAll(async () => {
     db = await createTestDatabase();
     eventStore = new PostgresEventStore(db.pool);
@@ -112,16 +95,14 @@ describe('run retention (partitions by the day a run finished)', () => {
       LOG_WEEK,
       logged.map(runStreamId),
     ]);
-    // The audit index of those events, recorded in that week as the projector indexes them, and of a
-    // job's event of the same time (kept for ever).
+    // A job's event of the same time, which the audit index keeps for ever.
     await eventStore.appendToStream('job-ops.retained', 'no_stream', [{ type: 'JobDefined', data: { team: 'ops' } }]);
-    await createDatedPartition(db.pool, AUDIT_WEEKS, LOG_WEEK, false);
     // The global log shows an event once no older transaction of the server is in flight: under load, a while.
     let everyEvent: readonly RecordedEvent[] = [];
     await waitFor(async () => (everyEvent = await eventStore.readAll()).length === logged.length + 1, {
       description: 'the events in the global log',
     });
-    await indexIn(LOG_WEEK, everyEvent);
+    await auditProjection.apply(db.pool, everyEvent);
   });
   afterAll(() => db.drop());
 
@@ -162,24 +143,14 @@ describe('run retention (partitions by the day a run finished)', () => {
     expect(await types('run_old_discarded')).toEqual([]);
     expect(await types('run_old_dead')).toEqual(['RunScheduled']);
     expect(await types('run_not_projected')).toEqual(['RunScheduled']);
-    // The audit index keeps indexing what the log keeps: the week's rows of runs kept move to this week.
-    expect(report!.audit).toEqual({ expiredStreams: 2, keptStreams: 2, droppedWeeks: [LOG_WEEK] });
-    const indexed = await db.pool.query<{ stream_id: string; kept_on: string }>(
-      'SELECT stream_id, kept_on::text FROM audit_events ORDER BY stream_id',
-    );
-    expect(indexed.rows).toEqual([
-      { stream_id: 'job-ops.retained', kept_on: 'infinity' },
-      { stream_id: runStreamId('run_not_projected'), kept_on: '2026-11-30' },
-      { stream_id: runStreamId('run_old_dead'), kept_on: '2026-11-30' },
+    // The audit trail of runs is the log: what the log keeps it shows; the index of the rest keeps the job's.
+    const audited = await eventStore.findEvents({ streamPrefix: runStreamId(''), maxCount: 10 });
+    expect(audited.map((e) => e.streamId).sort()).toEqual([
+      runStreamId('run_not_projected'),
+      runStreamId('run_old_dead'),
     ]);
-    const weeks = await db.pool.query<{ name: string }>(
-      `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-        WHERE i.inhparent = 'audit_events'::regclass AND c.relname LIKE 'audit_events_w%' ORDER BY 1`,
-    );
-    expect(weeks.rows.map((r) => r.name)).toEqual(
-      expect.arrayContaining(['audit_events_w20261130', 'audit_events_w20261207', 'audit_events_w20261214']),
-    );
-    expect(weeks.rows.map((r) => r.name)).not.toContain(`audit_events_w${LOG_WEEK.replace(/-/g, '')}`);
+    const indexed = await db.pool.query<{ stream_id: string }>('SELECT stream_id FROM audit_events ORDER BY stream_id');
+    expect(indexed.rows).toEqual([{ stream_id: 'job-ops.retained' }]);
   });
 
   it('moves a run that finishes, with its listing row, to its day; old history is not written again', async () => {
@@ -207,45 +178,5 @@ describe('run retention (partitions by the day a run finished)', () => {
       "SELECT relname AS name FROM pg_class WHERE relname LIKE 'run%_d20261122'",
     );
     expect(tables.rows).toEqual([]);
-  });
-
-  it('sorts out audit rows indexed in a week already dropped (a rebuild), by the same rule', async () => {
-    // The week's partition is gone, so the rows land in the default partition; the pass makes the week
-    // again for them, and sorts it out.
-    const late = (runId: string, n: bigint): RecordedEvent => ({
-      id: `late-${runId}`,
-      streamId: runStreamId(runId),
-      revision: 5n,
-      position: { commit: 1_000_000_000n + n, prepare: n },
-      type: 'RunDiscarded',
-      data: { runId },
-      metadata: {},
-      recordedAt: new Date(),
-    });
-    await indexIn(LOG_WEEK, [late('run_old_dead', 1n), late('run_old_succeeded', 2n)]);
-    const where = async (): Promise<Array<{ stream_id: string; at: string }>> =>
-      (
-        await db.pool.query<{ stream_id: string; at: string }>(
-          `SELECT stream_id, tableoid::regclass::text AS at FROM audit_events WHERE commit_position > 1000000000 ORDER BY 1`,
-        )
-      ).rows;
-    expect(await where()).toEqual([
-      { stream_id: runStreamId('run_old_dead'), at: 'audit_events_unsorted' },
-      { stream_id: runStreamId('run_old_succeeded'), at: 'audit_events_unsorted' },
-    ]);
-    // Making the week takes a lock a busy database may not give in time: then a later pass makes it.
-    const sorted = { expiredStreams: 0, keptStreams: 0 };
-    await waitFor(
-      async () => {
-        const { audit } = (await new RunRetention(db.pool, eventStore, 30, () => TODAY).retainOnce())!;
-        sorted.expiredStreams += audit.expiredStreams;
-        sorted.keptStreams += audit.keptStreams;
-        return audit.droppedWeeks.includes(LOG_WEEK);
-      },
-      { description: 'a pass that sorts out the week and drops it' },
-    );
-    expect(sorted).toEqual({ expiredStreams: 1, keptStreams: 1 });
-    // The dead run is kept: its row moves to this week; the retired run's row goes.
-    expect(await where()).toEqual([{ stream_id: runStreamId('run_old_dead'), at: 'audit_events_w20261130' }]);
   });
 });

@@ -6,13 +6,11 @@ import {
   datedPartitions,
   tryLocked,
   utcDate,
-  utcWeek,
   type Queryable,
 } from '@chronicle/platform';
 import { retiredRunIds } from '@chronicle/commands';
 import { runStreamId } from '@chronicle/domain';
 import type { EventStore, ExpiryReport } from '@chronicle/event-store';
-import { expireAuditWeeks } from './audit-retention';
 
 /**
  * Retention of finished runs (issue 15, migrations/0018): `runs` and `run_listing` are partitioned by
@@ -31,8 +29,7 @@ import { expireAuditWeeks } from './audit-retention';
  * - then the log's side (EventStore.expireStreams): the streams of runs begun before the first day kept
  *   go when their runs are over, that is retired (their ids' hashes in retired_runs) and without a row
  *   (not written again since). A run the read models do not know of yet (a projector behind) is kept.
- * - and the audit index's (audit-retention): its weeks past retention go, the rows of runs not over
- *   moved on first, so that it indexes what the log keeps.
+ *   The audit trail of runs is the log itself: it goes with the log.
  *
  * Each table's changes wait for its lock at most LOCK_TIMEOUT_MS (a drop takes the parent's ACCESS
  * EXCLUSIVE lock for a moment); a day not done is done by a later pass.
@@ -55,7 +52,6 @@ export interface RetentionReport {
   readonly createdDays: readonly string[];
   readonly deletedPayloads: number;
   readonly log: ExpiryReport;
-  readonly audit: ExpiryReport;
 }
 
 export class RunRetention {
@@ -146,8 +142,7 @@ export class RunRetention {
     );
     const over = (streamIds: readonly string[]): Promise<ReadonlySet<string>> => this.overRuns(streamIds);
     const log = await this.eventStore.expireStreams({ before: new Date(`${keptSince}T00:00:00Z`), over });
-    const audit = await expireAuditWeeks(db, { currentWeek: utcWeek(this.today()), before: keptSince, over });
-    return { keptSince, droppedDays, retiredRuns, createdDays, deletedPayloads: rowCount ?? 0, log, audit };
+    return { keptSince, droppedDays, retiredRuns, createdDays, deletedPayloads: rowCount ?? 0, log };
   }
 
   /** The run streams whose runs retention dropped, and that have no row again. */

@@ -2,7 +2,14 @@ import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import { listedTeam, type ReaderCaller } from '@chronicle/domain';
-import type { EventStore, RecordedEvent } from '@chronicle/event-store';
+import {
+  comparePositions,
+  ENDING_STREAM_PREFIX,
+  streamEnds,
+  type EventStore,
+  type LogPosition,
+  type RecordedEvent,
+} from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
 import { decodeCursor, encodeCursor, notACursor, sizeOf, type Page, type PageRequest } from '../listings/page';
 import { sqlValues } from '../listings/sql-values';
@@ -48,43 +55,69 @@ export class ListAuditEventsHandler implements IQueryHandler<ListAuditEvents> {
   async execute({ caller, filter, page }: ListAuditEvents): Promise<Page<AuditEvent>> {
     const size = sizeOf(page);
     const after = page.after == null ? undefined : decodePositionCursor(page.after, page.names.after);
-    const rows = await findAuditRows(this.pool, { ...filter, team: listedTeam(caller, filter.team) }, after, size + 1);
-    const shown = rows.slice(0, size);
-    // The index says which events; the log holds them (the index keeps no data).
-    const events = await this.eventStore.readEvents(
-      shown.map((row) => ({ streamId: row.stream_id, revision: BigInt(row.revision) })),
-    );
-    const byRef = new Map(events.map((e) => [`${e.revision}|${e.streamId}`, e]));
-    const items = shown.flatMap((row) => {
-      const event = byRef.get(`${row.revision}|${row.stream_id}`);
-      // Not in the log any more (retention removed the stream): nothing to show.
-      if (event === undefined) return [];
-      return [{ node: { event, team: row.team }, cursor: encodeCursor([row.commit_position, row.prepare_position]) }];
-    });
+    const listed = { ...filter, team: listedTeam(caller, filter.team) };
+    // Two sources, each newest first and each a page long: the log for runs' events, the index for the rest.
+    const [runs, others] = await Promise.all([
+      filter.stream === undefined || streamEnds(filter.stream) ? this.findRunEvents(listed, after, size + 1) : [],
+      filter.stream === undefined || !streamEnds(filter.stream) ? this.findIndexed(listed, after, size + 1) : [],
+    ]);
+    const merged = [...runs, ...others].sort((a, b) => comparePositions(b.event.position, a.event.position));
+    const shown = merged.slice(0, size);
+    const cursorOf = ({ event }: AuditEvent): string =>
+      encodeCursor([event.position.commit.toString(), event.position.prepare.toString()]);
     const last = shown[shown.length - 1];
     return {
-      items,
-      nextCursor:
-        rows.length > size && last !== undefined ? encodeCursor([last.commit_position, last.prepare_position]) : null,
+      items: shown.map((node) => ({ node, cursor: cursorOf(node) })),
+      nextCursor: merged.length > size && last !== undefined ? cursorOf(last) : null,
     };
+  }
+
+  /** Runs' events, from the log: each records its run's team. */
+  private async findRunEvents(
+    filter: AuditFilter,
+    after: LogPosition | undefined,
+    limit: number,
+  ): Promise<AuditEvent[]> {
+    const events = await this.eventStore.findEvents({
+      streamPrefix: ENDING_STREAM_PREFIX,
+      streamId: filter.stream,
+      type: filter.type,
+      team: filter.team,
+      actor: filter.actor,
+      since: filter.since,
+      until: filter.until,
+      before: after,
+      maxCount: limit,
+    });
+    return events.map((event) => {
+      const team = event.metadata['team'];
+      return { event, team: typeof team === 'string' ? team : null };
+    });
+  }
+
+  /** The other streams' events, by the audit index; the index says which events, the log holds them. */
+  private async findIndexed(filter: AuditFilter, after: LogPosition | undefined, limit: number): Promise<AuditEvent[]> {
+    const rows = await findAuditRows(this.pool, filter, after, limit);
+    const events = await this.eventStore.readEvents(
+      rows.map((row) => ({ streamId: row.stream_id, revision: BigInt(row.revision) })),
+    );
+    const byRef = new Map(events.map((e) => [`${e.revision}|${e.streamId}`, e]));
+    return rows.flatMap((row) => {
+      const event = byRef.get(`${row.revision}|${row.stream_id}`);
+      // Not in the log any more: nothing to show.
+      return event === undefined ? [] : [{ event, team: row.team }];
+    });
   }
 }
 
 interface AuditRow {
-  readonly commit_position: string;
-  readonly prepare_position: string;
   readonly stream_id: string;
   readonly revision: string;
   readonly team: string | null;
 }
 
-interface LogPlace {
-  readonly commit: string;
-  readonly prepare: string;
-}
-
 /**
- * A page of the audit index, newest first, after `after` (exclusive): one backwards range scan of the
+ * A page of the audit index (the streams that never end), newest first, after `after` (exclusive): one backwards range scan of the
  * index whose key leads with the filter given (the team's, the actor's, the stream's or the type's),
  * or of the primary key. The SQL holds only the filters given, so each statement is planned for its
  * index.
@@ -92,7 +125,7 @@ interface LogPlace {
 async function findAuditRows(
   db: Queryable,
   filter: AuditFilter,
-  after: LogPlace | undefined,
+  after: LogPosition | undefined,
   limit: number,
 ): Promise<AuditRow[]> {
   const { values, param } = sqlValues();
@@ -104,9 +137,11 @@ async function findAuditRows(
   if (filter.since !== undefined) conditions.push(`recorded_at >= ${param(filter.since)}`);
   if (filter.until !== undefined) conditions.push(`recorded_at < ${param(filter.until)}`);
   if (after !== undefined)
-    conditions.push(`(commit_position, prepare_position) < (${param(after.commit)}, ${param(after.prepare)})`);
+    conditions.push(
+      `(commit_position, prepare_position) < (${param(after.commit.toString())}, ${param(after.prepare.toString())})`,
+    );
   const { rows } = await db.query<AuditRow>({
-    text: `SELECT commit_position::text, prepare_position::text, stream_id, revision::text, team FROM audit_events
+    text: `SELECT stream_id, revision::text, team FROM audit_events
             ${conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`}
             ORDER BY commit_position DESC, prepare_position DESC
             LIMIT ${param(limit)}`,
@@ -115,8 +150,8 @@ async function findAuditRows(
   return rows;
 }
 
-function decodePositionCursor(value: string, field: string): LogPlace {
+function decodePositionCursor(value: string, field: string): LogPosition {
   const [commit, prepare] = decodeCursor(value, 2, field) as [string, string];
   if (!/^-?\d{1,19}$/.test(commit) || !/^-?\d{1,19}$/.test(prepare)) throw notACursor(field);
-  return { commit, prepare };
+  return { commit: BigInt(commit), prepare: BigInt(prepare) };
 }

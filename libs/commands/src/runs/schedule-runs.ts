@@ -28,12 +28,17 @@ export async function scheduleNewRuns(
     return { run, events, after: events.reduce<RunSnapshot>(evolve, ABSENT) as PresentRun };
   });
   const created = decided.map((d) => d.after);
+  const recorded = recordedMetadata(metadata);
   await uow.append(
-    decided.map(({ run, events }) => ({
-      streamId: runStreamId(run.runId),
-      expected: 'no_stream' as const,
-      events: events.map((e) => ({ type: e.type, data: e.data, metadata: recordedMetadata(metadata) })),
-    })),
+    decided.map(({ run, events }) => {
+      // The run's team, as every later event of the run records it: the audit trail finds a team's runs by it.
+      const withTeam = { ...recorded, team: run.team };
+      return {
+        streamId: runStreamId(run.runId),
+        expected: 'no_stream' as const,
+        events: events.map((e) => ({ type: e.type, data: e.data, metadata: withTeam })),
+      };
+    }),
     runsInsert(created),
   );
   return created;

@@ -20,7 +20,9 @@ import {
   streamEnds,
   type ExpireStreamsRequest,
   type ExpiryReport,
+  type FindEventsOptions,
 } from '../event-store.port';
+import { matchesFind } from '../event-filter';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { WakeSignal } from '@chronicle/platform';
 import { pollAll } from '../subscription-loop';
@@ -121,6 +123,13 @@ export class InMemoryEventStore implements EventStore {
 
   async readEvents(refs: readonly EventRef[]): Promise<readonly RecordedEvent[]> {
     return refs.flatMap((ref) => this.streams.get(ref.streamId)?.filter((e) => e.revision === ref.revision) ?? []);
+  }
+
+  async findEvents(options: FindEventsOptions): Promise<readonly RecordedEvent[]> {
+    const found: RecordedEvent[] = [];
+    for (let i = this.log.length - 1; i >= 0 && found.length < options.maxCount; i--)
+      if (matchesFind(this.log[i]!, options)) found.push(this.log[i]!);
+    return found;
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {

@@ -36,7 +36,9 @@ import {
   streamEnds,
   type ExpireStreamsRequest,
   type ExpiryReport,
+  type FindEventsOptions,
 } from '../event-store.port';
+import { matchesFind } from '../event-filter';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 
 type KurrentModule = typeof KurrentClient;
@@ -224,6 +226,41 @@ export class KurrentDbEventStore implements EventStore {
       throw mapKurrentError(err);
     }
     return events;
+  }
+
+  /**
+   * A stream's events backwards, or `$all` backwards from `before` with the stream prefix filtered on the
+   * server; the other filters (the metadata's team and actor, type, time) are applied here, reading on
+   * until `maxCount` match or the log ends. KurrentDB keeps no index by metadata: a filter that few events
+   * match reads far back.
+   */
+  async findEvents(options: FindEventsOptions): Promise<readonly RecordedEvent[]> {
+    if (options.maxCount <= 0) return [];
+    if (options.streamId !== undefined)
+      return (await this.readStream(options.streamId, { direction: 'backwards' }))
+        .filter((event) => matchesFind(event, options))
+        .slice(0, options.maxCount);
+    const lib = await loadKurrent();
+    const found: RecordedEvent[] = [];
+    try {
+      const read = this.client.readAll({
+        direction: 'backwards',
+        fromPosition: options.before === undefined ? 'end' : toReadPosition(options.before),
+        filter:
+          options.streamPrefix === undefined
+            ? lib.excludeSystemEvents()
+            : lib.streamNameFilter({ prefixes: [options.streamPrefix] }),
+      });
+      for await (const resolved of read) {
+        const event = toRecordedEvent(resolved);
+        if (event === undefined || isSystemEvent(event) || !matchesFind(event, options)) continue;
+        found.push(event);
+        if (found.length >= options.maxCount) break;
+      }
+    } catch (err) {
+      throw mapKurrentError(err);
+    }
+    return found;
   }
 
   /** KurrentDB numbers no events globally: the events after `from` are read (their count only kept), `limit` at most. */

@@ -19,12 +19,20 @@ import {
   type EventRef,
   type ExpireStreamsRequest,
   type ExpiryReport,
+  type FindEventsOptions,
 } from '../event-store.port';
 import { separateUnitOfWork } from '../separate-unit-of-work';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
 import { expireStreams } from './expire-streams.sql';
-import { countEventsAfter, readAllEvents, readEventsAt, readStreamEvents, readStreamsEvents } from './read-events.sql';
+import {
+  countEventsAfter,
+  findEvents,
+  readAllEvents,
+  readEventsAt,
+  readStreamEvents,
+  readStreamsEvents,
+} from './read-events.sql';
 
 export interface PostgresEventStoreOptions {
   /** Idle wait of a caught-up subscription before it reads again (appends in this process wake it at once). */
@@ -99,6 +107,10 @@ export class PostgresEventStore implements EventStore {
 
   readEvents(refs: readonly EventRef[]): Promise<readonly RecordedEvent[]> {
     return guard(() => readEventsAt(this.pool, refs));
+  }
+
+  findEvents(options: FindEventsOptions): Promise<readonly RecordedEvent[]> {
+    return guard(() => findEvents(this.pool, options));
   }
 
   readAll(options: ReadAllOptions = {}): Promise<readonly RecordedEvent[]> {

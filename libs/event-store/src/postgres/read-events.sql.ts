@@ -1,5 +1,12 @@
 import type { Queryable } from '@chronicle/platform';
-import type { EventMetadata, EventRef, LogPosition, ReadStreamOptions, RecordedEvent } from '../event-store.port';
+import type {
+  EventMetadata,
+  EventRef,
+  FindEventsOptions,
+  LogPosition,
+  ReadStreamOptions,
+  RecordedEvent,
+} from '../event-store.port';
 
 interface EventRow {
   event_id: string;
@@ -95,6 +102,36 @@ export async function readAllEvents(db: Queryable, from: LogPosition, maxCount: 
     text: READ_ALL_SQL,
     values: [(from.commit < 0n ? 0n : from.commit).toString(), from.prepare.toString(), maxCount],
   });
+  return rows.map(toRecordedEvent);
+}
+
+/**
+ * The log filtered, newest first (EventStore.findEvents). A team's events are one backwards range scan of
+ * events_team_idx (migrations/0024: the team its metadata records, then the log's order), a stream's
+ * one of events_stream_revision_key, the rest a backwards scan of events_pkey with the filters applied to
+ * each row. Only the filters given are in the statement, so each is planned for its index.
+ */
+export async function findEvents(db: Queryable, options: FindEventsOptions): Promise<RecordedEvent[]> {
+  const values: unknown[] = [];
+  const param = (value: unknown): string => `$${values.push(value)}`;
+  const conditions: string[] = [];
+  if (options.team !== undefined) conditions.push(`metadata->>'team' = ${param(options.team)}`);
+  if (options.actor !== undefined) conditions.push(`metadata->>'actor' = ${param(options.actor)}`);
+  if (options.streamId !== undefined) conditions.push(`stream_id = ${param(options.streamId)}`);
+  if (options.streamPrefix !== undefined) conditions.push(`starts_with(stream_id, ${param(options.streamPrefix)})`);
+  if (options.type !== undefined) conditions.push(`event_type = ${param(options.type)}`);
+  if (options.since !== undefined) conditions.push(`recorded_at >= ${param(options.since)}`);
+  if (options.until !== undefined) conditions.push(`recorded_at < ${param(options.until)}`);
+  if (options.before !== undefined)
+    conditions.push(
+      `(transaction_id, global_position) < (${param(options.before.commit.toString())}::xid8, ${param(options.before.prepare.toString())}::bigint)`,
+    );
+  const { rows } = await db.query<EventRow>(
+    `SELECT ${COLUMNS} FROM events ${conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`}
+      ORDER BY events.transaction_id DESC, events.global_position DESC
+      LIMIT ${param(options.maxCount)}`,
+    values,
+  );
   return rows.map(toRecordedEvent);
 }
 

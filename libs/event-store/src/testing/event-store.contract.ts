@@ -214,6 +214,38 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect(page).toHaveLength(2);
     });
 
+    it('finds events by stream prefix, team, actor, type, stream and time, newest first, a page after another', async () => {
+      const team = (name: string, actor: string) => ({ team: name, actor, schemaVersion: 1 });
+      await store.appendToStream(stream('a'), 'no_stream', [
+        { type: 'RunScheduled', data: {}, metadata: team('billing', 'team:billing') },
+        { type: 'RunLeased', data: {}, metadata: team('billing', 'worker:billing:w1') },
+      ]);
+      await store.appendToStream(stream('b'), 'no_stream', [
+        { type: 'RunScheduled', data: {}, metadata: team('search', 'team:search') },
+      ]);
+      await store.appendToStream(stream('a'), 1n, [
+        { type: 'RunSucceeded', data: {}, metadata: team('billing', 'worker:billing:w1') },
+      ]);
+      const mineOnly = { streamPrefix: `${prefix}-`, maxCount: 10 };
+      const seen = (events: readonly RecordedEvent[]) =>
+        events.map((e) => `${e.streamId.slice(prefix.length + 1)}@${e.revision}`);
+      expect(seen(await store.findEvents(mineOnly))).toEqual(['a@2', 'b@0', 'a@1', 'a@0']);
+      expect(seen(await store.findEvents({ ...mineOnly, team: 'billing' }))).toEqual(['a@2', 'a@1', 'a@0']);
+      expect(seen(await store.findEvents({ ...mineOnly, actor: 'worker:billing:w1' }))).toEqual(['a@2', 'a@1']);
+      expect(seen(await store.findEvents({ ...mineOnly, type: 'RunScheduled' }))).toEqual(['b@0', 'a@0']);
+      expect(seen(await store.findEvents({ streamId: stream('b'), maxCount: 10 }))).toEqual(['b@0']);
+      expect(await store.findEvents({ ...mineOnly, team: 'nobody' })).toEqual([]);
+      // A page, then the next after its last event's position.
+      const first = await store.findEvents({ ...mineOnly, team: 'billing', maxCount: 2 });
+      expect(seen(first)).toEqual(['a@2', 'a@1']);
+      const next = await store.findEvents({ ...mineOnly, team: 'billing', before: first[1]!.position });
+      expect(seen(next)).toEqual(['a@0']);
+      const all = await store.findEvents(mineOnly);
+      const newest = all[0]!.recordedAt;
+      expect(seen(await store.findEvents({ ...mineOnly, until: new Date(newest.getTime() + 1) })).length).toBe(4);
+      expect(seen(await store.findEvents({ ...mineOnly, since: new Date(newest.getTime() + 1) }))).toEqual([]);
+    });
+
     it('counts the events after a position, up to a limit: how far a reader there is behind the head', async () => {
       await store.appendToStreams([
         { streamId: stream('x'), expected: 'no_stream', events: [event('X0'), event('X1')] },
