@@ -48,6 +48,12 @@ describe('the SQL agrees with the domain', () => {
     expect(statesIn(await indexPredicate(index))).toEqual(sorted(states));
   });
 
+  it("the claim's scan of ready runs (ready_runs_of) selects the waiting states", async () => {
+    const { rows } = await db.pool.query<{ def: string }>("SELECT pg_get_functiondef('ready_runs_of'::regproc) AS def");
+    const states = /r\.state IN \(([^)]*)\)/.exec(rows[0]!.def)![1]!;
+    expect([...states.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!).sort()).toEqual(sorted(WAITING_RUN_STATES));
+  });
+
   it('a run is locked by the key es_append takes for its stream', async () => {
     const { rows } = await db.pool.query<{ same: boolean; appendUsesIt: boolean }>(
       `SELECT run_stream_id($1) = $2 AND run_lock_key($1) = stream_lock_key($2) AND stream_lock_key($2) = hashtextextended($2, 0) AS same,

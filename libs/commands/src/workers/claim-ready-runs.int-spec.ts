@@ -111,3 +111,58 @@ describe("the claim's count of leased runs per job (leased_runs_by_job, migratio
     });
   });
 });
+
+describe("the claim's scan of ready runs, on the generic plan the server runs it on", () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  const bulk = testJob({ name: 'ops.bulk' });
+  const limited = testJob({ name: 'ops.limited', concurrency: 1 });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new PostgresEventStore(db.pool);
+    const dueAt = new Date(Date.now() - 60_000);
+    await seedRuns(
+      db.pool,
+      store,
+      [bulk, limited],
+      [
+        ...Array.from({ length: 2_000 }, (_, n) => ({ job: bulk, runId: `run_bulk${n}`, dueAt })),
+        { job: limited, runId: 'run_limited', dueAt },
+      ],
+    );
+    await db.pool.query('ANALYZE runs');
+  });
+  afterAll(() => db?.drop());
+
+  it('reads the index range in order and stops at its limit: pages for the batch, not for every ready run', async () => {
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      const before = await pagesRead(client);
+      const { leases } = await claimReadyRuns(
+        { tx: client, atomic: true, append: (appends) => store.appendWith(client, appends) },
+        caller,
+        request(10),
+        DEFAULT_PRIORITY_WEIGHTS,
+      );
+      expect(leases).toHaveLength(10);
+      // A hash anti join of the ready runs with the jobs at their limit read all 2,000 and a page of
+      // jobs_paused_idx for each (about 4,400 pages); in order with the limit, a few dozen.
+      expect((await pagesRead(client)) - before).toBeLessThan(600);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+});
+
+/** The pages of this database's tables and indexes the current transaction has read so far. */
+async function pagesRead(db: { query: TestDatabase['pool']['query'] }): Promise<number> {
+  const { rows } = await db.query<{ pages: string }>(
+    `SELECT sum(pg_stat_get_xact_blocks_fetched(c.oid))::text AS pages FROM pg_class c
+      WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'i')`,
+  );
+  return Number(rows[0]!.pages);
+}

@@ -33,16 +33,8 @@ export const CLAIM_SQL = `WITH served AS (
            count(*) OVER (PARTITION BY s.queue, s.team, p.priority) AS group_rows
       FROM served s
      CROSS JOIN unnest($4::text[]) AS p(priority)
-     CROSS JOIN LATERAL (
-       SELECT r.run_id, r.job, r.team, r.priority, r.available_at FROM runs r
-        WHERE r.finished_on = 'infinity' AND r.queue = s.queue AND r.team = s.team AND r.priority = p.priority
-          AND r.state IN (${WAITING_SQL}) AND r.available_at <= now() + $8 * interval '1 millisecond'
-          AND r.run_id <> ALL($7::text[])
-          AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
-          AND NOT EXISTS (SELECT 1 FROM limited_leased x WHERE x.job = r.job AND x.headroom <= 0)
-        ORDER BY r.available_at
-        LIMIT $6
-     ) r
+     CROSS JOIN LATERAL ready_runs_of(s.queue, s.team, p.priority, now() + $8 * interval '1 millisecond', $7::text[],
+                                      ARRAY(SELECT x.job FROM limited_leased x WHERE x.headroom <= 0), $6) r
   ), headroom AS (
     SELECT j.name AS job, coalesce(x.headroom, j.run_limit) AS headroom
       FROM jobs j LEFT JOIN limited_leased x ON x.job = j.name
@@ -95,7 +87,9 @@ export const CLAIM_SQL = `WITH served AS (
  *    three have ready runs, and a priority with none gives its share away.
  * Runs of paused jobs and of jobs at their run limit (jobs.run_limit: its
  * concurrency, or 1 for a schedule whose overlap policy keeps fires apart)
- * are stepped over in the scan; a job below its limit gives at most its
+ * are stepped over in the scan (ready_runs_of, migrations/0025: the index
+ * range read in order, each run's job checked as it is read, stopping at
+ * the limit); a job below its limit gives at most its
  * headroom (limit - leased runs). The leased runs are counted by
  * leased_runs_by_job (migrations/0023), so their number bounds that cost:
  * its index scan marks the entries of runs finished since dead, where a
