@@ -36,11 +36,18 @@ export function decodeCursor(value: string, arity: number, field: string): strin
 }
 
 /** A `[time, id]` key (runs by due time, dead letters by death). */
+/**
+ * A time listing's cursor: the time as the listings write it (toISOString, UTC to the millisecond) and
+ * an id. Anything else is refused here: JavaScript parses strings PostgreSQL does not (`"2764"`, a year),
+ * which would reach the query and fail there.
+ */
 export function decodeTimeCursor(value: string, field: string): { time: string; id: string } {
   const [time, id] = decodeCursor(value, 2, field) as [string, string];
-  if (Number.isNaN(Date.parse(time))) throw notACursor(field);
+  if (!ISO_UTC_MILLISECONDS.test(time) || Number.isNaN(Date.parse(time))) throw notACursor(field);
   return { time, id };
 }
+
+const ISO_UTC_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function notACursor(field: string): DomainError {
   return new DomainError('validation-error', `${field} is not a cursor this listing returned`, { field });
