@@ -51,10 +51,19 @@ export async function openBenchServer(): Promise<BenchServer> {
     kind = 'embedded PostgreSQL (fsync on)';
   }
   const adminUrl = serverUrl;
-  const version = await adminQuery(adminUrl, 'SHOW server_version');
+  // The settings that decide what a run costs and whether the figures hold over time, in every table's header.
+  const [settings] = await adminQuery(
+    adminUrl,
+    `SELECT current_setting('server_version') AS version, current_setting('autovacuum') AS autovacuum,
+            current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync,
+            current_setting('shared_buffers') AS shared_buffers`,
+  );
   let created = 0;
   return {
-    description: `${kind}, PostgreSQL ${String(version[0]?.['server_version'])}`,
+    description:
+      `${kind}, PostgreSQL ${String(settings?.['version'])} (autovacuum ${String(settings?.['autovacuum'])}, ` +
+      `synchronous_commit ${String(settings?.['synchronous_commit'])}, fsync ${String(settings?.['fsync'])}, ` +
+      `shared_buffers ${String(settings?.['shared_buffers'])})`,
     createDatabase: async (prefix) => {
       // Unique within this process and across runs: a crashed run may leave one behind.
       const name = `${prefix}_${Date.now().toString(36)}_${created++}`;

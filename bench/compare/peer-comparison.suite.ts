@@ -73,7 +73,7 @@ export const peerComparison: BenchSuite = {
     });
     const targets = judgeTargets(series);
     const header = [
-      `queue comparison on ${server.description}`,
+      `queue comparison on ${server.description}; Node ${process.version} (the bench, its workers and our server)`,
       `${sizes.repetitions} repetition(s), each system on a fresh database per scenario, systems alternating; medians with min–max`,
       `ours/this > 1 is ours ahead for throughputs, behind for latencies (ms)`,
       '',
