@@ -8,6 +8,7 @@ export interface PlanNode {
   readonly 'Relation Name'?: string;
   readonly 'Plan Rows'?: number;
   readonly 'Actual Rows'?: number;
+  readonly 'Actual Loops'?: number;
   readonly 'Shared Hit Blocks'?: number;
   readonly 'Shared Read Blocks'?: number;
   readonly Plans?: readonly PlanNode[];

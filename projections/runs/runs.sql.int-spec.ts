@@ -4,25 +4,28 @@ import { findRunRevisions, findRunSnapshots, runRevisionsQuery, runsInsert, runs
 
 /**
  * Looking runs up by id, and inserting new ones, on tables as the hot path leaves them: thousands of
- * rows in the live partition and in today's, never analyzed (autovacuum may be off, and the scheduler's
+ * rows in today's partition and in runs_kept, never analyzed (autovacuum may be off, and the scheduler's
  * statistics pass runs every few seconds at best). Each run is found by its key, whatever the size.
  */
 describe('runs by id', () => {
   let db: TestDatabase;
   const ROWS = 5_000;
 
-  /** Rows straight into the table: even ids live (leased, revision 1), odd ones finished today (revision 2). */
+  /**
+   * Rows straight into the table: even ids due today and leased (revision 1), in today's partition; odd ones
+   * finished (revision 2) and kept past their day by retention, in runs_kept.
+   */
   beforeAll(async () => {
     db = await createTestDatabase();
     await db.pool.query(
       `INSERT INTO runs (run_id, team, job, queue, priority, state, available_at, due_at, attempt, attempt_limit, revision,
-                         definition, finished_at, finished_on)
+                         definition, finished_at, kept_on)
        SELECT 'run_' || g, 'ops', 'ops.job', 'ops', 'default', CASE WHEN g % 2 = 0 THEN 'leased' ELSE 'succeeded' END,
               now(), now(), 1, 3, CASE WHEN g % 2 = 0 THEN 1 ELSE 2 END,
               jsonb_build_object('runId', 'run_' || g, 'job', 'ops.job', 'team', 'ops', 'queue', 'ops', 'priority', 'default',
                                  'dueAt', now(), 'payload', '{}'::jsonb, 'retry', jsonb_build_object('maxAttempts', 3)),
               CASE WHEN g % 2 = 0 THEN NULL ELSE now() END,
-              CASE WHEN g % 2 = 0 THEN 'infinity'::date ELSE (now() AT TIME ZONE 'UTC')::date END
+              CASE WHEN g % 2 = 0 THEN (now() AT TIME ZONE 'UTC')::date ELSE 'infinity'::date END
          FROM generate_series(1, $1) g`,
       [2 * ROWS],
     );
@@ -46,12 +49,17 @@ describe('runs by id', () => {
     ]);
   });
 
-  it('probes each id by key, live partition first, without reading a partition whole', async () => {
+  it('probes each id by key, the recent days and the kept runs first, without reading a partition whole', async () => {
     const ids = Array.from({ length: 400 }, (_, i) => `run_${i + 1}`);
     const plan = await planOf(runRevisionsQuery(ids));
-    expect(plan).toContain('Index Scan runs_live_pkey');
+    // An index probe of today's partition's key (a bitmap of it for each id, or a plain scan), and of runs_kept's.
+    expect(plan).toContainEqual(expect.stringMatching(new RegExp(`^(Bitmap )?Index Scan runs_d${day(0)}_pkey$`)));
+    expect(plan).toContainEqual(expect.stringMatching(/^(Bitmap )?Index Scan runs_kept_pkey$/));
     expect(plan.filter((n) => n.startsWith('Seq Scan'))).toEqual([]);
-    expect(plan.indexOf('Index Scan runs_live_pkey')).toBeLessThan(plan.findIndex((n) => /_d\d{8}_pkey$/.test(n)));
+    // The recent days and runs_kept in the first arm; the default partition in the second too.
+    const kept = plan.findIndex((n) => n.endsWith('runs_kept_pkey'));
+    const unsorted = plan.map((n) => n.endsWith('runs_unsorted_pkey')).lastIndexOf(true);
+    expect(kept).toBeLessThan(unsorted);
   });
 
   describe('new runs', () => {
@@ -70,7 +78,8 @@ describe('runs by id', () => {
     });
 
     it("writes a new run's row and listing row, and never a second row of a run that has one", async () => {
-      // run_1 finished today, run_2 is live at a later revision (a projector wrote it first): both are left as they are.
+      // run_1 finished and is kept, run_2 is leased at a later revision (a projector wrote it first): both
+      // are left as they are.
       await db.pool.query(runsInsert(['run_new', 'run_1', 'run_2'].map(scheduled)));
       const { rows } = await db.pool.query<{ run_id: string; state: string; revision: string; listed: boolean }>(
         `SELECT r.run_id, r.state, r.revision, EXISTS (SELECT 1 FROM run_listing l WHERE l.run_id = r.run_id) AS listed
@@ -84,41 +93,38 @@ describe('runs by id', () => {
       ]);
     });
 
-    it('checks for an existing row by key, not by reading the live partition whole', async () => {
+    it('checks for an existing row by key, in the two partitions it can be in, never reading one whole', async () => {
       const batch = Array.from({ length: 1_000 }, (_, i) => scheduled(`run_batch_${i}`));
       const plan = await planOf(runsInsert(batch));
       expect(plan.filter((n) => n.startsWith('Seq Scan') || n.startsWith('Hash'))).toEqual([]);
-      expect(plan).toContainEqual(expect.stringMatching(/ runs_live_pkey$/));
-      // The days that can hold a run finished since this statement began, and no other (the migration
-      // made partitions for a week ahead).
-      const day = (offset: number): string =>
-        new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
-      const days = plan.flatMap((n) => /runs_d(\d{8})_pkey$/.exec(n)?.[1] ?? []);
-      expect([...new Set(days)].sort()).toEqual([day(-1), day(0), day(1)]);
+      const reads = plan.filter((n) => / runs_\w+$/.test(n));
+      expect(reads.length).toBeGreaterThan(0);
+      for (const read of reads) expect(read).toMatch(/^Index (Only )?Scan runs_\w+_pkey$/);
+    });
+    it('updates a batch due on more days than the statement names, in every partition it probes', async () => {
+      const dueOn = (n: number): PresentRun => {
+        const run = { ...template, definition: { ...template.definition, runId: `run_day_${n}` } };
+        return {
+          ...run,
+          definition: { ...run.definition, dueAt: new Date(Date.now() + n * 86_400_000).toISOString() },
+        };
+      };
+      const spread = [1, 2, 3, 4].map(dueOn);
+      await db.pool.query(runsInsert(spread.map((r) => ({ ...r, status: 'scheduled', revision: 0, lease: null }))));
+      expect(runsUpdate(spread).name).toBe('runs_update_any_day');
+      expect(runsUpdate(spread.slice(0, 3)).name).toBe('runs_update');
+      await db.pool.query(runsUpdate(spread.map((r) => ({ ...r, status: 'leased', revision: 1 }))));
+      const { rows } = await db.pool.query<{ run_id: string; state: string; at: string }>(
+        `SELECT run_id, state, tableoid::regclass::text AS at FROM runs WHERE run_id LIKE 'run_day_%' ORDER BY run_id`,
+      );
+      expect(rows).toEqual(
+        [1, 2, 3, 4].map((n) => ({ run_id: `run_day_${n}`, state: 'leased', at: `runs_d${day(n)}` })),
+      );
     });
   });
 
   describe('runs that finish', () => {
-    /**
-     * The live runs' listing rows, in a live listing partition as a drain leaves it: statistics taken
-     * when most of its pages held rows already moved out (dead, not yet vacuumed).
-     */
-    beforeAll(async () => {
-      await db.pool.query(
-        `INSERT INTO run_listing (run_id, team, job, queue, due_at, finished_on)
-         SELECT run_id, team, job, queue, due_at, finished_on FROM runs WHERE finished_on = 'infinity'
-         ON CONFLICT DO NOTHING`,
-      );
-      await db.pool.query(
-        `INSERT INTO run_listing (run_id, team, job, queue, due_at, finished_on)
-         SELECT 'run_gone_' || g, 'ops', 'ops.job', 'ops', now(), 'infinity' FROM generate_series(1, $1) g`,
-        [4 * ROWS],
-      );
-      await db.pool.query(`DELETE FROM run_listing WHERE run_id LIKE 'run_gone_%'`);
-      await db.pool.query('ANALYZE run_listing_live');
-    });
-
-    /** Live runs (even ids) as their completion leaves them. */
+    /** Leased runs (even ids) as their completion leaves them. */
     async function succeeded(runIds: readonly string[]): Promise<PresentRun[]> {
       const finishedAt = new Date().toISOString();
       return (await findRunSnapshots(db.pool, runIds)).map((run) => ({
@@ -130,34 +136,41 @@ describe('runs by id', () => {
       }));
     }
 
-    it('writes their rows and moves their listing rows, each found by its key', async () => {
+    it('updates their rows where they are, each found by its key in its own partition, and moves nothing', async () => {
       const ids = Array.from({ length: 100 }, (_, i) => `run_${2 * (i + 1)}`);
-      const nodes = planNodes(await queryPlan(db.pool, runsUpdate(await succeeded(ids))));
-      const reads = nodes.filter((n) => /^(runs|run_listing)_live/.test(n['Index Name'] ?? n['Relation Name'] ?? ''));
-      // Index probes by run id into both live partitions, and no other read of them (a Seq Scan, or a
-      // bitmap of the whole partition by its key's second column).
-      expect(reads.map((n) => `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name']}`).sort()).toEqual(
-        expect.arrayContaining([
-          expect.stringMatching(/Index Scan run_listing_live_pkey$/),
-          expect.stringMatching(/Index Scan runs_live_pkey$/),
-        ]),
-      );
-      for (const read of reads.filter((n) => n['Node Type'] !== 'Bitmap Heap Scan'))
-        expect(`${read['Node Type']} ${read['Index Cond'] ?? ''}`).toMatch(/run_id = ANY/);
+      const client = await db.pool.connect();
+      try {
+        await client.query('BEGIN');
+        const nodes = planNodes(await queryPlan(client, runsUpdate(await succeeded(ids)), { analyze: true }));
+        await client.query('ROLLBACK');
+        // The partitions read: today's (where the runs are) and runs_kept, by index probes of their keys; the
+        // others are pruned as the statement starts.
+        const reads = nodes.filter(
+          (n) => /^runs_/.test(n['Index Name'] ?? n['Relation Name'] ?? '') && (n['Actual Loops'] ?? 0) > 0,
+        );
+        const partitions = new Set(reads.map((n) => (n['Index Name'] ?? n['Relation Name'])!.replace(/_pkey$/, '')));
+        expect(partitions).toEqual(new Set([`runs_d${day(0)}`, 'runs_kept']));
+        for (const index of reads.flatMap((n) => n['Index Name'] ?? [])) expect(index).toMatch(/_pkey$/);
+      } finally {
+        client.release();
+      }
 
       await db.pool.query(runsUpdate(await succeeded(ids.slice(0, 3))));
-      const { rows } = await db.pool.query<{ run_id: string; listed_live: boolean; run_live: boolean }>(
-        `SELECT l.run_id, l.finished_on = 'infinity' AS listed_live,
-                EXISTS (SELECT 1 FROM runs r WHERE r.run_id = l.run_id AND r.finished_on = 'infinity') AS run_live
-           FROM run_listing l WHERE l.run_id = ANY($1::text[]) ORDER BY l.run_id`,
+      const { rows } = await db.pool.query<{ run_id: string; state: string; at: string }>(
+        `SELECT run_id, state, tableoid::regclass::text AS at FROM runs WHERE run_id = ANY($1::text[]) ORDER BY run_id`,
         [ids.slice(0, 4)],
       );
       expect(rows).toEqual([
-        { run_id: 'run_2', listed_live: false, run_live: false },
-        { run_id: 'run_4', listed_live: false, run_live: false },
-        { run_id: 'run_6', listed_live: false, run_live: false },
-        { run_id: 'run_8', listed_live: true, run_live: true },
+        { run_id: 'run_2', state: 'succeeded', at: `runs_d${day(0)}` },
+        { run_id: 'run_4', state: 'succeeded', at: `runs_d${day(0)}` },
+        { run_id: 'run_6', state: 'succeeded', at: `runs_d${day(0)}` },
+        { run_id: 'run_8', state: 'leased', at: `runs_d${day(0)}` },
       ]);
     });
   });
 });
+
+/** The UTC day `offset` days from now, as partitions are named (YYYYMMDD). */
+function day(offset: number): string {
+  return new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
+}

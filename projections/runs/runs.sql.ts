@@ -73,32 +73,53 @@ export async function updateRuns(db: Queryable, states: readonly PresentRun[]): 
 
 /**
  * updateRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough).
- * Only live rows change (no transition leaves a finished state), so the UPDATE reads `runs_live` alone;
- * a run that finishes moves to its day's partition (migrations/0018), its `run_listing` row with it.
+ * A row is updated where it is (migrations/0026): a run that finishes stays in its day's partition.
  */
 export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
-  return {
-    name: 'runs_update',
+  const days = dueDaysOf(states);
+  const update = (name: string, rows: string): ReadModelWrite => ({
+    name,
     text: `WITH x AS MATERIALIZED (
      SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
-     ), updated AS (
-     UPDATE runs AS r
-        SET ${SET_STATE('x')}, finished_on = ${FINISHED_ON('x')}, updated_at = now()
-       FROM x WHERE ${LIVE_ROWS_OF_X} AND r.revision < x.revision
-     RETURNING r.run_id, r.finished_on
      )
-     ${MOVE_LISTINGS}`,
-    values: [JSON.stringify(states.map(stateFields))],
-  };
+     UPDATE runs AS r SET ${SET_STATE('x')}, updated_at = now()
+       FROM x WHERE ${rows} AND r.revision < x.revision`,
+    values: [JSON.stringify(states.map(stateFields)), ...(days ?? [])],
+  });
+  return days === undefined ? update('runs_update_any_day', ROWS_OF_X) : update('runs_update', ROWS_OF_X_BY_DAY);
 }
 
 /**
- * The live rows `r` of `runs` of the runs in CTE `x`, each found by its key. The ids as an array (an
- * InitPlan) make the probe an index condition: as a join of `x` with the live partition, the planner
- * could read the partition whole and hash it for every batch (it did, with the partition never
- * analyzed: every waiting run's row, per batch of 100).
+ * How many due days a statement names as parameters ($2 to $4, ROWS_OF_X_BY_DAY): a batch's runs are nearly
+ * always due on one day, or two around midnight.
  */
-const LIVE_ROWS_OF_X = `r.finished_on = 'infinity' AND r.run_id = ANY (ARRAY(SELECT x.run_id FROM x)) AND r.run_id = x.run_id`;
+const DAY_SLOTS = 3;
+
+/**
+ * The due days of these runs, DAY_SLOTS of them (the first repeated to fill the slots), or undefined when
+ * they are due on more days than that.
+ */
+function dueDaysOf(states: readonly PresentRun[]): string[] | undefined {
+  const days = [...new Set(states.map(keptOn))];
+  if (days.length > DAY_SLOTS) return undefined;
+  return Array.from({ length: DAY_SLOTS }, (_, i) => days[i] ?? days[0]!);
+}
+
+/**
+ * The rows `r` of `runs` of the runs in CTE `x`, each found by its key. The ids as an array (an InitPlan)
+ * make the probe an index condition: as a join of `x` with a partition, the planner could read the
+ * partition whole and hash it for every batch. This one probes every partition's key for each id: for a
+ * batch due on more days than DAY_SLOTS.
+ */
+const ROWS_OF_X = `r.run_id = ANY (ARRAY(SELECT x.run_id FROM x)) AND r.run_id = x.run_id`;
+
+/**
+ * ROWS_OF_X in the partitions the rows can be in: their due days' ($2 to $4), and `runs_kept` once
+ * retention kept them past their day (migrations/0026). The days as scalar parameters let PostgreSQL prune
+ * the other partitions as the statement starts, on the generic plan the units of work run on (an array
+ * parameter does not: every partition's key was probed for each id).
+ */
+const ROWS_OF_X_BY_DAY = `r.kept_on IN ($2::date, $3::date, $4::date, 'infinity'::date) AND ${ROWS_OF_X}`;
 
 /** The state columns of a run's row, set from `from`'s. */
 const SET_STATE = (from: string): string =>
@@ -108,21 +129,15 @@ const SET_STATE = (from: string): string =>
    last_error = ${from}.last_error, dead_at = ${from}.dead_at, death = ${from}.death,
    discarded = ${from}.discarded, revision = ${from}.revision, finished_at = ${from}.finished_at`;
 
-/** A row's partition key (migrations/0018): the UTC day it finished, 'infinity' while it is live. */
-const FINISHED_ON = (from: string): string => `coalesce(${UTC_DAY(`${from}.finished_at`)}, 'infinity'::date)`;
+/** A new row's partition key (migrations/0026): the UTC day the run is due. */
+function KEPT_ON(from: string): string {
+  return UTC_DAY(`${from}.due_at`);
+}
 
 /** The UTC day of a timestamptz, as the partitions of `runs` are keyed. */
-const UTC_DAY = (at: string): string => `(${at} AT TIME ZONE 'UTC')::date`;
-
-/**
- * The `run_listing` rows of the runs of CTE `updated` that have just finished, moved with them, each
- * found by its key as LIVE_ROWS_OF_X finds runs' (the drain's completions read the live listing whole
- * with a Seq Scan, dead rows and all, per batch of 100, when its statistics were taken while it held
- * more dead rows than live ones).
- */
-const MOVE_LISTINGS = `UPDATE run_listing AS l SET finished_on = u.finished_on FROM updated u
-      WHERE l.finished_on = 'infinity' AND l.run_id = ANY (ARRAY(SELECT run_id FROM updated WHERE finished_on <> 'infinity'))
-        AND l.run_id = u.run_id`;
+function UTC_DAY(at: string): string {
+  return `(${at} AT TIME ZONE 'UTC')::date`;
+}
 
 /** Many runs in one statement (batch enqueue, the materialiser, the projector). */
 export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
@@ -131,75 +146,66 @@ export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): 
 
 /**
  * upsertRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough).
- * A run's live row is updated as runsUpdate does; a run that has no row is inserted, with its
- * `run_listing` row (migrations/0013), in the partition of its state. "No row" is asked of the live
- * partition, the default one and the days from yesterday on: a run finished before then was applied
- * then (the projector reads which runs it has by revision first), and a command creating a run finds
- * none older. A run finished before the first day retention keeps is not written again.
+ * A run's row is updated as runsUpdate does; a run that has no row is inserted, with its `run_listing`
+ * row (migrations/0013), in its due day's partition. A run finished before the first day retention keeps
+ * is not written again.
  */
 export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
-  return {
-    name: 'runs_upsert',
+  const days = dueDaysOf(states);
+  const upsert = (name: string, rows: string): ReadModelWrite => ({
+    name,
     text: `WITH x AS MATERIALIZED (
-     SELECT x.*, ${FINISHED_ON('x')} AS finished_on
+     SELECT x.*, ${KEPT_ON('x')} AS kept_on
        FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
       WHERE x.finished_at IS NULL OR ${UTC_DAY('x.finished_at')} >= (SELECT kept_since FROM run_retention)
      ), updated AS (
-     UPDATE runs AS r SET ${SET_STATE('x')}, finished_on = x.finished_on, updated_at = now()
-       FROM x WHERE ${LIVE_ROWS_OF_X} AND r.revision < x.revision
-     RETURNING r.run_id, r.finished_on
-     ), moved AS (
-     ${MOVE_LISTINGS}
-     ), ${INSERT_NEW(`ON CONFLICT (run_id, finished_on) DO UPDATE SET ${SET_STATE('EXCLUDED')}, updated_at = now()
+     UPDATE runs AS r SET ${SET_STATE('x')}, updated_at = now()
+       FROM x WHERE ${rows} AND r.revision < x.revision
+     ), ${INSERT_NEW(`ON CONFLICT (run_id, kept_on) DO UPDATE SET ${SET_STATE('EXCLUDED')}, updated_at = now()
       WHERE r.revision < EXCLUDED.revision`)}`,
-    values: [JSON.stringify(states.map(rowFields))],
-  };
+    values: [JSON.stringify(states.map(rowFields)), ...(days ?? [])],
+  });
+  return days === undefined ? upsert('runs_upsert_any_day', ROWS_OF_X) : upsert('runs_upsert', ROWS_OF_X_BY_DAY);
 }
 
 /**
  * The rows of runs just created (scheduleNewRuns: each append expected no stream, so no transition of
- * theirs can be in a row yet): runsUpsert without its update of live rows and its retention filter, which
- * new runs never need. A row the projector wrote first (a log of its own) is left as it is.
+ * theirs can be in a row yet): runsUpsert without its update and its retention filter, which new runs
+ * never need. A row the projector wrote first (a log of its own) is left as it is.
  */
 export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
   return {
     name: 'runs_insert',
     text: `WITH x AS MATERIALIZED (
-     SELECT x.*, ${FINISHED_ON('x')} AS finished_on FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
-     ), ${INSERT_NEW('ON CONFLICT (run_id, finished_on) DO NOTHING')}`,
+     SELECT x.*, ${KEPT_ON('x')} AS kept_on FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
+     ), ${INSERT_NEW('ON CONFLICT (run_id, kept_on) DO NOTHING')}`,
     values: [JSON.stringify(states.map(rowFields))],
   };
 }
 
 /**
- * The rows of CTE `x` whose run has none (run_id is unique across partitions because writers check:
- * "none" is asked of the live partition and of the days from yesterday to tomorrow, a transaction
- * begun before midnight seeing a run another finished after it; a run finished before then was applied
- * then, and a command creating a run finds none older), then their `run_listing` rows: the end of a
- * statement whose WITH list defines `x`, `onConflict` for a live row written meanwhile.
- * OFFSET 0 keeps the check a probe of each partition's key per run: as an anti join, the planner read
- * every row of those partitions into a hash for each batch (all the waiting runs, 150 ms at 40,000).
- * The days are listed, not a range, so that PostgreSQL prunes the partitions at run time: those four
- * (and the default one if a day has no partition of its own), not the week of days ahead that the
- * scheduler creates beforehand, 23 index pages per run instead of 7.
+ * The rows of CTE `x` whose run has none, then their `run_listing` rows: the end of a statement whose
+ * WITH list defines `x` (with `kept_on`), `onConflict` for a row written meanwhile. run_id is unique
+ * across partitions because writers check: a run's row can only be in its due day's partition or in
+ * `runs_kept`, so "none" is asked of those two, a probe of each one's key (PostgreSQL prunes the others
+ * for each run as it runs the subquery; OFFSET 0 keeps it a probe per run: as an anti join, the planner
+ * read every row of the partitions into a hash for each batch).
  */
 const INSERT_NEW = (onConflict: string): string => `inserted AS (
      INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision,
-                            finished_at, finished_on, updated_at)
+                            finished_at, kept_on, updated_at)
      SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.definition, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
-            x.finished_at, x.finished_on, now()
+            x.finished_at, x.kept_on, now()
        FROM x
-      WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.finished_on = ANY (ARRAY['infinity'::date,
-                          ${UTC_DAY('now()')} - 1, ${UTC_DAY('now()')}, ${UTC_DAY('now()')} + 1])
-                        OFFSET 0)
+      WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.kept_on IN (x.kept_on, 'infinity') OFFSET 0)
      ${onConflict}
-     RETURNING r.run_id, r.team, r.job, r.queue, r.due_at, r.finished_on
+     RETURNING r.run_id, r.team, r.job, r.queue, r.due_at, r.kept_on
      )
-     INSERT INTO run_listing (run_id, team, job, queue, due_at, finished_on)
-     SELECT run_id, team, job, queue, due_at, finished_on FROM inserted
-     ON CONFLICT (run_id, finished_on) DO NOTHING`;
+     INSERT INTO run_listing (run_id, team, job, queue, due_at, kept_on)
+     SELECT run_id, team, job, queue, due_at, kept_on FROM inserted
+     ON CONFLICT (run_id, kept_on) DO NOTHING`;
 
 /**
  * Runs that have no row yet, into tables that have none of them (a rebuild's shadows, filled from
@@ -235,7 +241,7 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
       'discarded',
       'revision',
       'finished_at',
-      'finished_on',
+      'kept_on',
     ],
     states.map((s) => {
       const d = s.definition;
@@ -261,21 +267,21 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         s.discarded,
         s.revision,
         s.finishedAt,
-        finishedOn(s),
+        keptOn(s),
       ];
     }),
   );
   await copyRows(
     db,
     'run_listing',
-    ['run_id', 'team', 'job', 'queue', 'due_at', 'finished_on'],
+    ['run_id', 'team', 'job', 'queue', 'due_at', 'kept_on'],
     states.map((s) => [
       s.definition.runId,
       s.definition.team,
       s.definition.job,
       s.definition.queue,
       s.definition.dueAt,
-      finishedOn(s),
+      keptOn(s),
     ]),
   );
 }
@@ -285,12 +291,16 @@ async function keptRuns(db: Queryable, runs: readonly PresentRun[]): Promise<rea
   const { rows } = await db.query<{ kept_since: string }>('SELECT kept_since::text FROM run_retention');
   const keptSince = rows[0]?.kept_since ?? '-infinity';
   if (keptSince === '-infinity') return runs;
-  return runs.filter((run) => run.finishedAt === null || finishedOn(run) >= keptSince);
+  return runs.filter((run) => run.finishedAt === null || utcDay(run.finishedAt) >= keptSince);
 }
 
-/** FINISHED_ON in TypeScript: the UTC day a run finished, or 'infinity'. */
-function finishedOn(run: PresentRun): string {
-  return run.finishedAt === null ? 'infinity' : new Date(run.finishedAt).toISOString().slice(0, 10);
+/** KEPT_ON in TypeScript: the UTC day the run is due, the partition a new row goes to. */
+function keptOn(run: PresentRun): string {
+  return utcDay(run.definition.dueAt);
+}
+
+function utcDay(at: string): string {
+  return new Date(at).toISOString().slice(0, 10);
 }
 
 /** A run's whole row, as jsonb_to_recordset reads it in runsUpsert and runsInsert (ROW_FIELDS). */
@@ -301,22 +311,22 @@ function rowFields(s: PresentRun): Record<string, unknown> {
     job: s.definition.job,
     queue: s.definition.queue,
     priority: s.definition.priority,
-    due_at: s.definition.dueAt,
     definition: s.definition,
   };
 }
 
 /** The columns a transition changes, as jsonb_to_recordset reads them (stateFields writes them). */
-const STATE_FIELDS = `run_id text, state text, available_at timestamptz, attempt int, attempt_limit int, lease_expires_at timestamptz,
+const STATE_FIELDS = `run_id text, due_at timestamptz, state text, available_at timestamptz, attempt int, attempt_limit int, lease_expires_at timestamptz,
   fencing_token bigint, worker_id text, leased_at timestamptz, last_error text, dead_at timestamptz, death jsonb,
   discarded boolean, revision bigint, finished_at timestamptz`;
 
 /** A run's whole row, as jsonb_to_recordset reads it (rowFields writes it). */
-const ROW_FIELDS = `${STATE_FIELDS}, team text, job text, queue text, priority text, due_at timestamptz, definition jsonb`;
+const ROW_FIELDS = `${STATE_FIELDS}, team text, job text, queue text, priority text, definition jsonb`;
 
 function stateFields(s: PresentRun): Record<string, unknown> {
   return {
     run_id: s.definition.runId,
+    due_at: s.definition.dueAt,
     state: s.status,
     available_at: s.availableAt,
     attempt: s.attempt,
@@ -341,10 +351,9 @@ export async function findRunSnapshot(db: Queryable, runId: string): Promise<Pre
 
 /**
  * Rows of these runs after taking their stream locks (lock_and_read_runs, as commands decide): a writer
- * that holds them is done, and none starts until this transaction ends. A run's last transition moves
- * its row to another partition, and PostgreSQL refuses (40001) an update of a row that a concurrent
- * transaction moved: the projector, writing rows the commands did not (a log in another database), takes
- * the same locks first.
+ * that holds them is done, and none starts until this transaction ends: the projector, writing rows the
+ * commands did not (a log in another database), takes the same locks first, so that two writers of one
+ * run's row never race on its revision.
  */
 export async function lockRunSnapshots(db: Queryable, runIds: readonly string[]): Promise<PresentRun[]> {
   if (runIds.length === 0) return [];
@@ -356,10 +365,13 @@ export async function lockRunSnapshots(db: Queryable, runIds: readonly string[])
   return rows.map(runFromRow);
 }
 
+/** Yesterday to tomorrow, and `runs_kept`: the partitions of the runs being worked on, nearly always. */
+const RECENT = `ARRAY[${UTC_DAY('now()')} - 1, ${UTC_DAY('now()')}, ${UTC_DAY('now()')} + 1, 'infinity'::date]`;
+
 /**
  * `columns` of `runs r` for these runs (each id once), each found by its primary
- * key: the live partition first (the runs being worked on are there), the finished days only for an id not
- * found there, stopping at its row. A lookup by run id alone has no partition to prune to: an `= ANY` over
+ * key: the recent days and the kept runs first (the runs being worked on are there), the older days only
+ * for an id not found there, stopping at its row. A lookup by run id alone has no partition to prune to: an `= ANY` over
  * the whole table was planned at every call (2-3 ms on 11 partitions) and read small partitions without
  * statistics whole. A named statement: one plan per connection, an index probe or two per id.
  */
@@ -371,9 +383,9 @@ function runsByIdQuery(
   return {
     name,
     text: `SELECT ${columns} FROM unnest($1::text[]) AS u(id),
-      LATERAL (SELECT * FROM runs WHERE finished_on = 'infinity' AND run_id = u.id
+      LATERAL (SELECT * FROM runs WHERE kept_on = ANY (${RECENT}) AND run_id = u.id
                UNION ALL
-               SELECT * FROM runs WHERE finished_on <> 'infinity' AND run_id = u.id
+               SELECT * FROM runs WHERE kept_on <> ALL (${RECENT}) AND run_id = u.id
                LIMIT 1) r`,
     values: [[...new Set(runIds)]],
   };
@@ -413,8 +425,8 @@ export async function findJobRunLimits(db: Queryable, jobs: readonly string[]): 
   if (jobs.length === 0) return [];
   const { rows } = await db.query<JobRunLimit>({
     name: 'jobs_run_limits',
-    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.finished_on = 'infinity' AND r.job = j.name AND r.state = 'leased') AS leased,
-                    (SELECT count(*)::int FROM runs r WHERE r.finished_on = 'infinity' AND r.job = j.name AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()) AS ready
+    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state = 'leased') AS leased,
+                    (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()) AS ready
              FROM jobs j WHERE j.name = ANY($1::text[]) AND j.run_limit IS NOT NULL`,
     values: [jobs],
   });

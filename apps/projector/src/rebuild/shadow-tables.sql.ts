@@ -268,15 +268,24 @@ const WRITE_TIME_COLUMNS = new Set(['updated_at']);
  * The rows of `table` that differ between the live schema and `schema`,
  * by primary key (`missing`: only in the rebuilt one, that is absent from
  * the live table; `unexpected`: only live; `different`: both, other
- * values), write times left out. A table without a primary key is compared
+ * values), write times and partition keys left out. A table without a primary key is compared
  * as a multiset of whole rows. At most `limit` differences.
  */
 export async function diffTable(db: Queryable, schema: string, table: string, limit: number): Promise<RowDifference[]> {
   const live = `${LIVE_SCHEMA}.${table}`;
   // Generated columns are left out: they follow from the others.
   const columns = await columnsOf(db, table);
-  const compared = columns.filter((c) => !WRITE_TIME_COLUMNS.has(c.name)).map((c) => quoteIdent(c.name));
-  const keys = columns.filter((c) => c.key).map((c) => quoteIdent(c.name));
+  // Where a row is kept (its partition: a run's due day, or runs_kept once retention kept it past that day,
+  // migrations/0026) is not what it holds: a rebuild files every run under its due day.
+  const placed = await partitionColumnsOf(db, table);
+  const compared = columns
+    .filter((c) => !WRITE_TIME_COLUMNS.has(c.name))
+    .map((c) => quoteIdent(c.name))
+    .filter((c) => !placed.includes(c));
+  const keys = columns
+    .filter((c) => c.key)
+    .map((c) => quoteIdent(c.name))
+    .filter((c) => !placed.includes(c));
   const shadow = `${schema}.${table}`;
   const list = compared.join(', ');
   if (keys.length === 0) {

@@ -39,7 +39,7 @@ export async function lockOverlapTargets(
     name: 'overlap_lock_targets',
     text: `WITH running AS MATERIALIZED (
              SELECT j.name AS job, job_overlap_policy(j.definition) AS policy,
-                    (SELECT array_agg(l.run_id ORDER BY l.run_id) FROM runs l WHERE l.finished_on = 'infinity' AND l.job = j.name AND l.state = 'leased') AS leased
+                    (SELECT array_agg(l.run_id ORDER BY l.run_id) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS leased
                FROM leased_runs_by_job() x
                JOIN jobs j ON j.name = x.job
               WHERE jsonb_typeof(j.definition->'schedule') = 'object' AND chronicle_shard(x.job, $3) = ANY($4::int[])
@@ -49,7 +49,7 @@ export async function lockOverlapTargets(
                     row_number() OVER (PARTITION BY w.job ORDER BY r.available_at, r.run_id) AS oldest_first,
                     row_number() OVER (PARTITION BY w.job ORDER BY r.available_at DESC, r.run_id DESC) AS newest_first
                FROM running w
-               JOIN runs r ON r.finished_on = 'infinity' AND r.job = w.job AND r.state = 'scheduled' AND r.available_at <= now()
+               JOIN runs r ON r.job = w.job AND r.state = 'scheduled' AND r.available_at <= now()
               WHERE r.definition->>'source' IN ('schedule', 'catch_up')
            ), targets AS MATERIALIZED (
              SELECT w.run_id, 'skip' AS action, w.policy, w.leased[1] AS other FROM waiting w

@@ -21,7 +21,7 @@ export async function lockExpiredLeases(
     name: 'reap_lock_expired',
     text: `WITH expired AS MATERIALIZED (
              SELECT r.run_id FROM runs r
-              WHERE r.finished_on = 'infinity' AND r.state = 'leased' AND r.lease_expires_at <= now() AND r.run_id <> ALL($2::text[])
+              WHERE r.state = 'leased' AND r.lease_expires_at <= now() AND r.run_id <> ALL($2::text[])
                 AND chronicle_shard(r.job, $3) = ANY($4::int[])
               ORDER BY r.lease_expires_at
               LIMIT $1
@@ -40,7 +40,7 @@ export async function loadExpiredLeases(
   const { rows } = await db.query<RunRow & { db_now: Date }>({
     name: 'reap_load_expired',
     text: `SELECT ${RUN_COLUMNS}, now() AS db_now FROM runs r
-            WHERE r.finished_on = 'infinity' AND r.run_id = ANY($1::text[]) AND r.state = 'leased' AND r.lease_expires_at <= now()`,
+            WHERE r.run_id = ANY($1::text[]) AND r.state = 'leased' AND r.lease_expires_at <= now()`,
     values: [runIds],
   });
   return { runs: rows.map(runFromRow), now: rows[0]?.db_now ?? new Date() };

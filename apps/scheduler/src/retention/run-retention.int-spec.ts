@@ -48,7 +48,7 @@ const fail = (now: Date): RunCommand =>
 const cancel = (now: Date): RunCommand => ({ type: 'CancelRun', now });
 const discard = (now: Date): RunCommand => ({ type: 'DiscardRun', now });
 
-describe('run retention (partitions by the day a run finished)', () => {
+describe('run retention (partitions by the day a run is due)', () => {
   let db: TestDatabase;
   let eventStore: PostgresEventStore;
   const present = async (): Promise<string[]> =>
@@ -106,16 +106,14 @@ describe('run retention (partitions by the day a run finished)', () => {
   });
   afterAll(() => db.drop());
 
-  it('keeps finished runs in partitions of their day and live ones in the live partition', async () => {
-    expect(await partitionOf('run_old_waiting')).toEqual(['runs_live', 'run_listing_live']);
-    expect(await partitionOf('run_old_dead')).toEqual(['runs_live', 'run_listing_live']);
-    // No partition for those days yet: the default partitions hold them until a pass.
-    expect(await partitionOf('run_recent_cancelled')).toEqual(['runs_unsorted', 'run_listing_unsorted']);
+  it("writes each run in its due day's partition, the default one while its day has none", async () => {
+    for (const runId of ['run_old_waiting', 'run_old_dead', 'run_recent_cancelled'])
+      expect(await partitionOf(runId)).toEqual(['runs_unsorted', 'run_listing_unsorted']);
   });
 
   it('drops what finished before RETENTION_DAYS, never a run that can still change, and creates the days ahead', async () => {
     const report = await new RunRetention(db.pool, eventStore, 30, () => TODAY).retainOnce();
-    expect(report).toMatchObject({ keptSince: '2026-11-02', retiredRuns: 2, deletedPayloads: 1 });
+    expect(report).toMatchObject({ keptSince: '2026-11-02', retiredRuns: 2, keptRuns: 3, deletedPayloads: 1 });
     // The cancelled run's day, out of the default partition; yesterday to a week ahead (the migration may have made some).
     expect(report!.createdDays).toContain('2026-11-22');
     for (let day = 1; day <= 9; day++) {
@@ -129,6 +127,9 @@ describe('run retention (partitions by the day a run finished)', () => {
     expect(await present()).toEqual(kept);
     expect(await listed()).toEqual(kept);
     expect(await partitionOf('run_recent_cancelled')).toEqual(['runs_d20261122', 'run_listing_d20261122']);
+    // Due before the first day kept, and not over: kept past their day, with their listing rows.
+    for (const runId of ['run_old_dead', 'run_old_leased', 'run_old_waiting'])
+      expect(await partitionOf(runId)).toEqual(['runs_kept', 'run_listing_kept']);
     expect(await isRetiredRun(db.pool, 'run_old_succeeded')).toBe(true);
     expect(await isRetiredRun(db.pool, 'run_old_discarded')).toBe(true);
     expect(await isRetiredRun(db.pool, 'run_recent_cancelled')).toBe(false);
@@ -153,11 +154,11 @@ describe('run retention (partitions by the day a run finished)', () => {
     expect(indexed.rows).toEqual([{ stream_id: 'job-ops.retained' }]);
   });
 
-  it('moves a run that finishes, with its listing row, to its day; old history is not written again', async () => {
+  it('finishes a run where its row is, moving nothing; old history is not written again', async () => {
     const leased = run('run_old_leased', 40, lease);
     const finishedNow: PresentRun = { ...leased, ...{ status: 'succeeded', lease: null, revision: 2 } };
     await updateRuns(db.pool, [{ ...finishedNow, finishedAt: '2026-12-02T12:30:00.000Z' }]);
-    expect(await partitionOf('run_old_leased')).toEqual(['runs_d20261202', 'run_listing_d20261202']);
+    expect(await partitionOf('run_old_leased')).toEqual(['runs_kept', 'run_listing_kept']);
     // A projection folding the log again (a rebuild, a lagging projector) skips what retention dropped.
     await upsertRuns(db.pool, [run('run_old_succeeded', 40, lease, succeed)]);
     expect(await present()).not.toContain('run_old_succeeded');
@@ -178,5 +179,18 @@ describe('run retention (partitions by the day a run finished)', () => {
       "SELECT relname AS name FROM pg_class WHERE relname LIKE 'run%_d20261122'",
     );
     expect(tables.rows).toEqual([]);
+  });
+
+  it('retires a kept run once it finished before the first day kept, and keeps those that can still change', async () => {
+    const report = await new RunRetention(
+      db.pool,
+      eventStore,
+      30,
+      () => new Date(TODAY.getTime() + 40 * DAY),
+    ).retainOnce();
+    expect(report).toMatchObject({ keptSince: '2026-12-12', retiredRuns: 1 });
+    expect(await present()).toEqual(['run_old_dead', 'run_old_waiting']);
+    expect(await listed()).toEqual(['run_old_dead', 'run_old_waiting']);
+    expect(await isRetiredRun(db.pool, 'run_old_leased')).toBe(true);
   });
 });

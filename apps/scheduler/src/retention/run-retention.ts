@@ -13,16 +13,21 @@ import { runStreamId } from '@chronicle/domain';
 import type { EventStore, ExpiryReport } from '@chronicle/event-store';
 
 /**
- * Retention of finished runs (issue 15, migrations/0018): `runs` and `run_listing` are partitioned by
- * the UTC day a run finished. Each pass, on one scheduler at a time:
+ * Retention of finished runs (migrations/0018, 0026): `runs` and `run_listing` are partitioned by
+ * the UTC day a run is due, and a run's rows stay there while it runs and when it finishes. Each pass, on
+ * one scheduler at a time:
  *
  * - moves `kept_since` (run_retention) to the first day kept, so that projections stop writing runs that
  *   finished before it;
- * - drops the day partitions before it, both tables' in one transaction, after keeping the hashes of
- *   their run ids (retired_runs: GET /v1/runs/{id} answers 410 Gone for them); dropping is the only
- *   delete of finished runs, and a live run is never in a day partition;
- * - takes the rows that landed in the default partitions (`_unsorted`: a day without its partition, as
- *   after a rebuild of older history) into their days' partitions, or retires them when their day is past;
+ * - takes each day before it as a whole, both tables' in one transaction: the runs that must stay (not
+ *   finished: waiting, leased, dead and not discarded; or finished on or after the first day kept) move
+ *   to `runs_kept` with their listing rows, the hashes of the others' ids are kept (retired_runs:
+ *   GET /v1/runs/{id} answers 410 Gone for them), and the day's partitions are dropped. Dropping is the
+ *   only delete on the days' partitions, where the runs run;
+ * - sorts out the default partitions (`_unsorted`: a day without its partition, as a run due far ahead,
+ *   or a backfill due before the first day kept) the same way for the days before the first day kept,
+ *   and takes the other days into partitions of their own; and retires the kept runs that finished
+ *   before the first day kept. Those few rows, off the hot partitions, go by a DELETE;
  * - creates the partitions of yesterday to DAYS_AHEAD days ahead;
  * - deletes the retired hashes older than RETIRED_DAYS, and the large payloads (run_payloads) no run
  *   refers to that were last stored before the first day kept;
@@ -42,6 +47,9 @@ export const RETIRED_DAYS = 365;
 const LOCK_TIMEOUT_MS = 2_000;
 /** Dropped run ids per retired_runs row: 8 KB of hashes. */
 const HASHES_PER_ROW = 1_000;
+/** A day's runs partition: 0011's settings for a table every transition writes. */
+const HOT_PARTITION_SETTINGS =
+  'autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0, autovacuum_analyze_scale_factor = 0.02';
 /** Runs retention owns: one pass at a time over all schedulers. */
 const RETENTION_LOCK = 'run-retention';
 
@@ -49,6 +57,8 @@ export interface RetentionReport {
   readonly keptSince: string;
   readonly droppedDays: readonly string[];
   readonly retiredRuns: number;
+  /** Runs of the days dropped that stay (waiting, leased, dead and not discarded, finished since): moved to runs_kept. */
+  readonly keptRuns: number;
   readonly createdDays: readonly string[];
   readonly deletedPayloads: number;
   readonly log: ExpiryReport;
@@ -87,31 +97,46 @@ export class RunRetention {
     await db.query('UPDATE run_retention SET kept_since = greatest(kept_since, $1::date)', [keptSince]);
     const droppedDays: string[] = [];
     let retiredRuns = 0;
+    let keptRuns = 0;
     for (const day of await datedPartitions(db, 'runs', 'runs_d')) {
       if (day >= keptSince) continue;
-      const retired = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
-        const count = await retire(tx, datedPartition('runs_d', day), `finished_on = '${day}'`, today);
+      const done = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
+        // The runs that must stay go to runs_kept with their listing rows; the rest go with the day.
+        const kept = await keepPast(tx, `kept_on = '${day}'`, keptSince);
+        const retired = await retire(tx, datedPartition('runs_d', day), 'true', today);
         for (const table of TABLES) await tx.query(`DROP TABLE IF EXISTS ${datedPartition(`${table}_d`, day)}`);
-        return count;
+        return { kept, retired };
       });
-      if (retired === undefined) continue;
+      if (done === undefined) continue;
       droppedDays.push(day);
-      retiredRuns += retired;
+      retiredRuns += done.retired;
+      keptRuns += done.kept;
     }
-    // Rows in the default partitions: past days retired, the others into partitions of their own below.
+    // Rows in the default partitions (a day without its partition: a run due far ahead, or a backfill's
+    // due before the first day kept): past days sorted out as a day is, the others into partitions of
+    // their own below. And the kept runs that have finished since, before the first day kept. The default
+    // partitions and runs_kept hold few rows: their finished ones go by a DELETE.
     const unsorted = await db.query<{ day: string }>(
-      `SELECT DISTINCT finished_on::text AS day FROM runs_unsorted
-        UNION SELECT DISTINCT finished_on::text FROM run_listing_unsorted ORDER BY 1`,
+      `SELECT DISTINCT kept_on::text AS day FROM runs_unsorted
+        UNION SELECT DISTINCT kept_on::text FROM run_listing_unsorted ORDER BY 1`,
     );
-    const past = unsorted.rows.map((r) => r.day).filter((day) => day < keptSince);
-    if (past.length > 0) {
-      const retired = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
-        const count = await retire(tx, 'runs_unsorted', `finished_on < '${keptSince}'`, today);
-        for (const table of TABLES) await tx.query(`DELETE FROM ${table}_unsorted WHERE finished_on < $1`, [keptSince]);
-        return count;
-      });
-      retiredRuns += retired ?? 0;
-    }
+    const sortedOut = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
+      const kept = await keepPast(tx, `tableoid = 'runs_unsorted'::regclass AND kept_on < '${keptSince}'`, keptSince);
+      let retired = 0;
+      for (const [partition, over] of [
+        ['runs_unsorted', `kept_on < '${keptSince}'`],
+        ['runs_kept', `finished_at < '${keptSince}'`],
+      ] as const) {
+        retired += await retire(tx, partition, over, today);
+        await tx.query(
+          `WITH gone AS (DELETE FROM ${partition} WHERE ${over} RETURNING run_id, kept_on)
+           DELETE FROM run_listing l USING gone g WHERE l.kept_on = g.kept_on AND l.run_id = g.run_id`,
+        );
+      }
+      return { kept, retired };
+    });
+    retiredRuns += sortedOut?.retired ?? 0;
+    keptRuns += sortedOut?.kept ?? 0;
     const wanted = new Set<string>(unsorted.rows.map((r) => r.day).filter((day) => day >= keptSince));
     for (let ahead = -1; ahead <= DAYS_AHEAD; ahead++) wanted.add(addDays(today, ahead));
     const existing = new Set(await datedPartitions(db, 'runs', 'runs_d'));
@@ -120,15 +145,17 @@ export class RunRetention {
       if (existing.has(day)) continue;
       const soon = day <= addDays(today, 1);
       const created = await tryLocked(db, LOCK_TIMEOUT_MS, async (tx) => {
-        // Both tables at once when runs may be finishing on the day (see createDatedPartition).
+        // Both tables at once when runs due on the day may be written (see createDatedPartition).
         if (soon) await tx.query(`LOCK TABLE ${TABLES.join(', ')} IN ACCESS EXCLUSIVE MODE`);
         for (const table of TABLES)
           await createDatedPartition(
             tx,
-            { table, column: 'finished_on', prefix: `${table}_d`, defaultPartition: `${table}_unsorted` },
+            { table, column: 'kept_on', prefix: `${table}_d`, defaultPartition: `${table}_unsorted` },
             day,
             false,
           );
+        // Runs are updated where they are (migrations/0026): the day's partition is a hot one while its runs run.
+        await tx.query(`ALTER TABLE ${datedPartition('runs_d', day)} SET (${HOT_PARTITION_SETTINGS})`);
         return true;
       });
       if (created !== undefined) createdDays.push(day);
@@ -142,7 +169,7 @@ export class RunRetention {
     );
     const over = (streamIds: readonly string[]): Promise<ReadonlySet<string>> => this.overRuns(streamIds);
     const log = await this.eventStore.expireStreams({ before: new Date(`${keptSince}T00:00:00Z`), over });
-    return { keptSince, droppedDays, retiredRuns, createdDays, deletedPayloads: rowCount ?? 0, log };
+    return { keptSince, droppedDays, retiredRuns, keptRuns, createdDays, deletedPayloads: rowCount ?? 0, log };
   }
 
   /** The run streams whose runs retention dropped, and that have no row again. */
@@ -160,6 +187,27 @@ export class RunRetention {
     );
     return new Set([...retired].map(runStreamId));
   }
+}
+
+/**
+ * Of the rows `where` selects (days before the first day kept), those of runs that must stay move to
+ * runs_kept ('infinity'), each with its listing row: a run not finished (waiting, leased, dead and not
+ * discarded), or finished on or after `keptSince`. Resolves with their count.
+ */
+async function keepPast(tx: Queryable, where: string, keptSince: string): Promise<number> {
+  const { rows } = await tx.query<{ kept: string }>(
+    `WITH kept AS (
+       UPDATE runs SET kept_on = 'infinity'
+        WHERE ${where} AND (finished_at IS NULL OR finished_at >= $1::date)
+       RETURNING run_id, due_at
+     ), listed AS (
+       UPDATE run_listing l SET kept_on = 'infinity' FROM kept k
+        WHERE l.kept_on <> 'infinity' AND l.run_id = k.run_id AND l.due_at = k.due_at
+     )
+     SELECT count(*) AS kept FROM kept`,
+    [keptSince],
+  );
+  return Number(rows[0]?.kept ?? 0);
 }
 
 /**

@@ -10,12 +10,19 @@ import {
 import { HotTablesVacuum } from './hot-tables-vacuum';
 
 const job = testJob({ name: 'ops.churn' });
+/** Where runs due today are (migrations/0026): their UTC day's partition. */
+const todaysRuns = async (db: TestDatabase): Promise<string> =>
+  (
+    await db.pool.query<{ name: string }>(
+      "SELECT 'runs_d' || to_char((now() AT TIME ZONE 'UTC')::date, 'YYYYMMDD') AS name",
+    )
+  ).rows[0]!.name;
 const deadRuns = async (db: TestDatabase): Promise<number> =>
   Number(
     (
-      await db.pool.query<{ dead: string }>(
-        "SELECT n_dead_tup AS dead FROM pg_stat_user_tables WHERE relname = 'runs_live'",
-      )
+      await db.pool.query<{ dead: string }>('SELECT n_dead_tup AS dead FROM pg_stat_user_tables WHERE relname = $1', [
+        await todaysRuns(db),
+      ])
     ).rows[0]!.dead,
   );
 
@@ -28,7 +35,7 @@ describe('the hot tables vacuum', () => {
   });
   afterAll(() => db.drop());
 
-  it('vacuums the live runs once their dead row versions pass the threshold, and leaves it alone below', async () => {
+  it("vacuums the partition of today's runs once its dead row versions pass the threshold, and leaves it alone below", async () => {
     const vacuum = new HotTablesVacuum(db.pool, { info: () => undefined }, { deadRows: 1_000, deadShare: 0.05 });
     expect(await vacuum.vacuumOnce()).toEqual([]);
     // Churn: every update leaves a dead version of each row (as every transition does).
@@ -41,19 +48,24 @@ describe('the hot tables vacuum', () => {
     }
     await waitFor(async () => (await deadRuns(db)) >= 1_500, { description: 'the dead rows counted' });
 
-    expect(await vacuum.vacuumOnce()).toEqual(['runs_live']);
+    expect(await vacuum.vacuumOnce()).toEqual([await todaysRuns(db)]);
     expect(await deadRuns(db)).toBe(0);
     expect(await vacuum.vacuumOnce()).toEqual([]);
   });
 
   it("analyzes a day's partition that filled without statistics, so that a batch lookup of runs by id is planned for its ids", async () => {
-    const day = (await db.pool.query<{ day: string }>("SELECT to_char(current_date, 'YYYYMMDD') AS day")).rows[0]!.day;
-    const partition = `runs_d${day}`;
-    // 20,000 runs finished today, as a day of work leaves them (written here directly: only the table matters).
+    // Tomorrow's: today's was vacuumed above, which counts its rows.
+    const partition = (
+      await db.pool.query<{ name: string }>(
+        "SELECT 'runs_d' || to_char((now() AT TIME ZONE 'UTC')::date + 1, 'YYYYMMDD') AS name",
+      )
+    ).rows[0]!.name;
+    // 20,000 runs of a day's work, finished (written here directly: only the table matters).
     await db.pool.query(
       `INSERT INTO runs (run_id, team, job, queue, priority, state, available_at, due_at, attempt, revision, definition,
-                         attempt_limit, finished_at, finished_on)
-       SELECT 'run_done_' || g, 'ops', 'ops.churn', 'ops', 'default', 'succeeded', now(), now(), 1, 2, '{}', 1, now(), current_date
+                         attempt_limit, finished_at, kept_on)
+       SELECT 'run_done_' || g, 'ops', 'ops.churn', 'ops', 'default', 'succeeded', now(), now(), 1, 2, '{}', 1, now(),
+              (now() AT TIME ZONE 'UTC')::date + 1
          FROM generate_series(1, 20000) g`,
     );
     await db.pool.query('SELECT pg_stat_force_next_flush()');

@@ -3,9 +3,11 @@ import type { JsonLogger } from '@chronicle/platform';
 
 /**
  * The tables every transition leaves a dead row version in (no HOT update: see migrations/0011): the
- * live partitions of the runs and their listing (migrations/0018: a finished run moves out of both).
+ * partitions of the runs (migrations/0026: a run is updated in its due day's partition, or in
+ * runs_kept), and the projections' checkpoints.
  */
-const HOT_TABLES = ['runs_live', 'run_listing_live', 'projection_checkpoints'];
+const HOT_TABLES = ['projection_checkpoints'];
+const HOT_PARTITIONS = '^runs_(d[0-9]{8}|kept|unsorted)$';
 
 export interface HotTablesVacuumOptions {
   /** Dead rows a table may hold beyond `deadShare` of its live rows before it is vacuumed. */
@@ -47,12 +49,13 @@ export class HotTablesVacuum {
     const { rows } = await this.pool.query<{ table: string; dead: string }>({
       name: 'hot_tables_dead_rows',
       text: `SELECT relname AS table, n_dead_tup AS dead FROM pg_stat_user_tables
-              WHERE schemaname = current_schema() AND relname = ANY($1::text[]) AND n_dead_tup > $2::bigint + $3::float8 * n_live_tup`,
-      values: [HOT_TABLES, this.deadRows, this.deadShare],
+              WHERE schemaname = current_schema() AND (relname = ANY($1::text[]) OR relname ~ $4)
+                AND n_dead_tup > $2::bigint + $3::float8 * n_live_tup`,
+      values: [HOT_TABLES, this.deadRows, this.deadShare, HOT_PARTITIONS],
     });
     for (const { table, dead } of rows) {
       const started = Date.now();
-      // A name from HOT_TABLES, not from input: VACUUM takes no parameters.
+      // A name from HOT_TABLES or the catalog's partitions of runs, not from input: VACUUM takes no parameters.
       await this.pool.query(`VACUUM (SKIP_LOCKED) ${table}`);
       this.logger.info('hot table vacuumed', { table, deadRows: Number(dead), ms: Date.now() - started });
     }

@@ -27,13 +27,13 @@ export async function countQueueRuns(db: Queryable, team: string | undefined, no
                     count(*) FILTER (WHERE available_at <= $1) AS ready, 0 AS leased,
                     count(*) FILTER (WHERE state = ${sqlList([RunState.retryWait])} AND available_at > $1) AS retry_wait,
                     0 AS dead, min(available_at) FILTER (WHERE available_at <= $1) AS oldest_ready_at
-               FROM runs WHERE finished_on = 'infinity' AND state IN (${WAITING_SQL}) ${ofTeam} GROUP BY queue, priority
+               FROM runs WHERE state IN (${WAITING_SQL}) ${ofTeam} GROUP BY queue, priority
              UNION ALL
              SELECT queue, priority, 0, count(*), 0, 0, NULL
-               FROM runs WHERE finished_on = 'infinity' AND state = ${sqlList([RunState.leased])} ${ofTeam} GROUP BY queue, priority
+               FROM runs WHERE state = ${sqlList([RunState.leased])} ${ofTeam} GROUP BY queue, priority
              UNION ALL
              SELECT queue, priority, 0, 0, 0, count(*), NULL
-               FROM runs WHERE finished_on = 'infinity' AND state = ${sqlList([RunState.dead])} AND NOT discarded ${ofTeam} GROUP BY queue, priority
+               FROM runs WHERE state = ${sqlList([RunState.dead])} AND NOT discarded ${ofTeam} GROUP BY queue, priority
            )
            SELECT queue, priority, sum(ready)::int AS ready, sum(leased)::int AS leased,
                   sum(retry_wait)::int AS retry_wait, sum(dead)::int AS dead, min(oldest_ready_at) AS oldest_ready_at

@@ -124,7 +124,7 @@ interface Source {
  */
 const BY_LISTING: Source = {
   from: `run_listing l CROSS JOIN LATERAL (
-           SELECT * FROM runs r WHERE r.run_id = l.run_id AND r.finished_on = l.finished_on OFFSET 0) r`,
+           SELECT * FROM runs r WHERE r.run_id = l.run_id AND r.kept_on = l.kept_on OFFSET 0) r`,
   keys: 'l',
 };
 const BY_STATE: Source = { from: 'runs r', keys: 'r' };

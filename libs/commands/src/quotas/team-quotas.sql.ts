@@ -51,7 +51,7 @@ export async function readQuotaState(db: Queryable, team: string): Promise<Quota
   const { rows } = await db.query<QuotaStateRow>(
     `SELECT q.enqueue_rate_per_second, q.enqueue_burst, q.max_pending_runs, q.tokens, q.refilled_at, clock_timestamp() AS now,
             (SELECT count(*) FROM (SELECT 1 FROM runs r
-                                    WHERE r.finished_on = 'infinity' AND r.team = q.team AND r.state IN (${PENDING_SQL})
+                                    WHERE r.team = q.team AND r.state IN (${PENDING_SQL})
                                     LIMIT coalesce(q.max_pending_runs, 0)) p)::int AS pending_runs
        FROM team_quotas q WHERE q.team = $1`,
     [team],

@@ -43,7 +43,7 @@ export class ListShardsHandler implements IQueryHandler<ListShards> {
       name: 'admin_list_shards',
       text: `WITH due AS (
                SELECT chronicle_shard(r.job, $1) AS shard, count(*)::int AS n FROM runs r
-                WHERE r.finished_on = 'infinity' AND r.state IN ('scheduled', 'retry_wait')
+                WHERE r.state IN ('scheduled', 'retry_wait')
                   AND r.available_at > now() AND r.available_at <= now() + interval '1 minute'
                 GROUP BY 1
              )

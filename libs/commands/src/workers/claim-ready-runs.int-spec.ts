@@ -83,15 +83,13 @@ describe("the claim's count of leased runs per job (leased_runs_by_job, migratio
     await seedRuns(db.pool, store, [busy], runs);
     const lease = `UPDATE runs SET state = 'leased', fencing_token = 1, worker_id = 'w', leased_at = now(),
                           lease_expires_at = now() + interval '1 minute'
-                    WHERE finished_on = 'infinity' AND run_id = ANY($1::text[])`;
-    // 2,000 runs leased and finished since (moved out of the live partition), 5 leased now: the
-    // partial index of leased runs keeps an entry for each of the 2,005 until a vacuum.
+                    WHERE run_id = ANY($1::text[])`;
+    // 2,000 runs leased and finished since, 5 leased now: the partial index of leased runs keeps an
+    // entry for each of the 2,005 until a vacuum.
     await db.pool.query(lease, [runs.map((r) => r.runId)]);
-    await db.pool.query(
-      `UPDATE runs SET state = 'succeeded', finished_at = now(), finished_on = (now() AT TIME ZONE 'UTC')::date
-        WHERE finished_on = 'infinity' AND run_id <> ALL($1::text[])`,
-      [runs.slice(0, 5).map((r) => r.runId)],
-    );
+    await db.pool.query(`UPDATE runs SET state = 'succeeded', finished_at = now() WHERE run_id <> ALL($1::text[])`, [
+      runs.slice(0, 5).map((r) => r.runId),
+    ]);
   });
   afterAll(() => db?.drop());
 
@@ -140,17 +138,16 @@ describe("the claim's scan of ready runs, on the generic plan the server runs it
     try {
       await client.query('BEGIN');
       await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      const uow = { tx: client, atomic: true, append: store.appendWith.bind(store, client) };
+      // The first claim plans its statements (reading every partition's index roots); the second runs on them.
+      expect((await claimReadyRuns(uow, caller, request(10), DEFAULT_PRIORITY_WEIGHTS)).leases).toHaveLength(10);
       const before = await pagesRead(client);
-      const { leases } = await claimReadyRuns(
-        { tx: client, atomic: true, append: (appends) => store.appendWith(client, appends) },
-        caller,
-        request(10),
-        DEFAULT_PRIORITY_WEIGHTS,
-      );
+      const { leases } = await claimReadyRuns(uow, caller, request(10), DEFAULT_PRIORITY_WEIGHTS);
       expect(leases).toHaveLength(10);
       // A hash anti join of the ready runs with the jobs at their limit read all 2,000 and a page of
-      // jobs_paused_idx for each (about 4,400 pages); in order with the limit, a few dozen.
-      expect((await pagesRead(client)) - before).toBeLessThan(600);
+      // jobs_paused_idx for each (about 4,400 pages); in order with the limit, the claim reads a few dozen
+      // and a probe of each day's partition's indexes, and its append and rows a few hundred (437 here).
+      expect((await pagesRead(client)) - before).toBeLessThan(1_000);
     } finally {
       await client.query('ROLLBACK');
       client.release();

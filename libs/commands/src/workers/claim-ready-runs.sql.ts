@@ -228,7 +228,7 @@ export async function nextAvailableAt(
             CROSS JOIN unnest($3::text[]) AS p(priority)
             CROSS JOIN LATERAL (
               SELECT r.available_at FROM runs r
-               WHERE r.finished_on = 'infinity' AND r.queue = q.queue AND r.team = coalesce($2, g.team) AND r.priority = p.priority AND r.state IN (${WAITING_SQL})
+               WHERE r.queue = q.queue AND r.team = coalesce($2, g.team) AND r.priority = p.priority AND r.state IN (${WAITING_SQL})
                ORDER BY r.available_at LIMIT 1
             ) n`,
     values: [queues, team, PRIORITIES],
