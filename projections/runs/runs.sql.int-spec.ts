@@ -1,6 +1,6 @@
 import type { PresentRun } from '@chronicle/domain';
 import { createTestDatabase, planNodes, queryPlan, type TestDatabase } from '@chronicle/testing';
-import { findRunRevisions, findRunSnapshots, runRevisionsQuery, runsInsert, runsUpdate } from './runs.sql';
+import { findRunRevisions, findRunSnapshots, runRevisionsQuery, runsInsert, runsUpdate, runsUpsert } from './runs.sql';
 
 /**
  * Looking runs up by id, and inserting new ones, on tables as the hot path leaves them: thousands of
@@ -174,3 +174,68 @@ describe('runs by id', () => {
 function day(offset: number): string {
   return new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
 }
+
+describe("the claim's queue of waiting runs (ready_runs)", () => {
+  let db: TestDatabase;
+  beforeAll(async () => (db = await createTestDatabase()));
+  afterAll(() => db?.drop());
+
+  it('holds a run exactly while it waits, with its time, whichever statement writes its row', async () => {
+    const due = new Date(Date.now() - 60_000).toISOString();
+    const run: PresentRun = {
+      status: 'scheduled',
+      revision: 0,
+      definition: {
+        runId: 'run_q',
+        job: 'ops.job',
+        team: 'ops',
+        queue: 'ops',
+        priority: 'default',
+        dueAt: due,
+        payload: {},
+        idempotencyKey: 'k_q',
+        retry: { maxAttempts: 3, baseSeconds: 1, maxSeconds: 1 },
+        timeoutSeconds: 60,
+        source: 'api',
+        jobVersion: 1,
+      },
+      attempt: 0,
+      attemptLimit: 3,
+      availableAt: due,
+      lease: null,
+      lastError: null,
+      death: null,
+      discarded: false,
+      finishedAt: null,
+    };
+    const queued = async (): Promise<Array<{ run_id: string; available_at: string }>> =>
+      (
+        await db.pool.query<{ run_id: string; available_at: string }>(
+          'SELECT run_id, available_at::text FROM ready_runs ORDER BY run_id',
+        )
+      ).rows;
+    const at = async (iso: string): Promise<string> =>
+      (await db.pool.query<{ t: string }>('SELECT $1::timestamptz::text AS t', [iso])).rows[0]!.t;
+    await db.pool.query(runsInsert([run]));
+    expect(await queued()).toEqual([{ run_id: 'run_q', available_at: await at(due) }]);
+    const leasedAt = new Date().toISOString();
+    const leased: PresentRun = {
+      ...run,
+      status: 'leased',
+      revision: 1,
+      attempt: 1,
+      lease: { fencingToken: 1, workerId: 'w', leasedAt, expiresAt: leasedAt },
+    };
+    await db.pool.query(runsUpdate([leased]));
+    expect(await queued()).toEqual([]);
+    const retryAt = new Date(Date.now() + 30_000).toISOString();
+    await db.pool.query(
+      runsUpsert([{ ...leased, status: 'retry_wait', revision: 2, lease: null, availableAt: retryAt }]),
+    );
+    expect(await queued()).toEqual([{ run_id: 'run_q', available_at: await at(retryAt) }]);
+    await db.pool.query(
+      runsUpdate([{ ...leased, status: 'cancelled', revision: 3, lease: null, finishedAt: retryAt }]),
+    );
+    expect(await queued()).toEqual([]);
+  });
+});

@@ -3,8 +3,8 @@ import { copyRows, sqlList, type CopyConnection, type Queryable } from '@chronic
 import { upcastData, WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
 
 /**
- * The waiting states as the SQL literal list the partial indexes on `runs` are written with
- * (runs_claim_idx, runs_ready_job_idx): a query that selects ready runs uses this, never its own list.
+ * The waiting states as the SQL literal list the partial index runs_ready_job_idx is written with, and
+ * the runs `ready_runs` holds (FOLLOW_READY): a query that selects waiting runs uses this, never its own list.
  */
 export const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
@@ -81,9 +81,11 @@ export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
     name,
     text: `WITH x AS MATERIALIZED (
      SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
-     )
+     ), changed AS (
      UPDATE runs AS r SET ${SET_STATE('x')}, updated_at = now()
-       FROM x WHERE ${rows} AND r.revision < x.revision`,
+       FROM x WHERE ${rows} AND r.revision < x.revision
+     RETURNING ${READY_COLUMNS}, r.state
+     ), ${FOLLOW_READY}`,
     values: [JSON.stringify(states.map(stateFields)), ...(days ?? [])],
   });
   return days === undefined ? update('runs_update_any_day', ROWS_OF_X) : update('runs_update', ROWS_OF_X_BY_DAY);
@@ -161,8 +163,11 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
      ), updated AS (
      UPDATE runs AS r SET ${SET_STATE('x')}, updated_at = now()
        FROM x WHERE ${rows} AND r.revision < x.revision
+     RETURNING ${READY_COLUMNS}, r.state
      ), ${INSERT_NEW(`ON CONFLICT (run_id, kept_on) DO UPDATE SET ${SET_STATE('EXCLUDED')}, updated_at = now()
-      WHERE r.revision < EXCLUDED.revision`)}`,
+      WHERE r.revision < EXCLUDED.revision`)}, changed AS (
+     SELECT * FROM updated UNION ALL SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
+     ), ${FOLLOW_READY}`,
     values: [JSON.stringify(states.map(rowFields)), ...(days ?? [])],
   });
   return days === undefined ? upsert('runs_upsert_any_day', ROWS_OF_X) : upsert('runs_upsert', ROWS_OF_X_BY_DAY);
@@ -178,14 +183,16 @@ export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
     name: 'runs_insert',
     text: `WITH x AS MATERIALIZED (
      SELECT x.*, ${KEPT_ON('x')} AS kept_on FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
-     ), ${INSERT_NEW('ON CONFLICT (run_id, kept_on) DO NOTHING')}`,
+     ), ${INSERT_NEW('ON CONFLICT (run_id, kept_on) DO NOTHING')}, changed AS (
+     SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
+     ), ${FOLLOW_READY}`,
     values: [JSON.stringify(states.map(rowFields))],
   };
 }
 
 /**
- * The rows of CTE `x` whose run has none, then their `run_listing` rows: the end of a statement whose
- * WITH list defines `x` (with `kept_on`), `onConflict` for a row written meanwhile. run_id is unique
+ * The rows of CTE `x` whose run has none (CTE `inserted`), and their `run_listing` rows: CTEs of a
+ * statement whose WITH list defines `x` (with `kept_on`), `onConflict` for a row written meanwhile. run_id is unique
  * across partitions because writers check: a run's row can only be in its due day's partition or in
  * `runs_kept`, so "none" is asked of those two, a probe of each one's key (PostgreSQL prunes the others
  * for each run as it runs the subquery; OFFSET 0 keeps it a probe per run: as an anti join, the planner
@@ -201,15 +208,32 @@ const INSERT_NEW = (onConflict: string): string => `inserted AS (
        FROM x
       WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.kept_on IN (x.kept_on, 'infinity') OFFSET 0)
      ${onConflict}
-     RETURNING r.run_id, r.team, r.job, r.queue, r.due_at, r.kept_on
-     )
+     RETURNING r.run_id, r.team, r.job, r.queue, r.priority, r.due_at, r.kept_on, r.state, r.available_at
+     ), listed AS (
      INSERT INTO run_listing (run_id, team, job, queue, due_at, kept_on)
      SELECT run_id, team, job, queue, due_at, kept_on FROM inserted
-     ON CONFLICT (run_id, kept_on) DO NOTHING`;
+     ON CONFLICT (run_id, kept_on) DO NOTHING
+     )`;
+
+/** The columns of a run's `ready_runs` row (migrations/0027), of `runs r`. */
+const READY_COLUMNS = 'r.run_id, r.queue, r.team, r.priority, r.job, r.available_at';
+
+/**
+ * `ready_runs` (migrations/0027) after the rows of CTE `changed` (READY_COLUMNS and state): a run that
+ * waits (scheduled, retry_wait) has its row there, with its new time; the others have none. The end of
+ * the statement that writes their `runs` rows, so the claim's queue and the runs never disagree.
+ */
+const FOLLOW_READY = `unready AS (
+     DELETE FROM ready_runs q
+      WHERE q.run_id = ANY (ARRAY(SELECT c.run_id FROM changed c WHERE c.state NOT IN (${WAITING_SQL})))
+     )
+     INSERT INTO ready_runs AS q (run_id, queue, team, priority, job, available_at)
+     SELECT c.run_id, c.queue, c.team, c.priority, c.job, c.available_at FROM changed c WHERE c.state IN (${WAITING_SQL})
+     ON CONFLICT (run_id) DO UPDATE SET available_at = EXCLUDED.available_at`;
 
 /**
  * Runs that have no row yet, into tables that have none of them (a rebuild's shadows, filled from
- * empty): the rows upsertRuns would have written, and their `run_listing` rows, by COPY (no
+ * empty): the rows upsertRuns would have written, and their `ready_runs` and `run_listing` rows, by COPY (no
  * conflict checks, no JSON for the server to take apart). `updated_at` takes its default, now().
  */
 export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]): Promise<void> {
@@ -270,6 +294,21 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         keptOn(s),
       ];
     }),
+  );
+  await copyRows(
+    db,
+    'ready_runs',
+    ['run_id', 'queue', 'team', 'priority', 'job', 'available_at'],
+    states
+      .filter((s) => (WAITING_RUN_STATES as readonly string[]).includes(s.status))
+      .map((s) => [
+        s.definition.runId,
+        s.definition.queue,
+        s.definition.team,
+        s.definition.priority,
+        s.definition.job,
+        s.availableAt,
+      ]),
   );
   await copyRows(
     db,
@@ -419,14 +458,14 @@ export interface JobRunLimit {
 
 /**
  * Of these jobs, those with a run limit (jobs.run_limit: concurrency, or 1 for a non-overlapping
- * schedule), with their leased and ready runs now (runs_leased_job_idx, runs_ready_job_idx).
+ * schedule), with their leased and ready runs now (runs_leased_job_idx, ready_runs_job_idx).
  */
 export async function findJobRunLimits(db: Queryable, jobs: readonly string[]): Promise<JobRunLimit[]> {
   if (jobs.length === 0) return [];
   const { rows } = await db.query<JobRunLimit>({
     name: 'jobs_run_limits',
     text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state = 'leased') AS leased,
-                    (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state IN (${WAITING_SQL}) AND r.available_at <= now()) AS ready
+                    (SELECT count(*)::int FROM ready_runs r WHERE r.job = j.name AND r.available_at <= now()) AS ready
              FROM jobs j WHERE j.name = ANY($1::text[]) AND j.run_limit IS NOT NULL`,
     values: [jobs],
   });

@@ -16,7 +16,7 @@ export interface QueueStatsRow {
 /**
  * Counts per (queue, priority), of one team or (undefined) of all. Three parts, each read from the
  * partial index of its states (never the finished runs, which are most of the table): the waiting runs
- * (runs_claim_idx), the leased (runs_reap_idx), the dead not discarded (runs_dlq_idx). A run is
+ * (runs_ready_job_idx), the leased (runs_reap_idx), the dead not discarded (runs_dlq_idx). A run is
  * `ready` once its time has come (`now`, the clock the views show states with), `retry_wait` until then.
  */
 export async function countQueueRuns(db: Queryable, team: string | undefined, now: Date): Promise<QueueStatsRow[]> {

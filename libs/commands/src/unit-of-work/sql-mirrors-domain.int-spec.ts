@@ -38,7 +38,6 @@ describe('the SQL agrees with the domain', () => {
   });
 
   it.each([
-    ['runs_claim_idx', WAITING_RUN_STATES],
     ['runs_ready_job_idx', WAITING_RUN_STATES],
     ['runs_pending_idx', PENDING_RUN_STATES],
     ['runs_leased_job_idx', ['leased']],
@@ -46,12 +45,6 @@ describe('the SQL agrees with the domain', () => {
     ['runs_ended_job_idx', UNSUCCESSFUL_RUN_STATES],
   ])('%s is partial on the states its queries select', async (index, states) => {
     expect(statesIn(await indexPredicate(index))).toEqual(sorted(states));
-  });
-
-  it("the claim's scan of ready runs (ready_runs_of) selects the waiting states", async () => {
-    const { rows } = await db.pool.query<{ def: string }>("SELECT pg_get_functiondef('ready_runs_of'::regproc) AS def");
-    const states = /r\.state IN \(([^)]*)\)/.exec(rows[0]!.def)![1]!;
-    expect([...states.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!).sort()).toEqual(sorted(WAITING_RUN_STATES));
   });
 
   it('a run is locked by the key es_append takes for its stream', async () => {

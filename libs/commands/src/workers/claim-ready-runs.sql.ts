@@ -111,16 +111,9 @@ export const CLAIM_SQL = `WITH served AS (
  * a limited job with a long backlog at the head of its team's runs makes
  * that team's scan longer.
  *
- * EXPLAIN ANALYZE, 1,000,000 ready runs, 50 teams, a claim of 10 (npm run
- * bench:claims prints it):
- *   Index Only Scan using runs_leased_job_idx on runs l      <- saturated jobs, from the leased runs
- *   Seq Scan on queue_grants g (actual rows=50 loops=1)
- *   Index Scan using runs_claim_idx on runs r (actual rows=1 loops=150)
- *   Seq Scan on jobs j_1 (actual rows=0 loops=1)             <- paused jobs (50 jobs: jobs_paused_idx when many)
- * 511 shared buffers at 10,000 ready runs, 661 at 1,000,000; p50 16.0 vs 16.8 ms
- * for the whole claim transaction, about 6 ms of it planning this statement.
- * (Measured before migrations/0023: the leased runs are now read inside
- * leased_runs_by_job, a Function Scan in the claim's plan.)
+ * The ranges are read from ready_runs (migrations/0027), one table of the
+ * waiting runs, not from the runs' partitions by day: npm run bench:claims
+ * prints the claim's plan and its buffers at 10,000 and 1,000,000 ready runs.
  */
 export async function lockReadyRuns(
   db: Queryable,
@@ -227,8 +220,8 @@ export async function nextAvailableAt(
              LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
             CROSS JOIN unnest($3::text[]) AS p(priority)
             CROSS JOIN LATERAL (
-              SELECT r.available_at FROM runs r
-               WHERE r.queue = q.queue AND r.team = coalesce($2, g.team) AND r.priority = p.priority AND r.state IN (${WAITING_SQL})
+              SELECT r.available_at FROM ready_runs r
+               WHERE r.queue = q.queue AND r.team = coalesce($2, g.team) AND r.priority = p.priority
                ORDER BY r.available_at LIMIT 1
             ) n`,
     values: [queues, team, PRIORITIES],

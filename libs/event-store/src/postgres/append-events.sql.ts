@@ -70,15 +70,29 @@ function withWriteThrough(
   writeThrough: ReadModelWrite | undefined,
 ): { name?: string; text: string; values: unknown[] } {
   if (writeThrough === undefined) return { name: 'es_append', text: APPEND_SQL, values };
-  // The write's $n follow the append's four.
-  const write = writeThrough.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + APPEND_PARAMETERS}`);
-  // A data-modifying WITH must be at the top level: a write's own WITH list joins the append's.
-  const { ctes, main } = splitWith(write);
+  const { name } = writeThrough;
   return {
-    ...(writeThrough.name === undefined ? {} : { name: `es_append+${writeThrough.name}` }),
-    text: `WITH appended AS MATERIALIZED (${APPEND_SQL}), ${ctes === '' ? '' : `${ctes}, `}written AS (${main}) SELECT * FROM appended`,
+    ...(name === undefined ? {} : { name: `es_append+${name}` }),
+    text: name === undefined ? appendWithWrite(writeThrough.text) : combinedText(name, writeThrough.text),
     values: [...values, ...writeThrough.values],
   };
+}
+
+/** The combined text of each named write, made once: a named write's text is the same at every call. */
+const combined = new Map<string, string>();
+
+function combinedText(name: string, write: string): string {
+  let text = combined.get(name);
+  if (text === undefined) combined.set(name, (text = appendWithWrite(write)));
+  return text;
+}
+
+/** The append and `write` as one statement: the write's $n follow the append's four, its WITH list joins the append's. */
+function appendWithWrite(write: string): string {
+  const renumbered = write.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + APPEND_PARAMETERS}`);
+  // A data-modifying WITH must be at the top level.
+  const { ctes, main } = splitWith(renumbered);
+  return `WITH appended AS MATERIALIZED (${APPEND_SQL}), ${ctes === '' ? '' : `${ctes}, `}written AS (${main}) SELECT * FROM appended`;
 }
 
 /**

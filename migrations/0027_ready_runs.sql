@@ -1,0 +1,48 @@
+-- The claim's queue of waiting runs, apart from `runs` (DESIGN.md's read models: the ready queue).
+--
+-- `runs` is partitioned by the day a run is due (0026), so its claim index was one per day: a claim of a
+-- queue shared by 50 teams read 150 (team, priority) ranges, each from every day's partition (4,480
+-- buffers for a claim of 10 at 10,000 ready runs, against 511 on the one live partition before 0026).
+-- `ready_runs` holds a row per waiting run (scheduled or retry_wait), the columns the claim orders and
+-- filters by, in one table: a run's row is written as it starts to wait and deleted when it is leased,
+-- cancelled or ends, in the statement that writes its `runs` row (projections/runs). The claim reads
+-- this table's index and then the runs it locked by key.
+CREATE TABLE ready_runs (
+  run_id       text COLLATE "C" PRIMARY KEY,
+  queue        text NOT NULL,
+  team         text NOT NULL,
+  priority     text NOT NULL,
+  job          text COLLATE "C" NOT NULL,
+  available_at timestamptz NOT NULL
+);
+CREATE INDEX ready_runs_claim_idx ON ready_runs (queue, team, priority, available_at);
+CREATE INDEX ready_runs_job_idx ON ready_runs (job, available_at);
+ALTER TABLE ready_runs SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 2000,
+  autovacuum_vacuum_cost_delay = 0, autovacuum_analyze_scale_factor = 0.02);
+
+INSERT INTO ready_runs (run_id, queue, team, priority, job, available_at)
+SELECT run_id, queue, team, priority, job, available_at FROM runs WHERE state IN ('scheduled', 'retry_wait');
+
+DROP INDEX runs_claim_idx;
+
+CREATE OR REPLACE FUNCTION ready_runs_of(
+  p_queue text, p_team text, p_priority text,
+  p_until timestamptz,
+  p_skip_runs text[], p_skip_jobs text[],
+  p_limit integer)
+RETURNS TABLE (run_id text, job text, team text, priority text, available_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_bitmapscan = off
+SET enable_seqscan = off
+SET enable_sort = off
+AS $$
+BEGIN
+  RETURN QUERY
+    SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at FROM ready_runs r
+     WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
+       AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
+       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
+     ORDER BY r.available_at
+     LIMIT p_limit;
+END
+$$;
