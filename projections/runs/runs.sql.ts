@@ -73,7 +73,7 @@ export async function updateRuns(db: Queryable, states: readonly PresentRun[]): 
 
 /**
  * updateRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough).
- * A row is updated where it is (migrations/0026): a run that finishes stays in its day's partition.
+ * A row is updated where it is (migrations/0025): a run that finishes stays in its day's partition.
  */
 export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
   const days = dueDaysOf(states);
@@ -117,7 +117,7 @@ const ROWS_OF_X = `r.run_id = ANY (ARRAY(SELECT x.run_id FROM x)) AND r.run_id =
 
 /**
  * ROWS_OF_X in the partitions the rows can be in: their due days' ($2 to $4), and `runs_kept` once
- * retention kept them past their day (migrations/0026). The days as scalar parameters let PostgreSQL prune
+ * retention kept them past their day (migrations/0025). The days as scalar parameters let PostgreSQL prune
  * the other partitions as the statement starts, on the generic plan the units of work run on (an array
  * parameter does not: every partition's key was probed for each id).
  */
@@ -131,7 +131,7 @@ const SET_STATE = (from: string): string =>
    last_error = ${from}.last_error, dead_at = ${from}.dead_at, death = ${from}.death,
    discarded = ${from}.discarded, revision = ${from}.revision, finished_at = ${from}.finished_at`;
 
-/** A new row's partition key (migrations/0026): the UTC day the run is due. */
+/** A new row's partition key (migrations/0025): the UTC day the run is due. */
 function KEPT_ON(from: string): string {
   return UTC_DAY(`${from}.due_at`);
 }
@@ -215,11 +215,11 @@ const INSERT_NEW = (onConflict: string): string => `inserted AS (
      ON CONFLICT (run_id, kept_on) DO NOTHING
      )`;
 
-/** The columns of a run's `ready_runs` row (migrations/0027), of `runs r`. */
+/** The columns of a run's `ready_runs` row (migrations/0026), of `runs r`. */
 const READY_COLUMNS = 'r.run_id, r.queue, r.team, r.priority, r.job, r.available_at';
 
 /**
- * `ready_runs` (migrations/0027) after the rows of CTE `changed` (READY_COLUMNS and state): a run that
+ * `ready_runs` (migrations/0026) after the rows of CTE `changed` (READY_COLUMNS and state): a run that
  * waits (scheduled, retry_wait) has its row there, with its new time; the others have none. The end of
  * the statement that writes their `runs` rows, so the claim's queue and the runs never disagree.
  */

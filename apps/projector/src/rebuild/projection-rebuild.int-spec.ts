@@ -114,7 +114,7 @@ describe('projections rebuilt and verified beside the live ones', () => {
     expect(await indexesOfRuns()).toEqual(indexesBefore);
     expect(await partitionsOfRuns()).toEqual(partitionsBefore);
     const { rows: options } = await db.pool.query<{ options: string[] }>(
-      // Today's runs' partition: a partitioned table has no storage settings of its own (migrations/0018, 0026).
+      // Today's runs' partition: a partitioned table has no storage settings of its own (migrations/0018, 0025).
       "SELECT reloptions AS options FROM pg_class WHERE oid = ('public.runs_d' || to_char((now() AT TIME ZONE 'UTC')::date, 'YYYYMMDD'))::regclass",
     );
     expect(options[0]!.options).toContain('autovacuum_vacuum_threshold=2000');

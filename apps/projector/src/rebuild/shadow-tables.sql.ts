@@ -276,7 +276,7 @@ export async function diffTable(db: Queryable, schema: string, table: string, li
   // Generated columns are left out: they follow from the others.
   const columns = await columnsOf(db, table);
   // Where a row is kept (its partition: a run's due day, or runs_kept once retention kept it past that day,
-  // migrations/0026) is not what it holds: a rebuild files every run under its due day.
+  // migrations/0025) is not what it holds: a rebuild files every run under its due day.
   const placed = await partitionColumnsOf(db, table);
   const compared = columns
     .filter((c) => !WRITE_TIME_COLUMNS.has(c.name))

@@ -13,7 +13,7 @@ import { runStreamId } from '@chronicle/domain';
 import type { EventStore, ExpiryReport } from '@chronicle/event-store';
 
 /**
- * Retention of finished runs (migrations/0018, 0026): `runs` and `run_listing` are partitioned by
+ * Retention of finished runs (migrations/0018, 0025): `runs` and `run_listing` are partitioned by
  * the UTC day a run is due, and a run's rows stay there while it runs and when it finishes. Each pass, on
  * one scheduler at a time:
  *
@@ -154,7 +154,7 @@ export class RunRetention {
             day,
             false,
           );
-        // Runs are updated where they are (migrations/0026): the day's partition is a hot one while its runs run.
+        // Runs are updated where they are (migrations/0025): the day's partition is a hot one while its runs run.
         await tx.query(`ALTER TABLE ${datedPartition('runs_d', day)} SET (${HOT_PARTITION_SETTINGS})`);
         return true;
       });

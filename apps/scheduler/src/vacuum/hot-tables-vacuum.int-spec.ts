@@ -10,7 +10,7 @@ import {
 import { HotTablesVacuum } from './hot-tables-vacuum';
 
 const job = testJob({ name: 'ops.churn' });
-/** Where runs due today are (migrations/0026): their UTC day's partition. */
+/** Where runs due today are (migrations/0025): their UTC day's partition. */
 const todaysRuns = async (db: TestDatabase): Promise<string> =>
   (
     await db.pool.query<{ name: string }>(

@@ -3,7 +3,7 @@ import type { JsonLogger } from '@chronicle/platform';
 
 /**
  * The tables every transition leaves a dead row version in (no HOT update: see migrations/0011): the
- * partitions of the runs (migrations/0026: a run is updated in its due day's partition, or in
+ * partitions of the runs (migrations/0025: a run is updated in its due day's partition, or in
  * runs_kept), and the projections' checkpoints.
  */
 const HOT_TABLES = ['projection_checkpoints'];

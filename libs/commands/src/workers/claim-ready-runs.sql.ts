@@ -87,7 +87,7 @@ export const CLAIM_SQL = `WITH served AS (
  *    three have ready runs, and a priority with none gives its share away.
  * Runs of paused jobs and of jobs at their run limit (jobs.run_limit: its
  * concurrency, or 1 for a schedule whose overlap policy keeps fires apart)
- * are stepped over in the scan (ready_runs_of, migrations/0025: the index
+ * are stepped over in the scan (ready_runs_of, migrations/0026: the index
  * range read in order, each run's job checked as it is read, stopping at
  * the limit); a job below its limit gives at most its
  * headroom (limit - leased runs). The leased runs are counted by
@@ -111,7 +111,7 @@ export const CLAIM_SQL = `WITH served AS (
  * a limited job with a long backlog at the head of its team's runs makes
  * that team's scan longer.
  *
- * The ranges are read from ready_runs (migrations/0027), one table of the
+ * The ranges are read from ready_runs (migrations/0026), one table of the
  * waiting runs, not from the runs' partitions by day: npm run bench:claims
  * prints the claim's plan and its buffers at 10,000 and 1,000,000 ready runs.
  */

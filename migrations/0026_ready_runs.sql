@@ -1,8 +1,8 @@
--- The claim's queue of waiting runs, apart from `runs` (DESIGN.md's read models: the ready queue).
+-- The claim's queue of waiting runs, apart from `runs`: the ready queue among the read models.
 --
--- `runs` is partitioned by the day a run is due (0026), so its claim index was one per day: a claim of a
+-- `runs` is partitioned by the day a run is due (0025), so its claim index was one per day: a claim of a
 -- queue shared by 50 teams read 150 (team, priority) ranges, each from every day's partition (4,480
--- buffers for a claim of 10 at 10,000 ready runs, against 511 on the one live partition before 0026).
+-- buffers for a claim of 10 at 10,000 ready runs, against 511 on the one live partition before 0025).
 -- `ready_runs` holds a row per waiting run (scheduled or retry_wait), the columns the claim orders and
 -- filters by, in one table: a run's row is written as it starts to wait and deleted when it is leased,
 -- cancelled or ends, in the statement that writes its `runs` row (projections/runs). The claim reads
@@ -25,7 +25,18 @@ SELECT run_id, queue, team, priority, job, available_at FROM runs WHERE state IN
 
 DROP INDEX runs_claim_idx;
 
-CREATE OR REPLACE FUNCTION ready_runs_of(
+-- The claim's read of one (queue, team, priority)'s ready runs (CLAIM_SQL's `scanned`), oldest first:
+-- a range of ready_runs_claim_idx read in order, each run's job checked as it is read (paused, or at its run
+-- limit), stopping at the limit. The batch is a few dozen of a backlog that may be millions.
+--
+-- Inline in the claim, the generic plan the server runs it on (units of work plan once per
+-- connection) estimated one row for the range, whatever its size, and so found a scan of the whole
+-- live partition (or a bitmap of another index) with a sort cheaper than the ordered range: in a
+-- drain of 20,000 runs it read every ready run of the group and probed jobs_paused_idx for each, 18,000
+-- rows and 38,000 buffers a claim of 100, 20 of its 45 ms. The function's settings leave the planner
+-- the ordered range alone. plpgsql: its plan is kept for the session, and `ready_runs` is found by name
+-- at each call (migrations/0012: a rebuild swaps the table).
+CREATE FUNCTION ready_runs_of(
   p_queue text, p_team text, p_priority text,
   p_until timestamptz,
   p_skip_runs text[], p_skip_jobs text[],
