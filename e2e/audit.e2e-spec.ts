@@ -80,9 +80,13 @@ describe('the audit trail (GET /v1/audit)', () => {
       outcome: 'success',
     });
     expect(done.status).toBe(200);
-    // The index is a projection: wait until it holds the run's last event.
+    // A run's events are read from the log; the jobs' and teams' from the audit index, a projection: wait
+    // until it holds the last job's definition.
     await waitFor(async () => (await audit(admin, `?stream=run-${runId}`)).body.items?.length === 3, {
-      description: "the run's three events in the audit index",
+      description: "the run's three events in the audit trail",
+    });
+    await waitFor(async () => (await audit(admin, '?stream=job-growth.digest')).body.items?.length === 1, {
+      description: "the last job's definition in the audit index",
     });
   });
   afterAll(async () => {
