@@ -1,5 +1,5 @@
 /**
- * Wire shapes of the worker protocol (issue 3, reference design 4.2): JSON
+ * Wire shapes of the worker protocol (README, "The worker SDK"): JSON
  * over HTTP, `Authorization: Bearer <worker token>` on every call.
  */
 

@@ -16,7 +16,7 @@ registerEnumType(RunStateEnum, {
 
 @ObjectType({ description: "An event of a run's stream, as the log holds it." })
 export class RunEvent {
-  @Field({ description: 'RunScheduled, RunLeased, ... (DESIGN.md)' })
+  @Field({ description: "The run's events as the log holds them, oldest first: RunScheduled, RunLeased, ..." })
   type!: string;
 
   @Field(() => Int, { description: "The event's revision in the run's stream, from 0." })

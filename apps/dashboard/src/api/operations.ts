@@ -1,7 +1,7 @@
 import type { Priority, RunState } from '@chronicle/domain/vocabulary';
 
 /*
- * The GraphQL operations the pages send, by the names of issue 12's schema, with the shapes of their
+ * The GraphQL operations the pages send, by the names of the GraphQL schema (apps/api/src/graphql), with the shapes of their
  * answers. Every list is a Relay connection (`edges { cursor node }`, `pageInfo`).
  */
 

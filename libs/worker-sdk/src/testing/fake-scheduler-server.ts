@@ -34,7 +34,7 @@ export interface RecordedCall {
 const ROUTE = /^\/v1\/(?:(lease)|runs\/([^/]+)\/(heartbeat|complete)|runs:(complete|heartbeat))$/;
 
 /**
- * The worker protocol of issue 3 over real HTTP, in memory, for SDK tests:
+ * The worker protocol over real HTTP, in memory, for SDK tests:
  * increasing fencing tokens, long-polled leases, 409 stale-lease, and a
  * record of every call. Takes fractional leaseSeconds (the real server does not).
  */
