@@ -76,19 +76,41 @@ export async function updateRuns(db: Queryable, states: readonly PresentRun[]): 
  * A row is updated where it is (migrations/0025): a run that finishes stays in its day's partition.
  */
 export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
-  const days = dueDaysOf(states);
-  const update = (name: string, rows: string): ReadModelWrite => ({
+  const { days, name, rows } = byDueDays(states, 'runs_update');
+  return {
     name,
-    text: `WITH x AS MATERIALIZED (
+    text: fixedText(
+      name,
+      () => `WITH x AS MATERIALIZED (
      SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(${STATE_FIELDS})
      ), changed AS (
      UPDATE runs AS r SET ${SET_STATE('x')}, updated_at = now()
        FROM x WHERE ${rows} AND r.revision < x.revision
      RETURNING ${READY_COLUMNS}, r.state
      ), ${FOLLOW_READY}`,
-    values: [JSON.stringify(states.map(stateFields)), ...(days ?? [])],
-  });
-  return days === undefined ? update('runs_update_any_day', ROWS_OF_X) : update('runs_update', ROWS_OF_X_BY_DAY);
+    ),
+    values: [JSON.stringify(states.map(stateFields)), ...days],
+  };
+}
+
+/** Each statement's text by its name, made at its first use and the same ever after (hot SQL is fixed text). */
+const texts = new Map<string, string>();
+
+function fixedText(name: string, make: () => string): string {
+  let text = texts.get(name);
+  if (text === undefined) texts.set(name, (text = make()));
+  return text;
+}
+
+/**
+ * Which variant of statement `base` a batch takes: by its due days (ROWS_OF_X_BY_DAY, the days as $2 to $4),
+ * or, due on more days than that, probing every partition (ROWS_OF_X, `<base>_any_day`, no day parameters).
+ */
+function byDueDays(states: readonly PresentRun[], base: string): { days: string[]; name: string; rows: string } {
+  const days = dueDaysOf(states);
+  return days === undefined
+    ? { days: [], name: `${base}_any_day`, rows: ROWS_OF_X }
+    : { days, name: base, rows: ROWS_OF_X_BY_DAY };
 }
 
 /**
@@ -153,10 +175,12 @@ export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): 
  * is not written again.
  */
 export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
-  const days = dueDaysOf(states);
-  const upsert = (name: string, rows: string): ReadModelWrite => ({
+  const { days, name, rows } = byDueDays(states, 'runs_upsert');
+  return {
     name,
-    text: `WITH x AS MATERIALIZED (
+    text: fixedText(
+      name,
+      () => `WITH x AS MATERIALIZED (
      SELECT x.*, ${KEPT_ON('x')} AS kept_on
        FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
       WHERE x.finished_at IS NULL OR ${UTC_DAY('x.finished_at')} >= (SELECT kept_since FROM run_retention)
@@ -168,9 +192,9 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
       WHERE r.revision < EXCLUDED.revision`)}, changed AS (
      SELECT * FROM updated UNION ALL SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
      ), ${FOLLOW_READY}`,
-    values: [JSON.stringify(states.map(rowFields)), ...(days ?? [])],
-  });
-  return days === undefined ? upsert('runs_upsert_any_day', ROWS_OF_X) : upsert('runs_upsert', ROWS_OF_X_BY_DAY);
+    ),
+    values: [JSON.stringify(states.map(rowFields)), ...days],
+  };
 }
 
 /**
@@ -181,11 +205,14 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
 export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
   return {
     name: 'runs_insert',
-    text: `WITH x AS MATERIALIZED (
+    text: fixedText(
+      'runs_insert',
+      () => `WITH x AS MATERIALIZED (
      SELECT x.*, ${KEPT_ON('x')} AS kept_on FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
      ), ${INSERT_NEW('ON CONFLICT (run_id, kept_on) DO NOTHING')}, changed AS (
      SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
      ), ${FOLLOW_READY}`,
+    ),
     values: [JSON.stringify(states.map(rowFields))],
   };
 }
