@@ -45,7 +45,12 @@ export async function openBenchServer(): Promise<BenchServer> {
   if (serverUrl === undefined || serverUrl === '') {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-bench-pg-'));
     await chmod(dataDir, 0o755);
-    const embedded = await startEmbeddedPostgres({ dataDir, ephemeral: true });
+    // pg_stat_statements counts each system's statements (round trips) for the cost-per-run block.
+    const embedded = await startEmbeddedPostgres({
+      dataDir,
+      ephemeral: true,
+      settings: ['shared_preload_libraries=pg_stat_statements'],
+    });
     serverUrl = embedded.connectionString;
     stop = () => embedded.stop();
     kind = 'embedded PostgreSQL (fsync on)';

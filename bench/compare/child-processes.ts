@@ -20,13 +20,18 @@ export interface Child {
 /**
  * A node child process that is killed when the bench exits, however it
  * exits: a benchmark must not leave servers behind. BENCH_CHILD_NODE_ARGS
- * adds node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it. With `logFile`, all
- * it prints is appended there too.
+ * adds node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it, after the caller's
+ * `nodeArgs`. With `logFile`, all it prints is appended there too.
  */
-export function startNodeChild(script: string, env: Record<string, string>, logFile?: string): Child {
+export function startNodeChild(
+  script: string,
+  env: Record<string, string>,
+  logFile?: string,
+  nodeArgs: readonly string[] = [],
+): Child {
   hookExit();
-  const nodeArgs = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
-  const child = spawn(process.execPath, [...nodeArgs, script], {
+  const extraArgs = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+  const child = spawn(process.execPath, [...nodeArgs, ...extraArgs, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

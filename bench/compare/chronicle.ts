@@ -6,6 +6,7 @@ import { createPool, findFreePort } from '@chronicle/platform';
 import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
 import { withPool } from '../bench-database';
 import { startNodeChild, type Child } from './child-processes';
+import { JSON_COUNTER_SCRIPT, JsonMeter } from './json-meter';
 import { auditRunLog } from './log-audit.sql';
 import type {
   BenchPayload,
@@ -16,6 +17,7 @@ import type {
   QueueSystemFactory,
   RunsCounted,
   ScratchDatabases,
+  SystemMeter,
 } from './queue-system';
 import { readHotUpdatePercent } from './table-stats.sql';
 
@@ -86,6 +88,9 @@ class ChronicleSystem implements QueueSystem {
   private pool: Pool | undefined;
   private readonly workers: Worker[] = [];
   private readonly running: Array<Promise<void>> = [];
+  /** The server's JSON passes in the measured window (the cost-per-run block). */
+  private readonly json = new JsonMeter(() => this.server?.pid);
+  readonly meters: readonly SystemMeter[] = [this.json];
 
   constructor(
     private readonly splitLog: boolean,
@@ -106,15 +111,21 @@ class ChronicleSystem implements QueueSystem {
     this.logUrl = this.splitLog ? await databases.create('scheduler_bench_log') : databaseUrl;
     const port = await findFreePort();
     this.baseUrl = `http://127.0.0.1:${port}`;
-    this.server = startNodeChild(SERVER_SCRIPT, {
-      DATABASE_URL: databaseUrl,
-      ...(this.splitLog ? { EVENT_STORE_URL: this.logUrl } : {}),
-      PORT: String(port),
-      SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN,
-      LOG_LEVEL: 'warn',
-      // The peers have no canaries; their runs would sit on a queue no bench worker drains.
-      CANARIES: 'off',
-    });
+    this.server = startNodeChild(
+      SERVER_SCRIPT,
+      {
+        DATABASE_URL: databaseUrl,
+        ...(this.splitLog ? { EVENT_STORE_URL: this.logUrl } : {}),
+        PORT: String(port),
+        SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN,
+        LOG_LEVEL: 'warn',
+        // The peers have no canaries; their runs would sit on a queue no bench worker drains.
+        CANARIES: 'off',
+        ...(await this.json.env()),
+      },
+      undefined,
+      ['--require', JSON_COUNTER_SCRIPT],
+    );
     await waitUntilHealthy(this.baseUrl, { timeoutMs: READY_TIMEOUT_MS, output: () => this.server?.output() ?? '' });
     const clients = await createTeam(this.baseUrl, ADMIN_TOKEN, 'bench', [QUEUE]);
     this.team = clients.team;
@@ -126,6 +137,10 @@ class ChronicleSystem implements QueueSystem {
     });
     if (defined.status !== 201) throw new Error(`job not defined: ${defined.status} ${JSON.stringify(defined.body)}`);
     this.pool = createPool({ connectionString: databaseUrl, max: 1, applicationName: 'bench-observer' });
+  }
+
+  processIds(): readonly number[] {
+    return this.server?.pid === undefined ? [] : [this.server.pid];
   }
 
   async enqueue(runs: readonly BenchRun[]): Promise<void> {

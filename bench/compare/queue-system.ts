@@ -1,3 +1,5 @@
+import type { MeasuredWindow } from './measured-window';
+
 /**
  * What every system in the comparison offers a scenario, so each scenario is
  * written once: start on a fresh database, enqueue in the system's own batch
@@ -47,6 +49,13 @@ export interface LogAudit {
 /** Called as each handler starts, with the handler's own payload; the handler itself does nothing. */
 export type OnHandlerStart = (payload: BenchPayload) => void;
 
+/** A figure a system measures of itself over a window (ours: its server's JSON passes). */
+export interface SystemMeter extends MeasuredWindow {
+  /** By metric key (runner.ts's COST_METRICS), per run of the window. */
+  figuresPerRun(): Record<string, number>;
+  end(): Promise<void>;
+}
+
 export interface QueueSystem {
   /** `chronicle`, `graphile-worker`, `pg-boss` */
   readonly system: string;
@@ -57,6 +66,10 @@ export interface QueueSystem {
   /** Most runs one enqueue call takes. */
   readonly enqueueBatchSize: number;
   start(databases: ScratchDatabases): Promise<void>;
+  /** Its processes besides the bench's (ours: the server), for the window's CPU split; none when it runs inside the bench. */
+  processIds?(): readonly number[];
+  /** Meters of its own for the measured window. */
+  readonly meters?: readonly SystemMeter[];
   /** One call of the system's batch API. */
   enqueue(runs: readonly BenchRun[]): Promise<void>;
   startWorkers(onHandlerStart: OnHandlerStart): Promise<void>;

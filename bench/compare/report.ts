@@ -156,6 +156,8 @@ export function toJson(server: string, sizes: Sizes, all: readonly Series[], tar
   };
 }
 
+/** Whole numbers with separators; a figure under 100 that is not whole keeps a digit or two (0.06 statements a run). */
 function fmt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+  if (Number.isInteger(n) || Math.abs(n) >= 100) return Math.round(n).toLocaleString('en-US');
+  return n.toFixed(Math.abs(n) < 10 ? 2 : 1);
 }

@@ -1,21 +1,39 @@
 import type { BenchServer, ScratchDatabase } from '../bench-database';
 import { CEILING_METRICS, measureCeiling } from './ceiling';
-import type { QueueSystem, QueueSystemFactory, ScratchDatabases } from './queue-system';
+import type { QueueSystem, QueueSystemFactory, ScratchDatabases, SystemMeter } from './queue-system';
 import type { MeasuredWindow, Measurement, Metric, Scenario, Sizes } from './scenario';
 import { CpuMeter } from './cpu-meter';
+import { StatementMeter } from './statement-meter';
 import { WalMeter } from './wal-meter';
 
 export const CEILING = 'ceiling';
 
 /**
  * Figures read around and after each scenario, beside its own metrics, for
- * the systems that report them: the WAL and the machine's CPU time of its
- * measured window (every system: both are server-wide, and each runs alone), the HOT share of the run
- * table and the log audit (ours: the peers keep no log).
+ * the systems that report them. The cost per run of its measured window:
+ * the WAL and the machine's CPU time (every system: both are server-wide,
+ * and each runs alone), where the CPU went (PostgreSQL, the system's own
+ * processes, the bench's), what the WAL records say was written (heap rows,
+ * index entries, full-page images: where the server has pg_walinspect), the
+ * statements PostgreSQL ran (where pg_stat_statements is preloaded, as on
+ * the bench's own server), and what a system measures of itself (our
+ * server's JSON passes). Then the HOT share of the run table and the log
+ * audit (ours: the peers keep no log).
  */
 export const COST_METRICS: readonly Metric[] = [
   { key: 'walBytesPerRun', unit: 'WAL bytes/run', higherIsBetter: false },
+  { key: 'walFullPageBytesPerRun', unit: '  of it full-page images', higherIsBetter: false },
   { key: 'cpuMicrosecondsPerRun', unit: 'CPU us/run (machine)', higherIsBetter: false },
+  { key: 'cpuPostgresMicrosecondsPerRun', unit: '  of it PostgreSQL', higherIsBetter: false },
+  { key: 'cpuSystemMicrosecondsPerRun', unit: "  of it the system's processes", higherIsBetter: false },
+  { key: 'cpuBenchMicrosecondsPerRun', unit: '  of it the bench process', higherIsBetter: false },
+  { key: 'heapRowsPerRun', unit: 'heap rows written/run', higherIsBetter: false },
+  { key: 'hotUpdatesPerRun', unit: '  of them HOT updates', higherIsBetter: true },
+  { key: 'indexEntriesPerRun', unit: 'index entries/run', higherIsBetter: false },
+  { key: 'statementsPerRun', unit: 'statements/run (round trips)', higherIsBetter: false },
+  { key: 'statementMicrosecondsPerRun', unit: 'statement time us/run', higherIsBetter: false },
+  { key: 'jsonPassesPerRun', unit: 'JSON passes/run (server)', higherIsBetter: false },
+  { key: 'jsonCharactersPerRun', unit: 'JSON characters/run (server)', higherIsBetter: false },
   { key: 'hotUpdatePercent', unit: 'HOT updates % (runs)', higherIsBetter: true },
   { key: 'logRunsChecked', unit: 'runs checked in the log', higherIsBetter: true, check: true },
   { key: 'logRunsMissingEvents', unit: 'runs missing events in the log', higherIsBetter: false, check: true },
@@ -96,7 +114,7 @@ export async function runComparison(plan: ComparisonPlan): Promise<Series[]> {
 }
 
 /**
- * One scenario on one system on databases of its own: its figures, the WAL
+ * One scenario on one system on databases of its own: its figures, the cost
  * of its window, then what is read once it has stopped and nobody is
  * connected any more.
  */
@@ -108,31 +126,64 @@ async function measure(
 ): Promise<Measurement> {
   return onFreshDatabases(server, async (databases, waitUntilIdle) => {
     const wal = new WalMeter(databases.url);
-    const cpu = new CpuMeter();
+    const statements = new StatementMeter(databases.url);
+    const cpu = new CpuMeter(() => system.processIds?.() ?? []);
+    const own = system.meters ?? [];
     let measured: Measurement;
     try {
       await system.start(databases);
-      measured = await scenario.run(system, sizes, bothWindows(wal, cpu));
+      // The CPU meter innermost: the others' reads at the edges are not the system's cost.
+      measured = await scenario.run(system, sizes, nested([wal, statements, ...own, cpu]));
     } finally {
-      await wal.end();
+      await Promise.all([wal.end(), statements.end(), ...own.map((meter) => meter.end())]);
       await system.stop();
     }
-    const costs = { walBytesPerRun: wal.bytesPerRun(), cpuMicrosecondsPerRun: cpu.microsecondsPerRun() };
-    return addFiguresAfterStop(measured, system, costs, await waitUntilIdle());
+    const top = statements.costPerRun()?.top;
+    return addFiguresAfterStop(
+      top === undefined ? measured : { ...measured, topStatements: top },
+      system,
+      windowCosts(wal, statements, cpu, own),
+      await waitUntilIdle(),
+    );
   });
 }
 
-/** One measured window for two meters: both open before the clock starts and close after it stops. */
-function bothWindows(a: MeasuredWindow, b: MeasuredWindow): MeasuredWindow {
+/** One measured window for several meters, opened in order before the clock starts and closed in reverse after. */
+function nested(meters: readonly MeasuredWindow[]): MeasuredWindow {
   return {
     open: async () => {
-      await a.open();
-      await b.open();
+      for (const meter of meters) await meter.open();
     },
     close: async (runs) => {
-      await b.close(runs);
-      await a.close(runs);
+      for (const meter of [...meters].reverse()) await meter.close(runs);
     },
+  };
+}
+
+/** The window's cost figures by COST_METRICS key: those a meter could measure. */
+function windowCosts(
+  wal: WalMeter,
+  statements: StatementMeter,
+  cpu: CpuMeter,
+  own: readonly SystemMeter[],
+): Record<string, number | undefined> {
+  const written = wal.breakdownPerRun();
+  const ran = statements.costPerRun();
+  const shares = cpu.microsecondsPerRun();
+  return {
+    walBytesPerRun: wal.bytesPerRun(),
+    walFullPageBytesPerRun: written?.fullPageBytes,
+    cpuMicrosecondsPerRun: shares?.machine,
+    cpuPostgresMicrosecondsPerRun: shares?.postgres,
+    // A system inside the bench has no processes of its own: its time is the bench's.
+    cpuSystemMicrosecondsPerRun: shares === undefined || shares.system === 0 ? undefined : shares.system,
+    cpuBenchMicrosecondsPerRun: shares?.bench,
+    heapRowsPerRun: written?.heapRows,
+    hotUpdatesPerRun: written?.hotUpdates,
+    indexEntriesPerRun: written?.indexEntries,
+    statementsPerRun: ran?.statements,
+    statementMicrosecondsPerRun: ran?.microseconds,
+    ...Object.assign({}, ...own.map((meter) => meter.figuresPerRun())),
   };
 }
 
@@ -145,7 +196,7 @@ function bothWindows(a: MeasuredWindow, b: MeasuredWindow): MeasuredWindow {
 async function addFiguresAfterStop(
   measured: Measurement,
   system: QueueSystem,
-  costs: Readonly<Record<'walBytesPerRun' | 'cpuMicrosecondsPerRun', number | undefined>>,
+  costs: Readonly<Record<string, number | undefined>>,
   idle: boolean,
 ): Promise<Measurement> {
   const values: Record<string, number> = { ...measured.values };

@@ -1,3 +1,5 @@
+import type { StatementCost } from './statement-meter';
+import type { MeasuredWindow } from './measured-window';
 import type { BenchPayload, BenchRun, QueueSystem, RunsCounted } from './queue-system';
 
 /** How big each scenario is: the full run, or `--quick` for a smoke run. */
@@ -51,15 +53,11 @@ export interface Measurement {
   readonly runs?: RunsCounted;
   /** Its figures must not count (an error, a log without the runs): kept in the JSON, left out of the medians. */
   readonly failed?: boolean;
+  /** The statements that took most of PostgreSQL's time in the window, per run (in the JSON only). */
+  readonly topStatements?: StatementCost['top'];
 }
 
-/** The edges of a scenario's measured window, where its costs (the WAL written) are read. */
-export interface MeasuredWindow {
-  /** Just before the clock starts. */
-  open(): Promise<void>;
-  /** Just after the clock stops, with the runs the window's throughput counts. */
-  close(runs: number): Promise<void>;
-}
+export type { MeasuredWindow } from './measured-window';
 
 export interface Scenario {
   readonly name: string;

@@ -61,16 +61,19 @@ describe('claims of a job with a concurrency limit', () => {
   });
 });
 
-describe("the claim's count of leased runs per job (leased_runs_by_job, migrations/0023)", () => {
+describe("the claim's count of leased runs per job (leased_runs_by_job, migrations/0023 and 0027)", () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
   const busy = testJob({ name: 'ops.busy', concurrency: 5_000 });
+  // Leased runs the claim has no use for: a job without a limit, and a limited job of another queue.
+  const free = testJob({ name: 'ops.free' });
+  const elsewhere = testJob({ name: 'ops.elsewhere', queue: 'other', concurrency: 10 });
 
   /** The pages a read of the count touches. */
   async function countPages(): Promise<number> {
     const plan = await queryPlan(
       db.pool,
-      { text: 'SELECT * FROM leased_runs_by_job()', values: [] },
+      { text: 'SELECT * FROM leased_runs_by_job($1::text[])', values: [['ops']] },
       { buffers: true },
     );
     return plan['Shared Hit Blocks']! + plan['Shared Read Blocks']!;
@@ -80,22 +83,27 @@ describe("the claim's count of leased runs per job (leased_runs_by_job, migratio
     db = await createTestDatabase();
     store = new PostgresEventStore(db.pool);
     const runs = Array.from({ length: 2_005 }, (_, n) => ({ job: busy, runId: `run_b${n}`, dueAt: new Date() }));
-    await seedRuns(db.pool, store, [busy], runs);
+    const others = [free, elsewhere].flatMap((job) =>
+      [1, 2, 3].map((n) => ({ job, runId: `run_${job.name}_${n}`, dueAt: new Date() })),
+    );
+    await seedRuns(db.pool, store, [busy, free, elsewhere], [...runs, ...others]);
     const lease = `UPDATE runs SET state = 'leased', fencing_token = 1, worker_id = 'w', leased_at = now(),
                           lease_expires_at = now() + interval '1 minute'
                     WHERE run_id = ANY($1::text[])`;
+    await db.pool.query(lease, [others.map((r) => r.runId)]);
     // 2,000 runs leased and finished since, 5 leased now: the partial index of leased runs keeps an
     // entry for each of the 2,005 until a vacuum.
     await db.pool.query(lease, [runs.map((r) => r.runId)]);
-    await db.pool.query(`UPDATE runs SET state = 'succeeded', finished_at = now() WHERE run_id <> ALL($1::text[])`, [
-      runs.slice(0, 5).map((r) => r.runId),
+    await db.pool.query(`UPDATE runs SET state = 'succeeded', finished_at = now() WHERE run_id = ANY($1::text[])`, [
+      runs.slice(5).map((r) => r.runId),
     ]);
   });
   afterAll(() => db?.drop());
 
   it("reads the finished runs' index entries once: the next claim's count steps over them without the heap", async () => {
     const first = await countPages();
-    const { rows } = await db.pool.query('SELECT job, leased::int FROM leased_runs_by_job()');
+    const { rows } = await db.pool.query('SELECT job, leased::int FROM leased_runs_by_job($1::text[])', [['ops']]);
+    // Only the limited job of the served queue: the others' leased runs are not the claim's to count.
     expect(rows).toEqual([{ job: 'ops.busy', leased: 5 }]);
     // A read visits the heap page of each finished run's entry, and marks the entry dead once no
     // transaction can see its row any more (at once on a quiet server; with the whole suite running,
@@ -107,6 +115,36 @@ describe("the claim's count of leased runs per job (leased_runs_by_job, migratio
       pollMs: 100,
       description: "a read of the count that steps over the finished runs' entries",
     });
+  });
+});
+
+describe('the count of leased runs with more limited jobs in the served queues than it probes one by one', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  // One more than leased_runs_by_job probes job by job: it counts every leased run in one pass instead.
+  const schedules = Array.from({ length: 101 }, (_, n) => testJob({ name: `ops.hourly-${n}`, concurrency: 1 }));
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new PostgresEventStore(db.pool);
+    const runs = schedules.map((job, n) => ({ job, runId: `run_h${n}`, dueAt: new Date() }));
+    await seedRuns(db.pool, store, schedules, runs);
+    await db.pool.query(
+      `UPDATE runs SET state = 'leased', fencing_token = 1, worker_id = 'w', leased_at = now(),
+                       lease_expires_at = now() + interval '1 minute'
+        WHERE run_id = ANY($1::text[])`,
+      [runs.slice(0, 60).map((r) => r.runId)],
+    );
+  });
+  afterAll(() => db?.drop());
+
+  it('gives the same counts: one per job with leased runs', async () => {
+    const { rows } = await db.pool.query<{ job: string; leased: number }>(
+      'SELECT job, leased::int FROM leased_runs_by_job($1::text[]) ORDER BY job',
+      [['ops']],
+    );
+    expect(rows).toHaveLength(60);
+    expect(rows.every((row) => row.leased === 1)).toBe(true);
   });
 });
 

@@ -26,7 +26,7 @@ export const CLAIM_SQL = `WITH served AS (
       LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
      WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
   ), limited_leased AS MATERIALIZED (
-    SELECT l.job, j.run_limit - l.leased AS headroom FROM leased_runs_by_job() l JOIN jobs j ON j.name = l.job
+    SELECT l.job, j.run_limit - l.leased AS headroom FROM leased_runs_by_job($1::text[]) l JOIN jobs j ON j.name = l.job
      WHERE j.run_limit IS NOT NULL
   ), scanned AS MATERIALIZED (
     SELECT r.run_id, r.job, r.team, r.priority, r.available_at, s.weight,
@@ -90,8 +90,9 @@ export const CLAIM_SQL = `WITH served AS (
  * are stepped over in the scan (ready_runs_of, migrations/0026: the index
  * range read in order, each run's job checked as it is read, stopping at
  * the limit); a job below its limit gives at most its
- * headroom (limit - leased runs). The leased runs are counted by
- * leased_runs_by_job (migrations/0023), so their number bounds that cost:
+ * headroom (limit - leased runs). The leased runs of the limited jobs in
+ * the served queues are counted by leased_runs_by_job (migrations/0023,
+ * 0027: none counted where no job has a limit), so their number bounds that cost:
  * its index scan marks the entries of runs finished since dead, where a
  * bitmap scan read them all again at every claim until a vacuum. A claim that had to leave some out says
  * so (`capped`), and the lease takes another claim to fill the batch: the

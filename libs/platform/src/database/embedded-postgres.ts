@@ -14,6 +14,8 @@ export interface EmbeddedPostgresOptions {
   readonly ephemeral?: boolean;
   /** Trade crash safety for speed (fsync off): tests only. */
   readonly unsafeFast?: boolean;
+  /** More server settings, `name=value` each (the bench preloads its statistics extensions). */
+  readonly settings?: readonly string[];
   readonly onLog?: (line: string) => void;
 }
 
@@ -79,6 +81,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       ...(options.unsafeFast === true
         ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
         : []),
+      ...(options.settings ?? []).flatMap((setting) => ['-c', setting]),
     ],
     onLog: (message: string) => log(message.trim()),
     onError: (message: unknown) => log(String(message)),
