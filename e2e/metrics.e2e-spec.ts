@@ -68,6 +68,7 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
       chronicle_dead_runs_total: 'counter',
       chronicle_ready_runs: 'gauge',
       chronicle_oldest_ready_age_seconds: 'gauge',
+      chronicle_pass_failures_total: 'counter',
       chronicle_dlq_runs: 'gauge',
       chronicle_projection_lag_events: 'gauge',
       chronicle_shards_held: 'gauge',

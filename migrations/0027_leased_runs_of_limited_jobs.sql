@@ -2,12 +2,12 @@
 -- uses: the jobs with a run limit in the queues it serves. Until now it counted every leased run of
 -- every job at every claim, limited or not, in any queue: a cost that grew with the runs leased
 -- everywhere (3.8 us of PostgreSQL time per drained run in the bench, where no job has a limit).
+-- The overlap pass keeps 0023's leased_runs_by_job() of every job: it starts from the jobs with
+-- leased runs, whatever their queue.
 --
 -- A few limited jobs in the served queues: their leased runs, by the partial index of leased runs
 -- (job). Many (a fleet of schedules whose overlap policy limits each to one run): one pass over the
 -- leased runs, as before, rather than a probe per job. Index scans only, as 0023 explains.
-DROP FUNCTION leased_runs_by_job();
-
 CREATE FUNCTION leased_runs_by_job(p_queues text[])
 RETURNS TABLE (job text, leased bigint)
 LANGUAGE plpgsql STABLE

@@ -20,6 +20,8 @@ import {
   EVENT_STORE,
   LOGGER,
   METRICS_REGISTRY,
+  PeriodicPass,
+  type PeriodicPassOptions,
   PG_POOL,
 } from '@chronicle/platform';
 import type { Registry } from 'prom-client';
@@ -33,9 +35,9 @@ import { ShardFencedError } from './shards/shard-fence';
 import { ShardMetrics } from './shards/shard-metrics';
 import { schedulerNodeName, ShardOwnership, type ShardScope } from './shards/shard-ownership';
 
-/** Reference 7.4: an expired lease is returned within a second; the reaper looks four times a second. */
+/** An expired lease is returned to the queue within a second: the reaper looks four times a second. */
 const REAP_INTERVAL_MS = 250;
-/** Reference 3.5: the materialiser looks at every schedule each second, MATERIALISE_LOOKAHEAD_SECONDS (60) ahead. */
+/** The materialiser looks at every schedule each second, MATERIALISE_LOOKAHEAD_SECONDS (60) ahead. */
 const MATERIALISE_INTERVAL_MS = 1000;
 /** How often the hot tables' dead rows and the tables' statistics are looked at (HotTablesVacuum), beside the passes. */
 const VACUUM_CHECK_INTERVAL_MS = 10_000;
@@ -43,23 +45,19 @@ const VACUUM_CHECK_INTERVAL_MS = 10_000;
 const RETENTION_INTERVAL_MS = 10 * 60_000;
 /** How often a node says it is alive, renews its shards and takes free ones: well within a lease. */
 const OWNERSHIP_INTERVAL_MS = 1000;
+/**
+ * The longest wait of the ownership refresh and the scheduler's pass while they fail (a database
+ * restarting): well within a shard's lease, so that a node back from a blip keeps its shards and
+ * reaps at once.
+ */
+const FAILING_PASS_MAX_WAIT_MS = 2_000;
 /** How often the owner of a shard looks at its canary's minutes (each minute is judged once). */
 const CANARY_CHECK_INTERVAL_MS = 10_000;
 
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | undefined;
-  private ownershipTimer: NodeJS.Timeout | undefined;
-  private owning: Promise<void> = Promise.resolve();
+  private readonly passes: PeriodicPass[] = [];
   private ownership: ShardOwnership | undefined;
-  private vacuumTimer: NodeJS.Timeout | undefined;
-  private canaryTimer: NodeJS.Timeout | undefined;
-  private checking: Promise<void> = Promise.resolve();
-  private retentionTimer: NodeJS.Timeout | undefined;
-  private retaining: Promise<void> = Promise.resolve();
-  private running: Promise<void> = Promise.resolve();
-  private vacuuming: Promise<void> = Promise.resolve();
-  private stopped = false;
 
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
@@ -96,12 +94,15 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     );
     const log = this.logger.child('scheduler');
     log.info('scheduler node started', { node: this.node, shards: this.config.shards });
+    /** A shard went to another node while this one paused: counted and said here; the next refresh shows it gone. */
+    const fenced = (err: unknown, pass: string): boolean => {
+      if (!(err instanceof ShardFencedError)) return false;
+      shardMetrics.refused.inc({ pass });
+      log.warn('write refused: shards held under a newer epoch', { pass, shards: err.shards });
+      return true;
+    };
     const refused = (err: unknown, pass: string): void => {
-      // A shard went to another node while this one paused: the next refresh shows it gone.
-      if (err instanceof ShardFencedError) {
-        shardMetrics.refused.inc({ pass });
-        log.warn('write refused: shards held under a newer epoch', { pass, shards: err.shards });
-      } else log.error('scheduler pass failed', { pass, err });
+      if (!fenced(err, pass)) log.error('scheduler pass failed', { pass, err });
     };
     const pass = async (scope: ShardScope, materialise: boolean): Promise<void> => {
       if (scope.leases.length === 0) return;
@@ -119,96 +120,90 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       if (scheduled > 0 || reaped > 0) await notifyRunsReady(this.pool, `scheduler-${this.node}`);
       await ownership.passed(scope, materialise);
     };
-    const own = (): void => {
-      this.owning = ownership
-        .refresh()
-        .then(async ({ granted, lost, released }) => {
-          if (lost.length > 0)
-            log.warn('shards lost: granted to another node while this one did not renew', { shards: lost });
-          if (released.length > 0) log.info('shards released for another node', { shards: released });
-          shardMetrics.held.set(ownership.scope().leases.length);
-          if (granted.length === 0) return;
-          shardMetrics.granted.inc(granted.length);
-          // Reference 7.6: a new owner reaps and materialises a shard before it serves it.
-          const takeover = ownership.takeoverScope();
-          await pass(takeover, true);
-          ownership.serve(takeover);
-          shardMetrics.held.set(ownership.scope().leases.length);
-          log.info('shards taken', { shards: granted.map((l) => l.shard), epochs: granted.map((l) => l.epoch) });
-        })
-        .catch((err: unknown) => log.error('shard ownership refresh failed', { err }))
-        .finally(() => {
-          if (!this.stopped) this.ownershipTimer = setTimeout(own, OWNERSHIP_INTERVAL_MS);
-        });
+    const every = (
+      name: string,
+      intervalMs: number,
+      work: () => Promise<void>,
+      options: Pick<PeriodicPassOptions, 'runAtStart' | 'handled' | 'maxBackoffMs'> = {},
+    ): PeriodicPass => {
+      const periodic = new PeriodicPass({ name, intervalMs, logger: log, registry: this.registry, ...options }, work);
+      this.passes.push(periodic);
+      periodic.start();
+      return periodic;
     };
-    own();
-    await this.owning;
+
+    const owning = every(
+      'shard ownership',
+      OWNERSHIP_INTERVAL_MS,
+      async () => {
+        const { granted, lost, released } = await ownership.refresh();
+        if (lost.length > 0)
+          log.warn('shards lost: granted to another node while this one did not renew', { shards: lost });
+        if (released.length > 0) log.info('shards released for another node', { shards: released });
+        shardMetrics.held.set(ownership.scope().leases.length);
+        if (granted.length === 0) return;
+        shardMetrics.granted.inc(granted.length);
+        // A new owner reaps and materialises a shard before it serves it.
+        const takeover = ownership.takeoverScope();
+        await pass(takeover, true);
+        ownership.serve(takeover);
+        shardMetrics.held.set(ownership.scope().leases.length);
+        log.info('shards taken', { shards: granted.map((l) => l.shard), epochs: granted.map((l) => l.epoch) });
+      },
+      { maxBackoffMs: FAILING_PASS_MAX_WAIT_MS },
+    );
+    // The first passes serve the shards the first refresh took.
+    await owning.settled();
+
     let lastMaterialised = 0;
-    const tick = (): void => {
-      const materialise = Date.now() - lastMaterialised >= MATERIALISE_INTERVAL_MS;
-      if (materialise) lastMaterialised = Date.now();
-      this.running = pass(ownership.scope(), materialise)
-        .catch((err: unknown) => log.error('scheduler pass failed', { err }))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, REAP_INTERVAL_MS);
-        });
-    };
-    tick();
+    every(
+      'scheduler',
+      REAP_INTERVAL_MS,
+      async () => {
+        const materialise = Date.now() - lastMaterialised >= MATERIALISE_INTERVAL_MS;
+        if (materialise) lastMaterialised = Date.now();
+        await pass(ownership.scope(), materialise);
+      },
+      { maxBackoffMs: FAILING_PASS_MAX_WAIT_MS },
+    );
+
     if (this.config.canaries) {
       const canaries = new CanaryChecker(this.pool, this.config.shards, this.clock, new CanaryMetrics(this.registry));
-      const canaryTick = (): void => {
-        this.checking = canaries
-          .checkOnce(ownership.scope())
-          .then((verdicts) => {
-            for (const v of verdicts)
-              if (v.missed > 0 && v.consecutiveMissed >= CANARY_DEGRADED_AFTER)
-                log.warn('canary missed', { shard: v.shard, consecutiveMissed: v.consecutiveMissed });
-          })
-          .catch((err: unknown) => refused(err, 'canary'))
-          .finally(() => {
-            if (!this.stopped) this.canaryTimer = setTimeout(canaryTick, CANARY_CHECK_INTERVAL_MS);
-          });
-      };
-      this.canaryTimer = setTimeout(canaryTick, CANARY_CHECK_INTERVAL_MS);
+      every(
+        'canary',
+        CANARY_CHECK_INTERVAL_MS,
+        async () => {
+          for (const v of await canaries.checkOnce(ownership.scope()))
+            if (v.missed > 0 && v.consecutiveMissed >= CANARY_DEGRADED_AFTER)
+              log.warn('canary missed', { shard: v.shard, consecutiveMissed: v.consecutiveMissed });
+        },
+        { runAtStart: false, handled: (err) => fenced(err, 'canary') },
+      );
     }
+
     const vacuum = new HotTablesVacuum(this.pool, log);
-    const vacuumTick = (): void => {
-      this.vacuuming = vacuum
-        .vacuumOnce()
-        .then(() => vacuum.analyzeOnce())
-        .then(() => undefined)
-        .catch((err: unknown) => log.error('hot table vacuum failed', { err }))
-        .finally(() => {
-          if (!this.stopped) this.vacuumTimer = setTimeout(vacuumTick, VACUUM_CHECK_INTERVAL_MS);
-        });
-    };
-    this.vacuumTimer = setTimeout(vacuumTick, VACUUM_CHECK_INTERVAL_MS);
+    every(
+      'hot tables vacuum',
+      VACUUM_CHECK_INTERVAL_MS,
+      async () => {
+        await vacuum.vacuumOnce();
+        await vacuum.analyzeOnce();
+      },
+      { runAtStart: false },
+    );
+
     const retention = new RunRetention(this.pool, this.eventStore, this.config.retentionDays, () => this.clock.now());
-    const retentionTick = (): void => {
-      this.retaining = retention
-        .retainOnce()
-        .then((report) => {
-          const changed =
-            report !== undefined &&
-            (report.droppedDays.length > 0 || report.createdDays.length > 0 || report.log.expiredStreams > 0);
-          if (changed) log.info('run retention applied', { ...report });
-        })
-        .catch((err: unknown) => log.error('run retention failed', { err }))
-        .finally(() => {
-          if (!this.stopped) this.retentionTimer = setTimeout(retentionTick, RETENTION_INTERVAL_MS);
-        });
-    };
-    retentionTick();
+    every('run retention', RETENTION_INTERVAL_MS, async () => {
+      const report = await retention.retainOnce();
+      const changed =
+        report !== undefined &&
+        (report.droppedDays.length > 0 || report.createdDays.length > 0 || report.log.expiredStreams > 0);
+      if (changed) log.info('run retention applied', { ...report });
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    clearTimeout(this.ownershipTimer);
-    clearTimeout(this.canaryTimer);
-    clearTimeout(this.vacuumTimer);
-    clearTimeout(this.retentionTimer);
-    await Promise.all([this.running, this.vacuuming, this.retaining, this.owning, this.checking]);
+    await Promise.all(this.passes.map((periodic) => periodic.stop()));
     // The shards go back at once: the other nodes take them at their next refresh, not a lease later.
     await this.ownership?.stop().catch(() => undefined);
   }

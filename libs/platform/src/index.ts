@@ -14,6 +14,7 @@ export * from './free-port';
 export * from './logging/logger';
 export * from './logging/request-context';
 export * from './metrics/metrics-registry';
+export * from './periodic-pass';
 export * from './project-root';
 export * from './security/api-tokens';
 export * from './wake-signal';

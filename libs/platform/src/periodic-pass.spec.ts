@@ -1,0 +1,126 @@
+import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { createLogger } from './logging/logger';
+import { PASS_FAILURES_METRIC, PeriodicPass, type PeriodicPassOptions } from './periodic-pass';
+
+/** A logger writing into an array, one parsed object per line. */
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger({ destination }), lines };
+}
+
+/** Resolves once `condition` holds; fails the test past `timeoutMs`. */
+async function until(condition: () => boolean, description: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${description}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+async function failuresCounted(registry: Registry, pass: string): Promise<number> {
+  const { values } = await registry.getSingleMetric(PASS_FAILURES_METRIC)!.get();
+  return values.find((v) => v.labels['pass'] === pass)?.value ?? 0;
+}
+
+describe('PeriodicPass', () => {
+  const passes: PeriodicPass[] = [];
+  afterEach(async () => {
+    await Promise.all(passes.map((p) => p.stop()));
+    passes.length = 0;
+  });
+
+  function periodic(options: Partial<PeriodicPassOptions>, work: () => Promise<void>) {
+    const { logger, lines } = capture();
+    const registry = new Registry();
+    const pass = new PeriodicPass({ name: 'test', intervalMs: 10, logger, registry, ...options }, work);
+    passes.push(pass);
+    return { pass, lines, registry };
+  }
+
+  it('runs at once and then again and again, one pass at a time', async () => {
+    let running = 0;
+    let most = 0;
+    let done = 0;
+    const { pass } = periodic({}, async () => {
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 15));
+      running--;
+      done++;
+    });
+    pass.start();
+    await until(() => done >= 4, 'four passes');
+    expect(most).toBe(1);
+  });
+
+  it('waits one interval first when told not to run at start', async () => {
+    let started = 0;
+    const { pass } = periodic({ intervalMs: 200, runAtStart: false }, async () => void started++);
+    pass.start();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toBe(0);
+    await until(() => started === 1, 'the first pass, one interval on');
+  });
+
+  it('logs and counts each failure, backs off while it fails, and returns to its interval once it succeeds', async () => {
+    const startedAt: number[] = [];
+    let failing = true;
+    const { pass, lines, registry } = periodic({ name: 'retention', intervalMs: 20 }, async () => {
+      startedAt.push(Date.now());
+      if (failing) throw new Error('database unavailable');
+    });
+    pass.start();
+    await until(() => startedAt.length >= 4, 'four failed passes');
+    failing = false;
+    // Waits after 1, 2, 3 failures in a row: 40, 80, 160 ms, each at least twice the one before it.
+    const waits = startedAt.slice(1, 4).map((t, i) => t - startedAt[i]!);
+    expect(waits[0]).toBeGreaterThanOrEqual(38);
+    expect(waits[1]).toBeGreaterThanOrEqual(78);
+    expect(waits[2]).toBeGreaterThanOrEqual(158);
+    const failures = lines.filter((line) => line['msg'] === 'retention pass failed');
+    expect(failures.length).toBeGreaterThanOrEqual(3);
+    expect(failures[0]).toMatchObject({ level: 'error', pass: 'retention', failuresInARow: 1, nextTryMs: 40 });
+    expect(await failuresCounted(registry, 'retention')).toBeGreaterThanOrEqual(3);
+    // Back to the interval: two passes after a success come within a few intervals, not 320 ms.
+    const before = startedAt.length;
+    await until(() => startedAt.length >= before + 3, 'passes at the interval again');
+    const last = startedAt.slice(-2);
+    expect(last[1]! - last[0]!).toBeLessThan(150);
+  });
+
+  it('leaves a failure the pass handles itself uncounted, without backoff', async () => {
+    let passesRun = 0;
+    const { pass, lines, registry } = periodic({ handled: (err) => err instanceof RangeError }, async () => {
+      passesRun++;
+      throw new RangeError('fenced');
+    });
+    pass.start();
+    await until(() => passesRun >= 5, 'five passes at the interval');
+    expect(lines.filter((line) => line['level'] === 'error')).toEqual([]);
+    expect(await failuresCounted(registry, 'test')).toBe(0);
+  });
+
+  it('stop() waits for the pass under way and starts no other', async () => {
+    let finished = false;
+    let started = 0;
+    const { pass } = periodic({}, async () => {
+      started++;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      finished = true;
+    });
+    pass.start();
+    await until(() => started === 1, 'the first pass');
+    await pass.stop();
+    expect(finished).toBe(true);
+    const after = started;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(started).toBe(after);
+  });
+});
