@@ -138,9 +138,14 @@ async function measure(
       await Promise.all([wal.end(), statements.end(), ...own.map((meter) => meter.end())]);
       await system.stop();
     }
-    const top = statements.costPerRun()?.top;
+    const topStatements = statements.costPerRun()?.top;
+    const topWalRecords = wal.breakdownPerRun()?.top;
     return addFiguresAfterStop(
-      top === undefined ? measured : { ...measured, topStatements: top },
+      {
+        ...measured,
+        ...(topStatements === undefined ? {} : { topStatements }),
+        ...(topWalRecords === undefined ? {} : { topWalRecords }),
+      },
       system,
       windowCosts(wal, statements, cpu, own),
       await waitUntilIdle(),

@@ -1,4 +1,5 @@
 import type { StatementCost } from './statement-meter';
+import type { WalBreakdown } from './wal-meter';
 import type { MeasuredWindow } from './measured-window';
 import type { BenchPayload, BenchRun, QueueSystem, RunsCounted } from './queue-system';
 
@@ -55,6 +56,8 @@ export interface Measurement {
   readonly failed?: boolean;
   /** The statements that took most of PostgreSQL's time in the window, per run (in the JSON only). */
   readonly topStatements?: StatementCost['top'];
+  /** The WAL record kinds that wrote most of the window's WAL, per run (in the JSON only). */
+  readonly topWalRecords?: WalBreakdown['top'];
 }
 
 export type { MeasuredWindow } from './measured-window';

@@ -12,7 +12,12 @@ export interface WalBreakdown {
   readonly indexEntries: number;
   /** WAL bytes that were full-page images (the first change of a page after a checkpoint). */
   readonly fullPageBytes: number;
+  /** The record kinds that wrote most of the WAL, most first, per run: `Heap/UPDATE` and so on. */
+  readonly top: ReadonlyArray<{ readonly kind: string; readonly records: number; readonly bytes: number }>;
 }
+
+/** How many record kinds `top` names. */
+const TOP = 10;
 
 /** pg_walinspect's record kinds, `resource manager/record type`, as they count in a WalBreakdown. */
 const HEAP_ROWS = /^Heap\/(INSERT|UPDATE|HOT_UPDATE|DELETE)(\+INIT)?$/;
@@ -82,8 +87,8 @@ export class WalMeter implements MeasuredWindow {
     try {
       await this.pool.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
       // Up to what is flushed: the function reads WAL files.
-      const { rows } = await this.pool.query<{ kind: string; count: string; fpi: string }>(
-        `SELECT "resource_manager/record_type" AS kind, count, fpi_size AS fpi
+      const { rows } = await this.pool.query<{ kind: string; count: string; fpi: string; bytes: string }>(
+        `SELECT "resource_manager/record_type" AS kind, count, fpi_size AS fpi, combined_size AS bytes
            FROM pg_get_wal_stats($1::pg_lsn, least($2::pg_lsn, pg_current_wal_flush_lsn()), true)`,
         [from, to],
       );
@@ -94,6 +99,10 @@ export class WalMeter implements MeasuredWindow {
         hotUpdates: sum(HOT_UPDATES, 'count'),
         indexEntries: sum(INDEX_ENTRIES, 'count'),
         fullPageBytes: sum(/./, 'fpi'),
+        top: rows
+          .map((row) => ({ kind: row.kind, records: Number(row.count) / runs, bytes: Number(row.bytes) / runs }))
+          .sort((a, b) => b.bytes - a.bytes)
+          .slice(0, TOP),
       };
     } catch {
       // No pg_walinspect on this server (before PostgreSQL 16, or not installed): no breakdown.
