@@ -1,12 +1,33 @@
-export * from './audit/audit.projection';
-export * from './checkpoints/projection-checkpoints.sql';
-export * from './jobs/jobs.projection';
-export * from './jobs/jobs.sql';
-export * from './projection';
-export * from './projections';
-export * from './run-activity/lag-histogram';
-export * from './run-activity/run-activity.projection';
-export * from './run-activity/run-activity.sql';
-export * from './runs/runs.projection';
-export * from './runs/runs.sql';
-export * from './stream-activity/stream-activity.projection';
+/** The public surface of this package: what the other packages of the repository import from it. */
+export { auditProjection } from './audit/audit.projection';
+export {
+  type CheckpointMove,
+  advanceCheckpoints,
+  loadCheckpoint,
+  resetCheckpoint,
+  setCheckpoint,
+} from './checkpoints/projection-checkpoints.sql';
+export { jobsProjection } from './jobs/jobs.projection';
+export { upsertJob, upsertJobs } from './jobs/jobs.sql';
+export { type BulkIo, type Projection } from './projection';
+export { PROJECTIONS } from './projections';
+export { LAG_BUCKET_BOUNDS_MS, lagQuantileSeconds, scheduleLagMs } from './run-activity/lag-histogram';
+export { runActivityProjection } from './run-activity/run-activity.projection';
+export { ACTIVITY_RETENTION_HOURS, type ActivityMinuteRow, listActivityMinutes } from './run-activity/run-activity.sql';
+export { runsProjection } from './runs/runs.projection';
+export {
+  RUN_COLUMNS,
+  type RunRow,
+  WAITING_SQL,
+  findJobRunLimits,
+  findRunRevisions,
+  findRunSnapshot,
+  findRunSnapshots,
+  findRunSnapshotsAt,
+  runFromRow,
+  runsInsert,
+  runsUpdate,
+  updateRuns,
+  upsertRuns,
+} from './runs/runs.sql';
+export { streamActivityProjection } from './stream-activity/stream-activity.projection';

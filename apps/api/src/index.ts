@@ -1,17 +1,3 @@
-export * from './api.module';
-export * from './auth/auth.guard';
-export * from './auth/current-caller';
-export * from './configure-api';
-export * from './dlq/dlq.controller';
-export * from './http/problem-details.filter';
-export * from './jobs/job-dto';
-export * from './jobs/jobs.controller';
-export * from './openapi';
-export * from './quotas/team-quotas.controller';
-export * from './runs/run-dto';
-export * from './runs/run-view';
-export * from './runs/runs.controller';
-export * from './schedules/schedules.controller';
-export * from './teams/teams.controller';
-export * from './workers/worker-dto';
-export * from './workers/workers.controller';
+/** The public surface of this package: what the other packages of the repository import from it. */
+export { ApiModule } from './api.module';
+export { configureApi } from './configure-api';

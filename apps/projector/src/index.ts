@@ -1,5 +1,4 @@
-export * from './projection-runner';
-export * from './projector.module';
-export * from './projector.service';
-export * from './rebuild/projection-rebuild';
-export * from './rebuild/shadow-tables.sql';
+/** The public surface of this package: what the other packages of the repository import from it. */
+export { ProjectionRunner } from './projection-runner';
+export { ProjectorModule } from './projector.module';
+export { type RebuildProgress, eventsInLog, rebuildProjection, verifyProjections } from './rebuild/projection-rebuild';

@@ -1,12 +1,5 @@
-export * from './materialiser/materialiser';
-export * from './materialiser/scheduled-jobs.sql';
-export * from './overlap/overlap-resolver';
-export * from './overlap/overlapping-runs.sql';
-export * from './reaper/lease-reaper';
-export * from './reaper/reap-expired-leases.sql';
-export * from './scheduler.module';
-export * from './scheduler.service';
-export * from './vacuum/hot-tables-vacuum';
-export * from './retention/run-retention';
-export * from './shards/shard-fence';
-export * from './shards/shard-ownership';
+/** The public surface of this package: what the other packages of the repository import from it. */
+export { Materialiser } from './materialiser/materialiser';
+export { SchedulerModule } from './scheduler.module';
+export { RunRetention } from './retention/run-retention';
+export { type ShardScope, soleNodeScope } from './shards/shard-ownership';

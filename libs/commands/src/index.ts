@@ -1,62 +1,58 @@
-export * from './activity/queue-history.query';
-export * from './canary/canary-jobs';
-export * from './commands.module';
-export * from './dlq/attempt-history';
-export * from './dlq/dead-letters.sql';
-export * from './dlq/get-dead-letter.query';
-export * from './dlq/list-dead-letters.query';
-export * from './jobs/define-job.command';
-export * from './jobs/define-new-jobs';
-export * from './jobs/get-job.query';
-export * from './jobs/job-stream';
-export * from './jobs/set-job-paused.command';
-export * from './audit/list-audit-events.query';
-export * from './teams/token-lifecycle.command';
-export * from './dlq/act-on-dead-letters.command';
-export * from './jobs/job-versions.query';
-export * from './listings/events-of-runs.query';
-export * from './listings/jobs-listing.sql';
-export * from './listings/list-jobs.query';
-export * from './listings/list-runs.query';
-export * from './listings/page';
-export * from './listings/queue-stats.query';
-export * from './listings/queue-stats.sql';
-export * from './listings/runs-listing.sql';
-export * from './metrics/read-model-gauges';
-export * from './metrics/run-metrics';
-export * from './payloads/payload-store';
-export * from './quotas/admit-enqueue';
-export * from './quotas/team-quotas.command';
-export * from './quotas/team-quotas.sql';
-export * from './runs/enqueue-runs.command';
-export * from './runs/get-run.query';
-export * from './runs/job-limits.sql';
-export * from './runs/new-run';
-export * from './runs/retired-runs.sql';
-export * from './runs/run-stream';
-export * from './runs/schedule-runs';
-export * from './runs/transition-run.command';
-export * from './schedules/backfill';
-export * from './shards/list-shards.query';
-export * from './shards/shard-of';
-export * from './schedules/schedule-preview';
-export * from './teams/create-team.command';
-export * from './teams/grant-queue.command';
-export * from './teams/issue-token.command';
-export * from './teams/require-team';
-export * from './teams/tokens.sql';
-export * from './unit-of-work/decide-locked-runs';
-export * from './unit-of-work/decide-runs';
-export * from './unit-of-work/retry-on-conflict';
-export * from './unit-of-work/run-log';
-export * from './unit-of-work/run-reservations';
-export * from './unit-of-work/stream-command';
-export * from './workers/claim-ready-runs.sql';
-export * from './workers/claim-ready-runs';
-export * from './workers/complete-runs.command';
-export * from './workers/complete-runs.sql';
-export * from './workers/decide-for-worker';
-export * from './workers/heartbeat-runs.command';
-export * from './workers/lease-runs.command';
-export * from './workers/ready-signal';
-export * from './workers/teams-served';
+/**
+ * The command side's public surface: what the apps (api, scheduler, projector, cli), the tests and
+ * the bench use. Everything else in libs/commands is its own.
+ */
+export { QUEUE_HISTORY_MAX_MINUTES, QueueHistory, type QueueHistoryPoint } from './activity/queue-history.query';
+export { CANARY_QUEUE, CANARY_TEAM, canaryJobName, ensureCanaryJobs } from './canary/canary-jobs';
+export { CommandsModule, RunReservationsModule } from './commands.module';
+export { type AttemptView, attemptHistory } from './dlq/attempt-history';
+export { GetDeadLetter } from './dlq/get-dead-letter.query';
+export { ListDeadLetters } from './dlq/list-dead-letters.query';
+export { DefineJob } from './jobs/define-job.command';
+export { defineNewJobs } from './jobs/define-new-jobs';
+export { GetJob } from './jobs/get-job.query';
+export { SetJobPaused } from './jobs/set-job-paused.command';
+export { type AuditEvent, ListAuditEvents } from './audit/list-audit-events.query';
+export { ListTokens, RevokeToken } from './teams/token-lifecycle.command';
+export { ActOnDeadLetters, type DeadLettersProgress } from './dlq/act-on-dead-letters.command';
+export { GetJobVersions } from './jobs/job-versions.query';
+export { GetEventsOfRuns } from './listings/events-of-runs.query';
+export { ListJobs } from './listings/list-jobs.query';
+export { ListRuns, ListRunsOfJobs } from './listings/list-runs.query';
+export { type Page, type PageRequest } from './listings/page';
+export { GetQueueStats, type QueueStats } from './listings/queue-stats.query';
+export { RunMetrics, RunMetricsModule } from './metrics/run-metrics';
+export {
+  GetPayloads,
+  PAYLOAD_STORE,
+  type PayloadStore,
+  PayloadsModule,
+  PostgresPayloadStore,
+  storeLargePayloads,
+} from './payloads/payload-store';
+export { GetTeamQuotas, SetTeamQuotas } from './quotas/team-quotas.command';
+export { EnqueueRuns } from './runs/enqueue-runs.command';
+export { GetRun, GetRunAsOf, GetRunEvents } from './runs/get-run.query';
+export { newRunScheduled, scheduledRunId } from './runs/new-run';
+export { isRetiredRun, retiredRunIds } from './runs/retired-runs.sql';
+export { scheduleNewRuns } from './runs/schedule-runs';
+export { TransitionRun, TransitionRunHandler } from './runs/transition-run.command';
+export { backfillRequests } from './schedules/backfill';
+export { ListShards, type ShardView } from './shards/list-shards.query';
+export { shardOf } from './shards/shard-of';
+export { acceptSchedule, parseSchedule, previewFireTimes } from './schedules/schedule-preview';
+export { CreateTeam } from './teams/create-team.command';
+export { GrantQueue, ListGrants } from './teams/grant-queue.command';
+export { IssueToken, type IssuedToken } from './teams/issue-token.command';
+export { type QueueGrant, type TokenListing, findToken } from './teams/tokens.sql';
+export { decideLockedRunsInBatches } from './unit-of-work/decide-locked-runs';
+export { RunLog } from './unit-of-work/run-log';
+export { RunReservations } from './unit-of-work/run-reservations';
+export { executeStreamCommand } from './unit-of-work/stream-command';
+export { CLAIM_SQL } from './workers/claim-ready-runs.sql';
+export { type ClaimRequest, claimReadyRuns } from './workers/claim-ready-runs';
+export { CompleteRuns, CompleteRunsHandler, type Completion, successesOf } from './workers/complete-runs.command';
+export { type Heartbeat, HeartbeatRuns } from './workers/heartbeat-runs.command';
+export { LeaseRuns, LeaseRunsHandler } from './workers/lease-runs.command';
+export { ReadySignal, notifyRunsReady } from './workers/ready-signal';
+export { TeamsServed } from './workers/teams-served';

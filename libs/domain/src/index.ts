@@ -1,28 +1,97 @@
-export * from './access/caller';
-export * from './dispatch/dispatch-shares';
-export * from './domain-error';
-export * from './job/definition-diff';
-export * from './job/job-decider';
-export * from './job/job-defaults';
-export * from './names';
-export * from './paging';
-export * from './payload-size';
-export * from './quota/enqueue-quota';
-export * from './run/due-time';
-export * from './run/lease-defaults';
-export * from './run/retry-backoff';
-export * from './run/run-decider';
-export * from './run/run-events';
-export * from './run/run-snapshot';
-export * from './run/run-states';
-export * from './schedule/cron';
-export * from './schedule/fire-times';
-export * from './schedule/jitter';
-export * from './schedule/next-fire-times';
-export * from './schedule/plan-scheduled-runs';
-export * from './schedule/rrule-schedule';
-export * from './schedule/schedule-spec';
-export * from './schedule/zoned-time';
-export * from './streams';
-export * from './upcasting';
-export * from './security/secret-scanner';
+/** The public surface of this package: what the other packages of the repository import from it. */
+export {
+  type Caller,
+  type ReaderCaller,
+  type TeamCaller,
+  type WorkerCaller,
+  actorOf,
+  listedTeam,
+  requireAdmin,
+  requireAdminOrTeam,
+  requireQueue,
+  requireReader,
+  requireTeam,
+  requireWorker,
+  workerActor,
+} from './access/caller';
+export { DEFAULT_PRIORITY_WEIGHTS, type PriorityWeights, perGroupLimit } from './dispatch/dispatch-shares';
+export { DomainError, type DomainErrorCode } from './domain-error';
+export { type FieldChange, diffDefinitions } from './job/definition-diff';
+export {
+  type DefinedJob,
+  JOB_EVENT_SCHEMA_VERSION,
+  type JobCommand,
+  type JobDefinition,
+  type JobEvent,
+  type JobSnapshot,
+  NO_JOB,
+  decideJob,
+  evolveJob,
+  foldJob,
+} from './job/job-decider';
+export { JOB_DEFAULTS, jobDefinition } from './job/job-defaults';
+export {
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENCY_KEY_RULE,
+  NAME_PATTERN,
+  NAME_RULE,
+  RUN_ID_PATTERN,
+  TEAM_ID_PATTERN,
+  TEAM_ID_RULE,
+  parseIdempotencyKey,
+  parseName,
+  parseRunId,
+} from './names';
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSize } from './paging';
+export { INLINE_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES, assertPayloadSize, utf8Length } from './payload-size';
+export { type QuotaDecision, type TeamQuotas, decideEnqueue, effectiveBurst } from './quota/enqueue-quota';
+export { dueTimeOf } from './run/due-time';
+export { DEFAULT_LEASE_SECONDS, DEFAULT_WORKER_ID, MAX_PREFETCH_MS } from './run/lease-defaults';
+export { type RunCommand, decide } from './run/run-decider';
+export {
+  type DeathReason,
+  PRIORITIES,
+  type PayloadRef,
+  Priority,
+  RUN_EVENT_SCHEMA_VERSION,
+  type RunDeadData,
+  type RunEvent,
+  type RunLeasedData,
+  type RunPlaceMetadata,
+  type RunScheduledData,
+  type RunSource,
+  recordedRunPlace,
+} from './run/run-events';
+export { ABSENT, type PresentRun, type RunSnapshot, evolve, foldRun, visibleState } from './run/run-snapshot';
+export {
+  PENDING_RUN_STATES,
+  RUN_STATES,
+  RunState,
+  STORED_RUN_STATES,
+  UNSUCCESSFUL_RUN_STATES,
+  WAITING_RUN_STATES,
+  isWaiting,
+} from './run/run-states';
+export { assertUsableSchedule, scheduleFireTimes } from './schedule/fire-times';
+export { jitterOffsetSeconds } from './schedule/jitter';
+export { RUN_ALL_CAP, formatWithOffset, planScheduledRuns } from './schedule/plan-scheduled-runs';
+export {
+  DEFAULT_OVERLAP_POLICY,
+  InvalidScheduleError,
+  OVERLAP_POLICIES,
+  type ScheduleSpec,
+  parseScheduleSpec,
+} from './schedule/schedule-spec';
+export { type DstPolicy, REFERENCE_DST_POLICY } from './schedule/zoned-time';
+export {
+  ADMIN_EVENT_SCHEMA_VERSION,
+  AdminEventType,
+  JobEventType,
+  PLATFORM_STREAM,
+  RunEventType,
+  jobStreamId,
+  runStreamId,
+  teamStreamId,
+} from './streams';
+export { upcastData, upcastEvent } from './upcasting';
+export { assertNoSecrets } from './security/secret-scanner';

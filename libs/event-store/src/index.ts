@@ -1,12 +1,20 @@
-export * from './append-validation';
-export * from './create-event-store';
-export * from './event-filter';
-export * from './event-store.errors';
-export * from './event-store.port';
-export * from './in-memory/in-memory.event-store';
-export * from './kurrentdb/kurrentdb.event-store';
-export * from './postgres/append-events.sql';
-export * from './postgres/postgres.event-store';
-export * from './postgres/read-events.sql';
-export * from './separate-unit-of-work';
-export * from './subscription-loop';
+/** The public surface of this package: what the other packages of the repository import from it. */
+export { uuidV7 } from './append-validation';
+export { createEventStore } from './create-event-store';
+export { EventStoreError, WrongExpectedRevisionError } from './event-store.errors';
+export {
+  ENDING_STREAM_PREFIX,
+  type EventStore,
+  type EventToAppend,
+  type ExpiryReport,
+  type LogPosition,
+  type ReadModelWrite,
+  type RecordedEvent,
+  START,
+  type StreamAppend,
+  type UnitOfWork,
+  comparePositions,
+  streamEnds,
+} from './event-store.port';
+export { InMemoryEventStore } from './in-memory/in-memory.event-store';
+export { PostgresEventStore } from './postgres/postgres.event-store';

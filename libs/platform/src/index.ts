@@ -1,20 +1,31 @@
-export * from './canaries';
-export * from './clock/clock';
-export * from './config/config-error';
-export * from './config/config';
-export * from './database/copy-rows';
-export * from './database/dated-partitions';
-export * from './database/embedded-postgres';
-export * from './database/migrate';
-export * from './database/pg-pool';
-export * from './database/sql-list';
-export * from './database/sqlstate';
-export * from './di-tokens';
-export * from './free-port';
-export * from './logging/logger';
-export * from './logging/request-context';
-export * from './metrics/metrics-registry';
-export * from './periodic-pass';
-export * from './project-root';
-export * from './security/api-tokens';
-export * from './wake-signal';
+/** The public surface of this package: what the other packages of the repository import from it. */
+export { CANARY_DEGRADED_AFTER } from './canaries';
+export { CLOCK, type Clock, systemClock } from './clock/clock';
+export { ConfigError } from './config/config-error';
+export { type Config, type LogLevel, type Role, loadConfig } from './config/config';
+export { type CopyConnection, copyRows } from './database/copy-rows';
+export {
+  addDays,
+  analyzeForWalk,
+  createDatedPartition,
+  datedPartition,
+  datedPartitions,
+  makeWeeks,
+  nextStreams,
+  tryLocked,
+  utcDate,
+} from './database/dated-partitions';
+export { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
+export { migrate } from './database/migrate';
+export { type Queryable, createPool, survivingConnectionLoss, withTransaction } from './database/pg-pool';
+export { sqlList } from './database/sql-list';
+export { SQLSTATE, isUnavailable, sqlStateOf } from './database/sqlstate';
+export { ADMIN_TOKEN_HASH, CONFIG, EVENT_STORE, LOGGER, METRICS_REGISTRY, PG_POOL } from './di-tokens';
+export { findFreePort } from './free-port';
+export { JsonLogger, createLogger } from './logging/logger';
+export { currentRequestContext, runInRequestContext } from './logging/request-context';
+export { createMetricsRegistry } from './metrics/metrics-registry';
+export { PeriodicPass, type PeriodicPassOptions } from './periodic-pass';
+export { projectRoot } from './project-root';
+export { adminTokenId, bearerToken, hashToken, isAdminTokenHash, newToken, newTokenId } from './security/api-tokens';
+export { WakeSignal } from './wake-signal';

@@ -1,9 +1,3 @@
-export * from './admin-token';
-export * from './health.controller';
-export * from './http-metrics';
-export * from './json-depth';
-export * from './metrics.controller';
-export * from './run-process';
-export * from './runtime.module';
-export * from './runtime';
-export * from './startup-error';
+/** The public surface of this package: what the other packages of the repository import from it. */
+export { refuseDeepJson } from './json-depth';
+export { type RoleModules, createApp, runProcess } from './run-process';
