@@ -1,5 +1,5 @@
 /**
- * The layers (README "Where things are"), arrows pointing down only:
+ * The layers (docs/architecture.md, "Where things are"), arrows pointing down only:
  *
  *   apps/server -> apps/{api, scheduler, projector} -> libs/commands -> projections -> libs/event-store ->
  * libs/platform
@@ -9,7 +9,7 @@
  *   apps/dashboard (browser code, bundled by Vite) imports only the domain's vocabulary, and nothing
  *   imports it: the API serves its build, dist/dashboard, as files.
  *
- * `npm run lint` runs this; libs/platform/src/layers.spec.ts shows that a
+ * `npm run lint` runs this; test/layers.spec.ts shows that a
  * forbidden import fails it.
  */
 const layer = (name, path, mayImport) => ({

@@ -1,4 +1,4 @@
--- A team's enqueue quotas (README "Quotas"). No row: unlimited. The admin's
+-- A team's enqueue quotas (docs/api.md, "Quotas"). No row: unlimited. The admin's
 -- PUT writes the limits; every enqueue of a limited team reads them, and the
 -- token bucket, under the team's quota lock (apps/api/src/quotas).
 CREATE TABLE team_quotas (

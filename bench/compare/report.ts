@@ -1,13 +1,13 @@
 import { chronicle } from './chronicle';
 import { CEILING, type Series } from './runner';
-import type { Metric, Sizes } from './scenario';
+import type { Measurement, Metric, Sizes } from './scenario';
 
 /** Our system, inline or with its log split off. */
 export const OURS = 'chronicle';
 /** What the table's ours/this compares against: ours as deployed by default, the log inline. */
 const OURS_INLINE = chronicle.label;
 
-/** The PostgreSQL ceiling each throughput is set against (see the README). */
+/** The PostgreSQL ceiling each throughput is set against (see bench/README.md, "Reading the table"). */
 const CEILING_OF: Readonly<Record<string, { metric: string; ceiling: string }>> = {
   // Enqueueing is batched inserts; a completion is at least one commit.
   bulk: { metric: 'runsPerSecond', ceiling: 'batchRowsPerSecond' },
@@ -134,7 +134,34 @@ export function printTable(
   }
 }
 
-export function toJson(server: string, sizes: Sizes, all: readonly Series[], targets: readonly Target[]): unknown {
+/** One metric of one system in one scenario, as `--json` gives it: no median when every repetition failed. */
+export interface MetricJson extends Partial<Summary> {
+  readonly unit: string;
+  readonly higherIsBetter: boolean;
+}
+
+/** The peer comparison's figures as `--json` prints them (and as bench/charts.ts draws them). */
+export interface ComparisonJson {
+  readonly server: string;
+  readonly sizes: Sizes;
+  readonly systems: ReadonlyArray<Pick<Series, 'label' | 'system' | 'config' | 'settings'>>;
+  readonly results: ReadonlyArray<{
+    readonly scenario: string;
+    /** The system's label: `chronicle`, `pg-boss tuned`, ... */
+    readonly system: string;
+    readonly metrics: Readonly<Record<string, MetricJson>>;
+    readonly runs: readonly Measurement[];
+  }>;
+  readonly targets: readonly Target[];
+  readonly failures: readonly string[];
+}
+
+export function toJson(
+  server: string,
+  sizes: Sizes,
+  all: readonly Series[],
+  targets: readonly Target[],
+): ComparisonJson {
   return {
     server,
     sizes,

@@ -357,7 +357,10 @@ export function typeProbes(client: Client): void {
   void quota;
 }
 
-/** README's example ("The OpenAPI document"): it must compile against the generated client. */
+/**
+ * The example of docs/api.md ("The OpenAPI document, and a client generated from it"): it must compile against the
+ * generated client.
+ */
 export async function readmeExample(): Promise<void> {
   const client = createClient({ baseUrl: 'http://localhost:3000', auth: process.env.TEAM_TOKEN });
   const { data, error } = await api.pauseJob({ client, path: { name: 'billing.export-invoices' } });

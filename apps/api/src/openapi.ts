@@ -25,7 +25,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /**
  * Served, but not an API call: GET /metrics (libs/runtime's MetricsController) is Prometheus's text
- * format for Prometheus to scrape (README "Metrics"), not JSON for a generated client.
+ * format for Prometheus to scrape (docs/operations.md, "Metrics"), not JSON for a generated client.
  */
 const UNDOCUMENTED = new Set(['/metrics']);
 

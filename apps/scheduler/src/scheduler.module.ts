@@ -2,6 +2,9 @@ import { Module } from '@nestjs/common';
 import { PayloadsModule, RunMetricsModule, RunReservationsModule } from '@chronicle/commands';
 import { SchedulerService } from './scheduler.service';
 
-/** The scheduler role: materialises cron runs 60 s ahead and reaps expired leases (README, "Shards and scheduler nodes"). */
+/**
+ * The scheduler role: materialises cron runs 60 s ahead and reaps expired leases (docs/architecture.md, "Shards and
+ * scheduler nodes").
+ */
 @Module({ imports: [RunReservationsModule, RunMetricsModule, PayloadsModule], providers: [SchedulerService] })
 export class SchedulerModule {}

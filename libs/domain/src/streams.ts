@@ -1,5 +1,5 @@
 /**
- * Stream and event names are a contract (README, "The event store"): dashboards, the API and
+ * Stream and event names are a contract (docs/architecture.md, "Streams and events"): dashboards, the API and
  * auditors read them. Past tense, never renamed; a changed shape gets a new
  * schema version and an upcaster.
  */

@@ -5,7 +5,7 @@ import type { EventStore } from '@chronicle/event-store';
 import { CANARY_DEGRADED_AFTER, CONFIG, EVENT_STORE, PG_POOL, type Config } from '@chronicle/platform';
 
 type CheckStatus = { status: 'up' } | { status: 'down'; error: string };
-/** Degraded, not down: a shard missed its canary twice in a row (README "Canaries"). */
+/** Degraded, not down: a shard missed its canary twice in a row (docs/operations.md, "Canaries"). */
 type CanaryStatus =
   { status: 'up' | 'off' } | { status: 'degraded'; shards: number[] } | { status: 'unknown'; error: string };
 

@@ -1,5 +1,5 @@
 /**
- * Wire shapes of the worker protocol (README, "The worker SDK"): JSON
+ * Wire shapes of the worker protocol (docs/api.md, "The worker protocol"): JSON
  * over HTTP, `Authorization: Bearer <worker token>` on every call.
  */
 

@@ -31,7 +31,10 @@ const Shard = shape(
 
 const ShardList = shape({ required: { shards: list(ref(Shard)) } }, 'ShardList');
 
-/** The scheduler's shards and their owners (README "Scaling out"): what an operator looks at in a takeover. */
+/**
+ * The scheduler's shards and their owners (docs/architecture.md, "Scaling out"): what an operator looks at in a
+ * takeover.
+ */
 @Controller('v1/admin')
 @UseGuards(AuthGuard)
 @ApiProblems('forbidden')

@@ -64,7 +64,7 @@ interface TeamQuotasView extends TeamQuotas {
   readonly team: string;
 }
 
-/** A team's enqueue quotas (README "Quotas"), set by the admin, read by the team too. No quotas: unlimited. */
+/** A team's enqueue quotas (docs/api.md, "Quotas"), set by the admin, read by the team too. No quotas: unlimited. */
 @Controller('v1/teams')
 @UseGuards(AuthGuard)
 @ApiProblems('forbidden') // the admin (and for reading, the team itself)

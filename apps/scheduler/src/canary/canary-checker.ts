@@ -21,7 +21,7 @@ export interface CanaryVerdict {
   readonly lagSeconds: number | null;
 }
 
-/** The canaries' metrics, set by the node owning each shard (README "Metrics"). */
+/** The canaries' metrics, set by the node owning each shard (docs/operations.md, "Metrics"). */
 export class CanaryMetrics {
   readonly lag: Gauge<'shard'>;
   readonly missed: Counter<'shard'>;

@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
-/** What a scheduler node shows of its shards on GET /metrics (README "Shards and scheduler nodes"). */
+/** What a scheduler node shows of its shards on GET /metrics (docs/architecture.md, "Shards and scheduler nodes"). */
 export class ShardMetrics {
   readonly held: Gauge;
   readonly granted: Counter;

@@ -23,7 +23,7 @@ const RUN_STREAM_PREFIX = runStreamId('');
 
 /**
  * Runs whose events are in the log but whose rows are not (claim protocol,
- * README, "Runs, claims and read models"): with a log of its own, a unit of work commits its appends
+ * docs/architecture.md, "The unit of work"): with a log of its own, a unit of work commits its appends
  * first; when its read-model transaction then fails, the rows lag the log
  * until the projector applies the events, and a claim (or a scheduler pass)
  * would propose those runs again only for the append to refuse them, on

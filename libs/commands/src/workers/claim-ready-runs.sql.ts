@@ -68,7 +68,7 @@ export const CLAIM_SQL = `WITH served AS (
    LIMIT $3`;
 
 /**
- * Steps 1 and 2 of the claim (README, "Runs, claims and read models"), in one statement:
+ * Steps 1 and 2 of the claim (docs/architecture.md, "Claims and fencing tokens"), in one statement:
  * pick up to `limit` ready runs by the dispatch policy, take each run
  * stream's advisory lock, the very lock es_append takes, and read the locked
  * runs as they are under the locks (CLAIM_AND_READ_SQL). A try-lock instead of FOR

@@ -3,7 +3,7 @@ import type { Priority } from '../run/run-events';
 /** The claims' shares of the priorities that have ready runs (PRIORITY_WEIGHTS). */
 export type PriorityWeights = Readonly<Record<Priority, number>>;
 
-/** 70 / 25 / 5: bulk is slowed, never starved (README "Dispatch"). */
+/** 70 / 25 / 5: bulk is slowed, never starved (docs/api.md, "Dispatch: priorities, fairness, concurrency"). */
 export const DEFAULT_PRIORITY_WEIGHTS: PriorityWeights = { critical: 70, default: 25, bulk: 5 };
 
 /**

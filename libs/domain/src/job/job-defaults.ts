@@ -1,7 +1,7 @@
 import type { Priority, RetryPolicy } from '../run/run-events';
 import type { JobDefinition } from './job-decider';
 
-/** What a job gets for each field its definition leaves out (README "Using it"). */
+/** What a job gets for each field its definition leaves out (docs/api.md, "Job definitions"). */
 export const JOB_DEFAULTS = {
   priority: 'default',
   timeoutSeconds: 3600,

@@ -52,7 +52,10 @@ export interface Config {
   readonly roles: readonly Role[];
 }
 
-/** Every environment variable the processes read, with its default; the README table mirrors this. */
+/**
+ * Every environment variable the processes read, with its default; the table in docs/operations.md,
+ * "Configuration", mirrors this.
+ */
 export const CONFIG_VARIABLES = {
   PORT: '3000',
   DATABASE_URL: '(unset: embedded PostgreSQL)',
