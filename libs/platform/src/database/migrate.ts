@@ -14,9 +14,12 @@ const MIGRATION_LOCK_KEY = 7_346_912_001;
 
 export const MIGRATIONS_DIR = path.join(projectRoot(), 'migrations');
 
+/** migrations/schema.sql: the schema the migrations leave, for people to read (schema-snapshot.ts); never applied. */
+export const SCHEMA_SNAPSHOT_FILE = 'schema.sql';
+
 /** Numbered forward-only files: `0001_event_store.sql`, `0002_...`. */
 export async function loadMigrations(dir: string = MIGRATIONS_DIR): Promise<Migration[]> {
-  const files = (await fs.readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const files = (await fs.readdir(dir)).filter((f) => f.endsWith('.sql') && f !== SCHEMA_SNAPSHOT_FILE).sort();
   const migrations: Migration[] = [];
   for (const file of files) {
     const match = /^(\d+)_([\w-]+)\.sql$/.exec(file);

@@ -1,0 +1,576 @@
+-- GENERATED FILE: do not edit. The schema the migrations in this folder leave, read from the catalog
+-- of a freshly migrated database by `npm run schema:snapshot` (libs/platform/src/database/schema-snapshot.ts).
+-- Nothing applies this file: the numbered migrations are the source (migrations/README.md). Regenerate
+-- and commit it with every migration; schema-snapshot.int-spec.ts fails while it differs.
+--
+-- Partitions named by a date are made for the days around the day the migrations ran (and later by the
+-- retention passes): each table's are named by their pattern (YYYYMMDD) and left out.
+
+-- Extensions
+
+CREATE EXTENSION plpgsql WITH SCHEMA pg_catalog;
+
+-- Schemas: none
+
+-- Types: none
+
+-- Tables
+
+CREATE TABLE api_tokens (
+  token_hash text NOT NULL,
+  kind text NOT NULL,
+  team text,
+  queues text[] NOT NULL DEFAULT '{}'::text[],
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  token_id text NOT NULL,
+  expires_at timestamp with time zone,
+  revoked_at timestamp with time zone,
+  last_used_at timestamp with time zone,
+  CONSTRAINT api_tokens_kind_check CHECK ((kind = ANY (ARRAY['admin'::text, 'team'::text, 'worker'::text]))),
+  CONSTRAINT api_tokens_pkey PRIMARY KEY (token_hash),
+  CONSTRAINT api_tokens_team_check CHECK ((((kind = 'admin'::text) AND (team IS NULL)) OR ((kind = 'team'::text) AND (team IS NOT NULL)) OR (kind = 'worker'::text))),
+  CONSTRAINT api_tokens_team_fkey FOREIGN KEY (team) REFERENCES teams(id)
+);
+
+CREATE TABLE audit_events (
+  commit_position bigint NOT NULL,
+  prepare_position bigint NOT NULL,
+  stream_id text COLLATE "C" NOT NULL,
+  revision bigint NOT NULL,
+  event_type text NOT NULL,
+  actor text,
+  team text,
+  correlation_id text,
+  recorded_at timestamp with time zone NOT NULL,
+  CONSTRAINT audit_events_pkey PRIMARY KEY (commit_position, prepare_position)
+);
+
+CREATE TABLE canary_status (
+  shard integer NOT NULL,
+  job text NOT NULL,
+  checked_through timestamp with time zone NOT NULL,
+  consecutive_missed integer NOT NULL DEFAULT 0,
+  missed_total bigint NOT NULL DEFAULT 0,
+  last_lag_seconds double precision,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT canary_status_pkey PRIMARY KEY (shard)
+)
+WITH (fillfactor=50);
+
+CREATE TABLE events (
+  global_position bigint NOT NULL DEFAULT nextval('events_global_position_seq'::regclass),
+  transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  event_id uuid NOT NULL,
+  stream_id text COLLATE "C" NOT NULL,
+  stream_revision bigint NOT NULL,
+  event_type text NOT NULL,
+  data json NOT NULL,
+  metadata json NOT NULL DEFAULT '{}'::json,
+  recorded_at timestamp with time zone NOT NULL DEFAULT date_trunc('milliseconds'::text, clock_timestamp()),
+  kept_on date NOT NULL DEFAULT 'infinity'::date,
+  CONSTRAINT events_event_type_check CHECK ((event_type <> ''::text)),
+  CONSTRAINT events_pkey PRIMARY KEY (transaction_id, global_position, kept_on),
+  CONSTRAINT events_stream_id_check CHECK ((stream_id <> ''::text)),
+  CONSTRAINT events_stream_revision_check CHECK ((stream_revision >= 0)),
+  CONSTRAINT events_stream_revision_key UNIQUE (stream_id, stream_revision, kept_on)
+)
+PARTITION BY LIST (kept_on);
+-- and its partitions by date, events_wYYYYMMDD (left out: they depend on the day)
+
+CREATE TABLE events_kept PARTITION OF events FOR VALUES IN ('infinity');
+
+CREATE TABLE events_unsorted PARTITION OF events DEFAULT;
+
+CREATE TABLE jobs (
+  name text COLLATE "C" NOT NULL,
+  team text NOT NULL,
+  definition jsonb NOT NULL,
+  version integer NOT NULL,
+  paused boolean NOT NULL DEFAULT false,
+  revision bigint NOT NULL,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  run_limit integer GENERATED ALWAYS AS (
+CASE
+    WHEN ((jsonb_typeof((definition -> 'schedule'::text)) = 'object'::text) AND (job_overlap_policy(definition) <> 'allow_all'::text)) THEN 1
+    ELSE ((definition ->> 'concurrency'::text))::integer
+END) STORED,
+  CONSTRAINT jobs_pkey PRIMARY KEY (name)
+);
+
+CREATE TABLE projection_checkpoints (
+  projection text NOT NULL,
+  version integer NOT NULL,
+  commit_position bigint NOT NULL,
+  prepare_position bigint NOT NULL,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT projection_checkpoints_pkey PRIMARY KEY (projection)
+)
+WITH (autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_threshold=500);
+
+CREATE TABLE queue_grants (
+  queue text NOT NULL,
+  team text NOT NULL,
+  weight integer NOT NULL DEFAULT 1,
+  granted_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT queue_grants_pkey PRIMARY KEY (queue, team),
+  CONSTRAINT queue_grants_team_fkey FOREIGN KEY (team) REFERENCES teams(id),
+  CONSTRAINT queue_grants_weight_check CHECK (((weight >= 1) AND (weight <= 100)))
+);
+
+CREATE TABLE ready_runs (
+  run_id text COLLATE "C" NOT NULL,
+  queue text NOT NULL,
+  team text NOT NULL,
+  priority text NOT NULL,
+  job text COLLATE "C" NOT NULL,
+  available_at timestamp with time zone NOT NULL,
+  CONSTRAINT ready_runs_pkey PRIMARY KEY (run_id)
+)
+WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
+
+CREATE TABLE retired_runs (
+  retired_on date NOT NULL,
+  first_hash bigint NOT NULL,
+  hashes bigint[] NOT NULL,
+  CONSTRAINT retired_runs_pkey PRIMARY KEY (retired_on, first_hash)
+);
+
+CREATE TABLE run_activity_minutes (
+  team text NOT NULL,
+  minute timestamp with time zone NOT NULL,
+  queue text NOT NULL,
+  priority text NOT NULL,
+  leased integer NOT NULL,
+  succeeded integer NOT NULL,
+  failed integer NOT NULL,
+  lease_expired integer NOT NULL,
+  dead integer NOT NULL,
+  lag_counts integer[] NOT NULL,
+  CONSTRAINT run_activity_minutes_pkey PRIMARY KEY (team, minute, queue, priority)
+);
+
+CREATE TABLE run_listing (
+  run_id text COLLATE "C" NOT NULL,
+  team text NOT NULL,
+  job text COLLATE "C" NOT NULL,
+  queue text NOT NULL,
+  due_at timestamp with time zone NOT NULL,
+  kept_on date NOT NULL DEFAULT 'infinity'::date,
+  CONSTRAINT run_listing_pkey PRIMARY KEY (run_id, kept_on)
+)
+PARTITION BY LIST (kept_on);
+-- and its partitions by date, run_listing_dYYYYMMDD (left out: they depend on the day)
+
+CREATE TABLE run_listing_kept PARTITION OF run_listing FOR VALUES IN ('infinity');
+
+CREATE TABLE run_listing_unsorted PARTITION OF run_listing DEFAULT;
+
+CREATE TABLE run_payloads (
+  sha256 text COLLATE "C" NOT NULL,
+  body json NOT NULL,
+  bytes integer NOT NULL,
+  stored_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT run_payloads_pkey PRIMARY KEY (sha256)
+);
+
+CREATE TABLE run_retention (
+  singleton boolean NOT NULL DEFAULT true,
+  kept_since date NOT NULL,
+  CONSTRAINT run_retention_pkey PRIMARY KEY (singleton),
+  CONSTRAINT run_retention_singleton_check CHECK (singleton)
+);
+
+CREATE TABLE runs (
+  run_id text COLLATE "C" NOT NULL,
+  team text NOT NULL,
+  job text COLLATE "C" NOT NULL,
+  queue text NOT NULL,
+  priority text NOT NULL,
+  state text NOT NULL,
+  available_at timestamp with time zone NOT NULL,
+  due_at timestamp with time zone NOT NULL,
+  attempt integer NOT NULL,
+  lease_expires_at timestamp with time zone,
+  dead_at timestamp with time zone,
+  discarded boolean NOT NULL DEFAULT false,
+  revision bigint NOT NULL,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  definition jsonb NOT NULL,
+  attempt_limit integer NOT NULL,
+  fencing_token bigint,
+  worker_id text,
+  leased_at timestamp with time zone,
+  last_error text,
+  death jsonb,
+  finished_at timestamp with time zone,
+  kept_on date NOT NULL DEFAULT 'infinity'::date,
+  CONSTRAINT runs_pkey PRIMARY KEY (run_id, kept_on),
+  CONSTRAINT runs_priority_check CHECK ((priority = ANY (ARRAY['critical'::text, 'default'::text, 'bulk'::text]))),
+  CONSTRAINT runs_state_check CHECK ((state = ANY (ARRAY['scheduled'::text, 'leased'::text, 'succeeded'::text, 'retry_wait'::text, 'dead'::text, 'cancelled'::text])))
+)
+PARTITION BY LIST (kept_on);
+-- and its partitions by date, runs_dYYYYMMDD (left out: they depend on the day)
+
+CREATE TABLE runs_kept PARTITION OF runs FOR VALUES IN ('infinity')
+WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
+
+CREATE TABLE runs_unsorted PARTITION OF runs DEFAULT
+WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
+
+CREATE TABLE schedule_cursors (
+  job text COLLATE "C" NOT NULL,
+  materialised_through timestamp with time zone,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  next_fire_at timestamp with time zone,
+  CONSTRAINT schedule_cursors_pkey PRIMARY KEY (job)
+);
+
+CREATE TABLE scheduler_nodes (
+  node text NOT NULL,
+  started_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_seen timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT scheduler_nodes_pkey PRIMARY KEY (node)
+)
+WITH (fillfactor=50);
+
+CREATE TABLE schema_migrations (
+  version integer NOT NULL,
+  name text NOT NULL,
+  applied_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
+);
+
+CREATE TABLE shard_leases (
+  shard integer NOT NULL,
+  owner text,
+  epoch bigint NOT NULL DEFAULT 0,
+  lease_expires_at timestamp with time zone,
+  granted_at timestamp with time zone,
+  last_materialised_at timestamp with time zone,
+  last_reaped_at timestamp with time zone,
+  CONSTRAINT shard_leases_pkey PRIMARY KEY (shard)
+)
+WITH (fillfactor=50);
+
+CREATE TABLE shard_settings (
+  only_row boolean NOT NULL DEFAULT true,
+  shards integer NOT NULL,
+  changed_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT shard_settings_only_row_check CHECK (only_row),
+  CONSTRAINT shard_settings_pkey PRIMARY KEY (only_row),
+  CONSTRAINT shard_settings_shards_check CHECK (((shards >= 1) AND (shards <= 1024)))
+);
+
+CREATE TABLE stream_activity (
+  stream_id text NOT NULL,
+  category text NOT NULL,
+  revision bigint NOT NULL,
+  last_event_type text NOT NULL,
+  last_recorded_at timestamp with time zone NOT NULL,
+  CONSTRAINT stream_activity_pkey PRIMARY KEY (stream_id)
+);
+
+CREATE TABLE team_quotas (
+  team text NOT NULL,
+  enqueue_rate_per_second double precision,
+  enqueue_burst integer,
+  max_pending_runs integer,
+  tokens double precision,
+  refilled_at timestamp with time zone,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT team_quotas_check CHECK (((enqueue_rate_per_second IS NULL) = (tokens IS NULL))),
+  CONSTRAINT team_quotas_check1 CHECK (((enqueue_burst IS NULL) OR (enqueue_rate_per_second IS NOT NULL))),
+  CONSTRAINT team_quotas_enqueue_burst_check CHECK ((enqueue_burst >= 1)),
+  CONSTRAINT team_quotas_enqueue_rate_per_second_check CHECK ((enqueue_rate_per_second > (0)::double precision)),
+  CONSTRAINT team_quotas_max_pending_runs_check CHECK ((max_pending_runs >= 1)),
+  CONSTRAINT team_quotas_pkey PRIMARY KEY (team),
+  CONSTRAINT team_quotas_team_fkey FOREIGN KEY (team) REFERENCES teams(id)
+);
+
+CREATE TABLE teams (
+  id text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT teams_id_check CHECK ((id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'::text)),
+  CONSTRAINT teams_pkey PRIMARY KEY (id)
+);
+
+-- Indexes
+
+CREATE INDEX api_tokens_team_idx ON public.api_tokens USING btree (team, created_at);
+
+CREATE UNIQUE INDEX api_tokens_token_id_key ON public.api_tokens USING btree (token_id);
+
+CREATE INDEX audit_events_actor_idx ON public.audit_events USING btree (actor, commit_position, prepare_position);
+
+CREATE INDEX audit_events_recorded_idx ON public.audit_events USING btree (recorded_at);
+
+CREATE INDEX audit_events_stream_idx ON public.audit_events USING btree (stream_id, commit_position, prepare_position);
+
+CREATE INDEX audit_events_team_idx ON public.audit_events USING btree (team, commit_position, prepare_position);
+
+CREATE INDEX audit_events_type_idx ON public.audit_events USING btree (event_type, commit_position, prepare_position);
+
+CREATE INDEX events_team_idx ON public.events USING btree (((metadata ->> 'team'::text)), transaction_id, global_position) WHERE ((metadata ->> 'team'::text) IS NOT NULL);
+
+CREATE INDEX jobs_limited_idx ON public.jobs USING btree (((definition ->> 'queue'::text)), name) WHERE (run_limit IS NOT NULL);
+
+CREATE INDEX jobs_paused_idx ON public.jobs USING btree (name) WHERE paused;
+
+CREATE INDEX jobs_queue_idx ON public.jobs USING btree (((definition ->> 'queue'::text)), name);
+
+CREATE INDEX jobs_team_idx ON public.jobs USING btree (team, name);
+
+CREATE INDEX ready_runs_claim_idx ON public.ready_runs USING btree (queue, team, priority, available_at);
+
+CREATE INDEX ready_runs_job_idx ON public.ready_runs USING btree (job, available_at);
+
+CREATE INDEX run_activity_minutes_minute_idx ON public.run_activity_minutes USING btree (minute);
+
+CREATE INDEX run_listing_job_idx ON public.run_listing USING btree (job, due_at DESC, run_id DESC);
+
+CREATE INDEX run_listing_queue_idx ON public.run_listing USING btree (queue, due_at DESC, run_id DESC);
+
+CREATE INDEX run_listing_team_idx ON public.run_listing USING btree (team, due_at DESC, run_id DESC);
+
+CREATE INDEX runs_dlq_idx ON public.runs USING btree (team, dead_at DESC, run_id DESC) WHERE ((state = 'dead'::text) AND (NOT discarded));
+
+CREATE INDEX runs_ended_job_idx ON public.runs USING btree (job, due_at DESC, run_id DESC) WHERE (state = ANY (ARRAY['dead'::text, 'cancelled'::text]));
+
+CREATE INDEX runs_ended_team_idx ON public.runs USING btree (team, due_at DESC, run_id DESC) WHERE (state = ANY (ARRAY['dead'::text, 'cancelled'::text]));
+
+CREATE INDEX runs_leased_job_idx ON public.runs USING btree (job) WHERE (state = 'leased'::text);
+
+CREATE INDEX runs_payload_ref_idx ON public.runs USING btree ((((definition -> 'payloadRef'::text) ->> 'sha256'::text))) WHERE (definition ? 'payloadRef'::text);
+
+CREATE INDEX runs_pending_idx ON public.runs USING btree (team) WHERE (state = ANY (ARRAY['scheduled'::text, 'retry_wait'::text, 'leased'::text]));
+
+CREATE INDEX runs_ready_job_idx ON public.runs USING btree (job, available_at) WHERE (state = ANY (ARRAY['scheduled'::text, 'retry_wait'::text]));
+
+CREATE INDEX runs_reap_idx ON public.runs USING btree (lease_expires_at) WHERE (state = 'leased'::text);
+
+CREATE INDEX schedule_cursors_due_idx ON public.schedule_cursors USING btree (next_fire_at) WHERE (next_fire_at IS NOT NULL);
+
+CREATE INDEX stream_activity_category_idx ON public.stream_activity USING btree (category, last_recorded_at DESC);
+
+-- Extended statistics
+
+CREATE STATISTICS public.run_listing_keys (dependencies) ON team, job, queue FROM run_listing;
+
+-- Views: none
+
+-- Sequences
+
+CREATE SEQUENCE events_global_position_seq AS bigint START WITH 1 INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1;
+ALTER SEQUENCE events_global_position_seq OWNED BY events.global_position;
+
+-- Functions and procedures
+
+CREATE OR REPLACE FUNCTION public.chronicle_shard(job text, shards integer)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+RETURN ((((('x'::text || "left"(md5(job), 8)))::bit(32))::bigint % (shards)::bigint))::integer;
+
+CREATE OR REPLACE FUNCTION public.es_already_appended(p_streams text[], p_events json)
+ RETURNS TABLE(r_stream text, r_revision bigint, r_commit xid8, r_position bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH wanted AS (
+    SELECT x.id, p_streams[x.s] AS stream_id FROM json_to_recordset(p_events) AS x(s int, id uuid)
+  ), found AS (
+    SELECT e.stream_id, e.stream_revision, e.transaction_id, e.global_position
+      FROM wanted w JOIN events e ON e.stream_id = w.stream_id AND e.event_id = w.id
+  )
+  SELECT DISTINCT ON (f.stream_id) f.stream_id, f.stream_revision, f.transaction_id, f.global_position
+    FROM found f
+   WHERE (SELECT count(*) FROM found) = (SELECT count(*) FROM wanted)
+   ORDER BY f.stream_id, f.global_position DESC
+$function$;
+
+CREATE OR REPLACE FUNCTION public.es_append(p_streams text[], p_expected bigint[], p_last_ids uuid[], p_events json)
+ RETURNS TABLE(r_stream text, r_revision bigint, r_commit xid8, r_position bigint)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_base bigint[];
+  v_homes date[];
+  v_bad bigint;
+  v_bad_current bigint;
+  v_bad_unexpected boolean;
+  v_own_xid xid8 := pg_current_xact_id_if_assigned();
+BEGIN
+  -- Lock first, write later (see 0001): sorted, and none for a stream expected not to exist.
+  PERFORM pg_advisory_xact_lock(stream_lock_key(u.s))
+     FROM unnest(p_streams, p_expected) AS u(s, e) WHERE u.e <> -1 ORDER BY u.s;
+
+  WITH heads AS (
+    SELECT u.i, u.s, u.e, u.l, h.stream_revision AS current, h.transaction_id AS writer, h.event_id AS last_id,
+           h.kept_on AS home
+      FROM unnest(p_streams, p_expected, p_last_ids) WITH ORDINALITY AS u(s, e, l, i)
+      LEFT JOIN LATERAL (
+        SELECT e.stream_revision, e.transaction_id, e.event_id, e.kept_on FROM events e
+         WHERE e.stream_id = u.s ORDER BY e.stream_revision DESC LIMIT 1
+      ) h ON true
+  ), judged AS (
+    SELECT heads.*,
+           (last_id = l OR (e = -1 AND current IS NOT NULL) OR (e = -3 AND current IS NULL)
+             OR (e >= 0 AND current IS DISTINCT FROM e)) AS unexpected,
+           -- Wrote before taking the lock, so older than the stream's last writer: a conflict (see 0001).
+           coalesce(v_own_xid IS NOT NULL AND writer > v_own_xid, false) AS late
+      FROM heads
+  )
+  SELECT array_agg(coalesce(current, -1) ORDER BY i),
+         array_agg(coalesce(home, es_new_stream_home(s)) ORDER BY i),
+         (array_agg(i ORDER BY i) FILTER (WHERE unexpected OR late))[1],
+         (array_agg(unexpected ORDER BY i) FILTER (WHERE unexpected OR late))[1]
+    INTO v_base, v_homes, v_bad, v_bad_unexpected FROM judged;
+
+  IF v_bad IS NOT NULL THEN
+    v_bad_current := nullif(v_base[v_bad], -1);
+    IF v_bad_unexpected THEN
+      RETURN QUERY SELECT * FROM es_already_appended(p_streams, p_events);
+      IF FOUND THEN RETURN; END IF;
+      RAISE EXCEPTION 'wrong expected revision for stream %', p_streams[v_bad] USING ERRCODE = 'ES409',
+        DETAIL = json_build_object('stream', p_streams[v_bad], 'expected', p_expected[v_bad], 'actual', v_bad_current)::text;
+    END IF;
+    RAISE EXCEPTION 'transaction % wrote before appending to stream %, which a later transaction has since written', v_own_xid, p_streams[v_bad]
+      USING ERRCODE = 'ES409',
+      DETAIL = json_build_object('stream', p_streams[v_bad], 'expected', p_expected[v_bad], 'actual', v_bad_current)::text;
+  END IF;
+
+  RETURN QUERY
+  WITH inserted AS (
+    INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, kept_on)
+    SELECT x.id, p_streams[x.s], v_base[x.s] + 1 + x.n, x.type, x.data, coalesce(x.metadata, '{}'::json), v_homes[x.s]
+      FROM json_to_recordset(p_events) AS x(s int, n bigint, id uuid, type text, data json, metadata json)
+    RETURNING stream_id, stream_revision, global_position
+  )
+    SELECT i.stream_id, max(i.stream_revision), pg_current_xact_id(), max(i.global_position)
+      FROM inserted i GROUP BY i.stream_id;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.es_new_stream_home(p_stream text)
+ RETURNS date
+ LANGUAGE sql
+ PARALLEL SAFE
+RETURN CASE WHEN es_stream_ends(p_stream) THEN (date_trunc('week'::text, (clock_timestamp() AT TIME ZONE 'UTC'::text)))::date ELSE 'infinity'::date END;
+
+CREATE OR REPLACE FUNCTION public.es_stream_ends(p_stream text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN starts_with(p_stream, 'run-'::text);
+
+CREATE OR REPLACE FUNCTION public.job_overlap_policy(p_definition jsonb)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN COALESCE(((p_definition -> 'schedule'::text) ->> 'overlapPolicy'::text), 'buffer_one'::text);
+
+CREATE OR REPLACE FUNCTION public.leased_runs_by_job()
+ RETURNS TABLE(job text, leased bigint)
+ LANGUAGE plpgsql
+ STABLE
+ SET enable_bitmapscan TO 'off'
+ SET enable_seqscan TO 'off'
+AS $function$
+BEGIN
+  RETURN QUERY
+    SELECT r.job::text, count(*) FROM runs r WHERE r.state = 'leased' GROUP BY r.job;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.leased_runs_by_job(p_queues text[])
+ RETURNS TABLE(job text, leased bigint)
+ LANGUAGE plpgsql
+ STABLE
+ SET enable_bitmapscan TO 'off'
+ SET enable_seqscan TO 'off'
+AS $function$
+DECLARE
+  -- Past this many limited jobs, one pass over every leased run costs less than a probe per job.
+  c_probes CONSTANT integer := 100;
+  v_jobs text[];
+BEGIN
+  SELECT array_agg(j.name) INTO v_jobs
+    FROM (SELECT name FROM jobs WHERE run_limit IS NOT NULL AND definition->>'queue' = ANY(p_queues)
+           LIMIT c_probes + 1) j;
+  IF v_jobs IS NULL THEN
+    RETURN;
+  ELSIF cardinality(v_jobs) <= c_probes THEN
+    RETURN QUERY
+      SELECT r.job::text, count(*) FROM runs r WHERE r.state = 'leased' AND r.job = ANY(v_jobs) GROUP BY r.job;
+  ELSE
+    RETURN QUERY
+      SELECT r.job::text, count(*) FROM runs r WHERE r.state = 'leased' GROUP BY r.job;
+  END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.lock_and_read_runs(p_run_ids text[])
+ RETURNS TABLE(run_id text, job text, state text, revision bigint, definition jsonb, attempt integer, attempt_limit integer, available_at timestamp with time zone, fencing_token bigint, worker_id text, leased_at timestamp with time zone, lease_expires_at timestamp with time zone, last_error text, death jsonb, discarded boolean, finished_at timestamp with time zone)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_found integer;
+  v_today date := (now() AT TIME ZONE 'UTC')::date;
+  v_recent date[] := ARRAY[v_today - 1, v_today, v_today + 1, 'infinity'::date];
+BEGIN
+  PERFORM pg_advisory_xact_lock(stream_lock_key(run_stream_id(u.id)))
+     FROM unnest(p_run_ids) AS u(id) ORDER BY run_stream_id(u.id);
+  RETURN QUERY
+    SELECT r.run_id::text, r.job::text, r.state, r.revision, r.definition, r.attempt, r.attempt_limit,
+           r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death,
+           r.discarded, r.finished_at
+      FROM runs r WHERE r.kept_on = ANY(v_recent) AND r.run_id = ANY(p_run_ids);
+  GET DIAGNOSTICS v_found = ROW_COUNT;
+  IF v_found < cardinality(p_run_ids) THEN
+    RETURN QUERY
+      SELECT r.run_id::text, r.job::text, r.state, r.revision, r.definition, r.attempt, r.attempt_limit,
+             r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death,
+             r.discarded, r.finished_at
+        FROM runs r WHERE r.kept_on <> ALL(v_recent) AND r.run_id = ANY(p_run_ids);
+  END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.ready_runs_of(p_queue text, p_team text, p_priority text, p_until timestamp with time zone, p_skip_runs text[], p_skip_jobs text[], p_limit integer)
+ RETURNS TABLE(run_id text, job text, team text, priority text, available_at timestamp with time zone)
+ LANGUAGE plpgsql
+ STABLE
+ SET enable_bitmapscan TO 'off'
+ SET enable_seqscan TO 'off'
+ SET enable_sort TO 'off'
+AS $function$
+BEGIN
+  RETURN QUERY
+    SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at FROM ready_runs r
+     WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
+       AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
+       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
+     ORDER BY r.available_at
+     LIMIT p_limit;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.run_lock_key(p_run_id text)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN stream_lock_key(run_stream_id(p_run_id));
+
+CREATE OR REPLACE FUNCTION public.run_stream_id(p_run_id text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN ('run-'::text || p_run_id);
+
+CREATE OR REPLACE FUNCTION public.stream_lock_key(p_stream_id text)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN hashtextextended(p_stream_id, (0)::bigint);
+
+-- Triggers: none
