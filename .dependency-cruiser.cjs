@@ -1,9 +1,11 @@
 /**
  * The layers (docs/architecture.md, "Where things are"), arrows pointing down only:
  *
- *   apps/server -> apps/{api, scheduler, projector} -> libs/commands -> projections -> libs/event-store ->
- * libs/platform
- *                                                   -> libs/runtime -----------------> libs/event-store
+ *   apps/server -> apps/{api, scheduler, projector} -> libs/commands -> libs/projections -> libs/event-store
+ *                                                    -> libs/runtime ----------------------> libs/event-store
+ *   apps/cli -> libs/projections (rebuild, verify); libs/event-store -> libs/platform. The projections,
+ *   with their runner, rebuild and verify, sit below the command side, which writes their rows
+ *   through in the append's transaction.
  *   libs/domain and libs/worker-sdk import nothing of ours; everything may import them (libs/platform
  *   only the domain: the configuration parses the domain's policies).
  *   apps/dashboard (browser code, bundled by Vite) imports only the domain's vocabulary, and nothing
@@ -19,7 +21,7 @@ const layer = (name, path, mayImport) => ({
   from: { path: `^${path}/` },
   // test/ holds the tests' helpers: no-tests-in-production-code keeps shipped code away from them.
   to: {
-    path: '^(apps|libs|projections|test|e2e|bench)/',
+    path: '^(apps|libs|test|e2e|bench)/',
     pathNot: [`^${path}/`, '^test/', ...mayImport.map((p) => `^${p}/`)],
   },
 });
@@ -29,7 +31,7 @@ const OURS = {
   sdk: 'libs/worker-sdk',
   platform: 'libs/platform',
   eventStore: 'libs/event-store',
-  projections: 'projections',
+  projections: 'libs/projections',
   commands: 'libs/commands',
   runtime: 'libs/runtime',
 };
@@ -67,7 +69,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^apps/dashboard/' },
       to: {
-        path: '^(apps|libs|projections|test|e2e|bench)/',
+        path: '^(apps|libs|test|e2e|bench)/',
         pathNot: ['^apps/dashboard/', '^libs/domain/src/vocabulary\\.ts$'],
       },
     },
@@ -78,7 +80,7 @@ module.exports = {
       from: { pathNot: '^apps/dashboard/' },
       to: { path: '^apps/dashboard/' },
     },
-    layer('cli', 'apps/cli', ['apps/projector', OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    layer('cli', 'apps/cli', [OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
     layer('projector', 'apps/projector', [
       OURS.projections,
       OURS.runtime,
@@ -90,7 +92,7 @@ module.exports = {
       name: 'no-tests-in-production-code',
       comment: 'shipped code never imports test helpers',
       severity: 'error',
-      from: { path: '^(apps|libs|projections)/', pathNot: ['\\.(spec|int-spec|e2e-spec)\\.ts$', '/testing/'] },
+      from: { path: '^(apps|libs)/', pathNot: ['\\.(spec|int-spec|e2e-spec)\\.ts$', '/testing/'] },
       to: { path: ['^(test|e2e|bench)/', '\\.(spec|int-spec|e2e-spec)\\.ts$', '/testing/'] },
     },
   ],

@@ -41,7 +41,6 @@ module.exports = {
   roots: [
     '<rootDir>/apps',
     '<rootDir>/libs',
-    '<rootDir>/projections',
     '<rootDir>/e2e',
     '<rootDir>/test',
     '<rootDir>/bench',

@@ -1,10 +1,9 @@
 import { ApiModule } from '@chronicle/api';
 import { waitFor, catchUpUntil, createTestDatabase, type TestDatabase } from '@chronicle/testing';
-import { ProjectionRunner } from '@chronicle/projector';
+import { ProjectionRunner, jobsProjection, runsProjection } from '@chronicle/projections';
 import { SchedulerModule } from '@chronicle/scheduler';
 import type { EventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
-import { jobsProjection, runsProjection } from '@chronicle/projections';
 import type { ApiClient } from './support/api-client';
 import { createTeam } from './support/team-tokens';
 import { startApp, type RunningApp } from './support/start-app';

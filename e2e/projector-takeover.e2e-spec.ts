@@ -1,6 +1,5 @@
 import { jobStreamId } from '@chronicle/domain';
-import { verifyProjections } from '@chronicle/projector';
-import { PROJECTIONS } from '@chronicle/projections';
+import { verifyProjections, PROJECTIONS } from '@chronicle/projections';
 import { createTestDatabase, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
 import { buildDist } from './support/build-dist';
 import { exited, startRole, stopAll, type RoleProcess } from './support/role-process';

@@ -9,7 +9,7 @@ CREATE TABLE projection_checkpoints (
   updated_at       timestamptz NOT NULL DEFAULT now()
 );
 
--- projections/stream-activity.projection.ts: the last event of every stream,
+-- libs/projections/src/stream-activity.projection.ts: the last event of every stream,
 -- for dashboards and auditors browsing the log.
 CREATE TABLE stream_activity (
   stream_id        text PRIMARY KEY,

@@ -6,7 +6,7 @@
 --   next_fire_at  NULL: nothing to materialise (no schedule, paused, or a
 --                 schedule that never fires again); '-infinity': look at the
 --                 job on the next pass (new, changed or resumed: written
---                 with the job's row, see projections/jobs.sql.ts).
+--                 with the job's row, see libs/projections/src/jobs.sql.ts).
 --   materialised_through  NULL: never materialised (the schedule starts now).
 ALTER TABLE schedule_cursors
   ALTER COLUMN materialised_through DROP NOT NULL,

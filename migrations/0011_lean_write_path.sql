@@ -73,7 +73,7 @@ DELETE FROM stream_activity WHERE category = 'run';
 -- Until now every transition rewrote the whole state as one jsonb snapshot,
 -- definition and payload included: the bytes of a lease or a completion were
 -- mostly a copy of what had not changed. Reads build the state from the
--- columns (runFromRow in projections/runs/runs.sql.ts).
+-- columns (runFromRow in libs/projections/src/runs/runs.sql.ts).
 ALTER TABLE runs
   ADD COLUMN definition    jsonb,
   ADD COLUMN attempt_limit integer,

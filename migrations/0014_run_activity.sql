@@ -1,7 +1,7 @@
--- projections/run-activity: what happened to runs, per minute (by the time each event was recorded
+-- libs/projections/src/run-activity: what happened to runs, per minute (by the time each event was recorded
 -- in the log), team, queue and priority. The dashboard's charts of the last hour read it (GraphQL
 -- queueHistory): leases, successes, failures, lease expiries and new dead runs, and the schedule lag
--- of first leases as a histogram (lag_counts, bounds in projections/run-activity/lag-histogram.ts).
+-- of first leases as a histogram (lag_counts, bounds in libs/projections/src/run-activity/lag-histogram.ts).
 -- A counter row is exact because the projector applies each batch once, in the transaction that
 -- moves its checkpoint. Minutes older than a day are deleted by the projection as it goes.
 CREATE TABLE run_activity_minutes (

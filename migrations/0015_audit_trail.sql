@@ -1,4 +1,4 @@
--- projections/audit: an index of the whole log for auditors (GET /v1/audit), one narrow row per
+-- libs/projections/src/audit: an index of the whole log for auditors (GET /v1/audit), one narrow row per
 -- event: where it is in the log, its stream and revision, type, actor, correlation id, the team
 -- whose stream it is (null: the platform's, the admin sees it) and when it was recorded. The
 -- events' data stays in the log: a page of the index reads its events there (EventStore.readEvents).

@@ -17,7 +17,7 @@
 --
 -- A key of a partitioned table must hold its partition key: (run_id,
 -- finished_on). Nothing makes run_id unique across partitions by itself, so
--- the writers do (projections/runs/runs.sql.ts): transitions update the live
+-- the writers do (libs/projections/src/runs/runs.sql.ts): transitions update the live
 -- row only (no transition leaves a finished state), and a row is inserted
 -- only where none of its run exists.
 

@@ -2,7 +2,7 @@
 -- UTC week (its Monday) of a run's event, and 'infinity' (`audit_events_kept`) for every other
 -- stream's. The scheduler's retention pass drops a week's rows once the week is past the first day
 -- kept, as it drops the log's weeks; job, team and platform events stay indexed for ever. The
--- projection computes the week (projections/audit); rows of a week without its partition go to
+-- projection computes the week (libs/projections/src/audit); rows of a week without its partition go to
 -- `audit_events_unsorted` until the pass gives them one.
 ALTER TABLE audit_events RENAME TO audit_events_old;
 ALTER INDEX audit_events_pkey RENAME TO audit_events_old_pkey;

@@ -2,7 +2,7 @@
 -- trail's page of run events reads `events` (EventStore.findEvents): a team's by the index below,
 -- the team every run event records in its metadata (libs/commands/src/unit-of-work), in the log's
 -- order; a stream's by events_stream_revision_key; the admin's unfiltered page by events_pkey.
--- `audit_events` (projections/audit) indexes only the streams that never end: jobs, teams, the
+-- `audit_events` (libs/projections/src/audit) indexes only the streams that never end: jobs, teams, the
 -- platform's; they are few and kept for ever, so it is one plain table again, without the weeks that
 -- followed the log's retention (migrations/0020).
 --

@@ -11,7 +11,7 @@
 -- partitions dropped. Rows in `runs_kept` are few (what outlived its day); those that finish go by a
 -- DELETE there, at a retention pass, off the hot partitions.
 --
--- A run's row is found by its key and its day: the due day, else 'infinity' (projections/runs). Rows
+-- A run's row is found by its key and its day: the due day, else 'infinity' (libs/projections/src/runs). Rows
 -- already here keep their places: a finished run's day is the day it finished, and the live ones are
 -- the kept ones.
 ALTER TABLE runs RENAME COLUMN finished_on TO kept_on;

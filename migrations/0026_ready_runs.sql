@@ -5,7 +5,7 @@
 -- buffers for a claim of 10 at 10,000 ready runs, against 511 on the one live partition before 0025).
 -- `ready_runs` holds a row per waiting run (scheduled or retry_wait), the columns the claim orders and
 -- filters by, in one table: a run's row is written as it starts to wait and deleted when it is leased,
--- cancelled or ends, in the statement that writes its `runs` row (projections/runs). The claim reads
+-- cancelled or ends, in the statement that writes its `runs` row (libs/projections/src/runs). The claim reads
 -- this table's index and then the runs it locked by key.
 CREATE TABLE ready_runs (
   run_id       text COLLATE "C" PRIMARY KEY,

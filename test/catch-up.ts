@@ -1,4 +1,4 @@
-import type { ProjectionRunner } from '@chronicle/projector';
+import type { ProjectionRunner } from '@chronicle/projections';
 
 /**
  * Run catchUp until `count` events were read. The global log holds back

@@ -15,8 +15,7 @@ import {
   startEmbeddedPostgres,
   type EmbeddedPostgres,
 } from '@chronicle/platform';
-import { PROJECTIONS } from '@chronicle/projections';
-import { verifyProjections } from '@chronicle/projector';
+import { PROJECTIONS, verifyProjections } from '@chronicle/projections';
 import { formatTable } from '../table';
 import { Slot, type SlotKind } from './fleet';
 import { produce } from './producer';

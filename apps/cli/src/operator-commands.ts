@@ -2,8 +2,14 @@ import type { Pool } from 'pg';
 import { Command } from 'commander';
 import { createEventStore, type EventStore } from '@chronicle/event-store';
 import { createPool, loadConfig, migrate } from '@chronicle/platform';
-import { PROJECTIONS, loadCheckpoint } from '@chronicle/projections';
-import { eventsInLog, rebuildProjection, verifyProjections, type RebuildProgress } from '@chronicle/projector';
+import {
+  PROJECTIONS,
+  loadCheckpoint,
+  eventsInLog,
+  rebuildProjection,
+  verifyProjections,
+  type RebuildProgress,
+} from '@chronicle/projections';
 import { CliError, EXIT, positiveInteger, type Output } from './output';
 
 /** What the operator commands run against: the read models' database and the log the configuration names. */

@@ -1,9 +1,8 @@
 import { createTestDatabase, type TestDatabase, waitFor, catchUpUntil } from '@chronicle/testing';
 import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
 import { type Queryable, createLogger } from '@chronicle/platform';
-import { streamActivityProjection, type Projection, loadCheckpoint } from '@chronicle/projections';
+import { streamActivityProjection, type Projection, loadCheckpoint, ProjectionRunner } from '@chronicle/projections';
 import { Client } from 'pg';
-import { ProjectionRunner } from './projection-runner';
 
 const logger = createLogger('error');
 

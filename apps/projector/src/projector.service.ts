@@ -2,8 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import type { Pool } from 'pg';
 import type { EventStore } from '@chronicle/event-store';
 import { type JsonLogger, EVENT_STORE, LOGGER, PG_POOL } from '@chronicle/platform';
-import { ProjectionRunner } from './projection-runner';
-import { PROJECTIONS } from '@chronicle/projections';
+import { PROJECTIONS, ProjectionRunner } from '@chronicle/projections';
 
 /**
  * Starts one runner for every projection (one reader of the log) with the app and stops it before the

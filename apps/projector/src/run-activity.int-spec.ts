@@ -1,8 +1,13 @@
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
-import { PROJECTIONS, lagQuantileSeconds, listActivityMinutes, type ActivityMinuteRow } from '@chronicle/projections';
+import {
+  PROJECTIONS,
+  lagQuantileSeconds,
+  listActivityMinutes,
+  type ActivityMinuteRow,
+  ProjectionRunner,
+} from '@chronicle/projections';
 import { createTestDatabase, type TestDatabase, catchUpUntil } from '@chronicle/testing';
-import { ProjectionRunner } from './projection-runner';
 
 const logger = createLogger('error');
 

@@ -3,11 +3,11 @@ import { comparePositions, type EventStore, type LogPosition, type RecordedEvent
 import { type Queryable, withTransaction, type JsonLogger } from '@chronicle/platform';
 import {
   type CheckpointMove,
-  type Projection,
   advanceCheckpoints,
   loadCheckpoint,
   resetCheckpoint,
-} from '@chronicle/projections';
+} from './checkpoints/projection-checkpoints.sql';
+import type { Projection } from './projection';
 
 export interface ProjectionRunnerOptions {
   readonly batchSize?: number;

@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import { comparePositions, START, type EventStore, type LogPosition } from '@chronicle/event-store';
 import { type Queryable, SQLSTATE, sqlStateOf, withTransaction } from '@chronicle/platform';
-import { loadCheckpoint, setCheckpoint, type Projection } from '@chronicle/projections';
+import { loadCheckpoint, setCheckpoint } from '../checkpoints/projection-checkpoints.sql';
+import type { Projection } from '../projection';
 import {
   diffTable,
   dropSchema,

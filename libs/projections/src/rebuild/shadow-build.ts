@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { START, type EventStore, type LogPosition, type RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
-import type { Projection } from '@chronicle/projections';
+import type { Projection } from '../projection';
 import { createScratchTables, createShadowTables, dropSchema, indexShadowTables, inSchema } from './shadow-tables.sql';
 import { shadowIo, type ShadowIo } from './shadow-io';
 

@@ -10,6 +10,7 @@ export {
 export { jobsProjection } from './jobs/jobs.projection';
 export { upsertJob, upsertJobs } from './jobs/jobs.sql';
 export { type BulkIo, type Projection } from './projection';
+export { ProjectionRunner, type ProjectionRunnerOptions } from './projection-runner';
 export { PROJECTIONS } from './projections';
 export { LAG_BUCKET_BOUNDS_MS, lagQuantileSeconds, scheduleLagMs } from './run-activity/lag-histogram';
 export { runActivityProjection } from './run-activity/run-activity.projection';
@@ -31,3 +32,4 @@ export {
   upsertRuns,
 } from './runs/runs.sql';
 export { streamActivityProjection } from './stream-activity/stream-activity.projection';
+export { type RebuildProgress, eventsInLog, rebuildProjection, verifyProjections } from './rebuild/projection-rebuild';

@@ -1,7 +1,8 @@
 import { PostgresEventStore, START, type RecordedEvent, type StreamAppend } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
 import { RUN_EVENT_SCHEMA_VERSION, type RunEvent } from '@chronicle/domain';
-import { PROJECTIONS, runsProjection } from '@chronicle/projections';
+import { PROJECTIONS } from '../projections';
+import { runsProjection } from '../runs/runs.projection';
 import { catchUpUntil, createTestDatabase, testJob, seedRuns, waitFor, type TestDatabase } from '@chronicle/testing';
 import { ProjectionRunner } from '../projection-runner';
 import { verifyProjections } from './projection-rebuild';

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { BulkIo } from '@chronicle/projections';
+import type { BulkIo } from '../projection';
 import { inSchema } from './shadow-tables.sql';
 
 /** A bulk build's io on one shadow schema, and the wait for its writes. */

@@ -1,6 +1,9 @@
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
-import { PROJECTIONS, jobsProjection, loadCheckpoint, runsProjection } from '@chronicle/projections';
+import { loadCheckpoint } from '../checkpoints/projection-checkpoints.sql';
+import { jobsProjection } from '../jobs/jobs.projection';
+import { PROJECTIONS } from '../projections';
+import { runsProjection } from '../runs/runs.projection';
 import {
   CompleteRuns,
   LeaseRuns,
