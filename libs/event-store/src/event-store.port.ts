@@ -177,6 +177,17 @@ export interface UnitOfWork {
   readonly atomic: boolean;
 }
 
+export interface UnitOfWorkOptions {
+  /**
+   * Told of each append that committed on its own (not `atomic`: a log that
+   * shares no transaction with the read models), as soon as it has and
+   * before its write-through runs: what stays in the log if the rest of the
+   * unit of work fails. Never called for an atomic append, which rolls back
+   * with the transaction.
+   */
+  readonly onCommittedAppend?: (results: readonly AppendResult[]) => void;
+}
+
 export interface EventStore {
   readonly kind: 'postgres' | 'kurrentdb' | 'in-memory';
 
@@ -186,7 +197,7 @@ export interface EventStore {
    * committing when `work` resolves and rolling the transaction back when it
    * throws.
    */
-  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T>;
+  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>, options?: UnitOfWorkOptions): Promise<T>;
 
   appendToStream(streamId: string, expected: ExpectedRevision, events: readonly EventToAppend[]): Promise<AppendResult>;
 

@@ -3,6 +3,7 @@ export { uuidV7 } from './append-validation';
 export { createEventStore } from './create-event-store';
 export { EventStoreError, WrongExpectedRevisionError } from './event-store.errors';
 export {
+  type AppendResult,
   ENDING_STREAM_PREFIX,
   type EventStore,
   type EventToAppend,
@@ -13,6 +14,7 @@ export {
   START,
   type StreamAppend,
   type UnitOfWork,
+  type UnitOfWorkOptions,
   comparePositions,
   streamEnds,
 } from './event-store.port';

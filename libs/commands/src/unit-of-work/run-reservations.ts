@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { runStreamId } from '@chronicle/domain';
-import type { EventStore, UnitOfWork } from '@chronicle/event-store';
+import type { AppendResult, EventStore, UnitOfWork } from '@chronicle/event-store';
 import type { JsonLogger, Queryable } from '@chronicle/platform';
 import { findRunRevisions } from '@chronicle/projections';
 
@@ -49,26 +49,14 @@ export class RunReservations {
    */
   async unitOfWork<T>(store: EventStore, readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
     const appended = new Map<string, number>();
+    // The runs whose appends committed on their own: a failing write after them leaves them reserved.
+    const onCommittedAppend = (results: readonly AppendResult[]): void => {
+      for (const { streamId, nextRevision } of results)
+        if (streamId.startsWith(RUN_STREAM_PREFIX))
+          appended.set(streamId.slice(RUN_STREAM_PREFIX.length), Number(nextRevision));
+    };
     try {
-      return await store.unitOfWork(readModels, (uow) =>
-        work(
-          uow.atomic
-            ? uow
-            : {
-                tx: uow.tx,
-                atomic: false,
-                append: async (appends, writeThrough) => {
-                  const results = await uow.append(appends);
-                  for (const { streamId, nextRevision } of results)
-                    if (streamId.startsWith(RUN_STREAM_PREFIX))
-                      appended.set(streamId.slice(RUN_STREAM_PREFIX.length), Number(nextRevision));
-                  // After the runs are known appended: a failing write leaves them reserved.
-                  if (writeThrough !== undefined) await uow.tx.query(writeThrough);
-                  return results;
-                },
-              },
-        ),
-      );
+      return await store.unitOfWork(readModels, work, { onCommittedAppend });
     } catch (err) {
       this.reserve(appended);
       throw err;

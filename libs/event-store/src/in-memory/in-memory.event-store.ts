@@ -15,6 +15,7 @@ import {
   type StreamAppend,
   type SubscribeOptions,
   type UnitOfWork,
+  type UnitOfWorkOptions,
   type EventRef,
   EXPIRY_BATCH,
   streamEnds,
@@ -48,8 +49,8 @@ export class InMemoryEventStore implements EventStore {
     return result!;
   }
 
-  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return separateUnitOfWork(this, readModels, work);
+  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
+    return separateUnitOfWork(this, readModels, work, options);
   }
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]> {

@@ -30,6 +30,7 @@ import {
   type StreamAppend,
   type SubscribeOptions,
   type UnitOfWork,
+  type UnitOfWorkOptions,
   type EventRef,
   ENDING_STREAM_PREFIX,
   EXPIRY_BATCH,
@@ -114,8 +115,8 @@ export class KurrentDbEventStore implements EventStore {
     return { streamId, nextRevision, position: copyPosition(position) };
   }
 
-  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return separateUnitOfWork(this, readModels, work);
+  unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>, options?: UnitOfWorkOptions): Promise<T> {
+    return separateUnitOfWork(this, readModels, work, options);
   }
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<readonly AppendResult[]> {

@@ -16,6 +16,7 @@ import {
   type StreamAppend,
   type SubscribeOptions,
   type UnitOfWork,
+  type UnitOfWorkOptions,
   type EventRef,
   type ExpireStreamsRequest,
   type ExpiryReport,
@@ -76,8 +77,12 @@ export class PostgresEventStore implements EventStore {
    * appends join the transaction: one commit for log and rows. A log in
    * another database commits on its own, first.
    */
-  async unitOfWork<T>(readModels: Pool, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    if (readModels !== this.pool) return separateUnitOfWork(this, readModels, work);
+  async unitOfWork<T>(
+    readModels: Pool,
+    work: (uow: UnitOfWork) => Promise<T>,
+    options?: UnitOfWorkOptions,
+  ): Promise<T> {
+    if (readModels !== this.pool) return separateUnitOfWork(this, readModels, work, options);
     // Subscribers are not woken per commit: the rows are written through, and a
     // wake-up per decision would have every projection read the log after every
     // claim and completion. They find the events at their next poll.

@@ -437,6 +437,30 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
         expect((await store.readStream(s)).map((e) => e.type)).toEqual(fixture.atomic ? [] : ['Appended']);
       });
 
+      it('tells onCommittedAppend of each append that committed on its own, before its write-through; never of an atomic one', async () => {
+        const s = stream('heard');
+        const heard: Array<[string, bigint]> = [];
+        await expect(
+          store.unitOfWork(
+            fixture.readModels,
+            async (uow) => {
+              await uow.append([{ streamId: s, expected: 'no_stream', events: [event('A1'), event('A2')] }], {
+                // A write that fails: the key may not be null.
+                text: 'INSERT INTO uow_probe (id) VALUES (NULL)',
+                values: [],
+              });
+            },
+            {
+              onCommittedAppend: (results) =>
+                heard.push(...results.map((r): [string, bigint] => [r.streamId, r.nextRevision])),
+            },
+          ),
+        ).rejects.toThrow();
+        // The write-through failed: what committed on its own stays in the log, and the caller heard of it.
+        expect(heard).toEqual(fixture.atomic ? [] : [[s, 1n]]);
+        expect((await store.readStream(s)).map((e) => e.type)).toEqual(fixture.atomic ? [] : ['A1', 'A2']);
+      });
+
       it('writes the rows that go with an append through writeThrough, once the append is in', async () => {
         const [a, b] = [stream('through-a'), stream('through-b')];
         await store.unitOfWork(fixture.readModels, (uow) =>
