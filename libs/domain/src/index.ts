@@ -90,6 +90,8 @@ export {
   PLATFORM_STREAM,
   RunEventType,
   jobStreamId,
+  RUN_STREAM_PREFIX,
+  isRunStream,
   runStreamId,
   teamStreamId,
 } from './streams';

@@ -40,7 +40,10 @@ export const jobStreamId = (jobName: string): string => `job-${jobName}`;
 export const teamStreamId = (team: string): string => `team-${team}`;
 /** Where the admin's changes that belong to no team go (platform worker tokens). */
 export const PLATFORM_STREAM = 'platform';
-export const runStreamId = (runId: string): string => `run-${runId}`;
+/** A run's stream id begins with this; runs' streams are the log's streams that end (retention removes them). */
+export const RUN_STREAM_PREFIX = 'run-';
+export const runStreamId = (runId: string): string => `${RUN_STREAM_PREFIX}${runId}`;
+export const isRunStream = (streamId: string): boolean => streamId.startsWith(RUN_STREAM_PREFIX);
 
 /** What every event's metadata carries: who decided, why, and the shape's version. */
 export interface EventMetadata {

@@ -87,7 +87,7 @@ export interface ReadAllOptions {
  * record its team).
  */
 export interface FindEventsOptions {
-  /** Only streams whose id starts with this (ENDING_STREAM_PREFIX: the runs'). */
+  /** Only streams whose id starts with this. */
   readonly streamPrefix?: string;
   readonly streamId?: string;
   readonly type?: string;
@@ -109,16 +109,13 @@ export interface SubscribeOptions {
   readonly signal?: AbortSignal;
 }
 
-/**
- * Streams that end: runs' streams (`run-<id>`, as the domain names them). Retention may remove
- * them once they are over (expireStreams); every other stream (jobs, teams, the platform's) is
- * kept for ever.
- */
-export const ENDING_STREAM_PREFIX = 'run-';
-
-export const streamEnds = (streamId: string): boolean => streamId.startsWith(ENDING_STREAM_PREFIX);
-
 export interface ExpireStreamsRequest {
+  /**
+   * The streams that end: those whose id starts with this. Retention may remove them once they are
+   * over; every other stream is kept for ever. The PostgreSQL log lays streams out by it as they
+   * begin (es_stream_ends: the streams that end by week), and refuses a prefix it does not keep so.
+   */
+  readonly streamPrefix: string;
   /**
    * Streams begun before this instant may go. PostgreSQL keeps the log by UTC week and removes a
    * week as a whole: the streams of the weeks that ended by this instant, and never the current week's.

@@ -4,7 +4,6 @@ export { createEventStore } from './create-event-store';
 export { EventStoreError, WrongExpectedRevisionError } from './event-store.errors';
 export {
   type AppendResult,
-  ENDING_STREAM_PREFIX,
   type EventStore,
   type EventToAppend,
   type ExpiryReport,
@@ -16,7 +15,6 @@ export {
   type UnitOfWork,
   type UnitOfWorkOptions,
   comparePositions,
-  streamEnds,
 } from './event-store.port';
 export { InMemoryEventStore } from './in-memory/in-memory.event-store';
 export { PostgresEventStore } from './postgres/postgres.event-store';

@@ -9,7 +9,7 @@ import {
   type Queryable,
 } from '@chronicle/platform';
 import { retiredRunIds } from '@chronicle/commands';
-import { runStreamId } from '@chronicle/domain';
+import { runStreamId, RUN_STREAM_PREFIX } from '@chronicle/domain';
 import type { EventStore, ExpiryReport } from '@chronicle/event-store';
 
 /**
@@ -168,7 +168,11 @@ export class RunRetention {
       [keptSince],
     );
     const over = (streamIds: readonly string[]): Promise<ReadonlySet<string>> => this.overRuns(streamIds);
-    const log = await this.eventStore.expireStreams({ before: new Date(`${keptSince}T00:00:00Z`), over });
+    const log = await this.eventStore.expireStreams({
+      streamPrefix: RUN_STREAM_PREFIX,
+      before: new Date(`${keptSince}T00:00:00Z`),
+      over,
+    });
     return { keptSince, droppedDays, retiredRuns, keptRuns, createdDays, deletedPayloads: rowCount ?? 0, log };
   }
 

@@ -1,15 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { listedTeam, type ReaderCaller } from '@chronicle/domain';
-import {
-  comparePositions,
-  ENDING_STREAM_PREFIX,
-  streamEnds,
-  type EventStore,
-  type LogPosition,
-  type RecordedEvent,
-} from '@chronicle/event-store';
+import { listedTeam, type ReaderCaller, isRunStream, RUN_STREAM_PREFIX } from '@chronicle/domain';
+import { comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
 import { decodeCursor, encodeCursor, notACursor, sizeOf, type Page, type PageRequest } from '../listings/page';
 import { sqlValues } from '../listings/sql-values';
@@ -58,8 +51,8 @@ export class ListAuditEventsHandler implements IQueryHandler<ListAuditEvents> {
     const listed = { ...filter, team: listedTeam(caller, filter.team) };
     // Two sources, each newest first and each a page long: the log for runs' events, the index for the rest.
     const [runs, others] = await Promise.all([
-      filter.stream === undefined || streamEnds(filter.stream) ? this.findRunEvents(listed, after, size + 1) : [],
-      filter.stream === undefined || !streamEnds(filter.stream) ? this.findIndexed(listed, after, size + 1) : [],
+      filter.stream === undefined || isRunStream(filter.stream) ? this.findRunEvents(listed, after, size + 1) : [],
+      filter.stream === undefined || !isRunStream(filter.stream) ? this.findIndexed(listed, after, size + 1) : [],
     ]);
     const merged = [...runs, ...others].sort((a, b) => comparePositions(b.event.position, a.event.position));
     const shown = merged.slice(0, size);
@@ -79,7 +72,7 @@ export class ListAuditEventsHandler implements IQueryHandler<ListAuditEvents> {
     limit: number,
   ): Promise<AuditEvent[]> {
     const events = await this.eventStore.findEvents({
-      streamPrefix: ENDING_STREAM_PREFIX,
+      streamPrefix: RUN_STREAM_PREFIX,
       streamId: filter.stream,
       type: filter.type,
       team: filter.team,

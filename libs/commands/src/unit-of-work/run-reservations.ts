@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { runStreamId } from '@chronicle/domain';
+import { RUN_STREAM_PREFIX } from '@chronicle/domain';
 import type { AppendResult, EventStore, UnitOfWork } from '@chronicle/event-store';
 import type { JsonLogger, Queryable } from '@chronicle/platform';
 import { findRunRevisions } from '@chronicle/projections';
@@ -18,8 +18,6 @@ export const DEFAULT_RUN_RESERVATION_LIMITS: RunReservationLimits = {
   checkEveryMs: 1000,
   maxReserved: 10_000,
 };
-
-const RUN_STREAM_PREFIX = runStreamId('');
 
 /**
  * Runs whose events are in the log but whose rows are not (claim protocol,

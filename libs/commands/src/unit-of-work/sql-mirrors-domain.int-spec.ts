@@ -1,6 +1,7 @@
 import {
   DEFAULT_OVERLAP_POLICY,
   PENDING_RUN_STATES,
+  isRunStream,
   runStreamId,
   STORED_RUN_STATES,
   UNSUCCESSFUL_RUN_STATES,
@@ -13,9 +14,10 @@ const statesIn = (sql: string): string[] => [...sql.matchAll(/'([a-z_]+)'::text/
 const sorted = (states: readonly string[]): string[] => [...states].sort();
 
 /**
- * Where SQL must mirror the domain (STYLE rule 14), the migrated database
- * is checked against it: a state added to RUN_STATES, or a changed default,
- * fails here until the migrations follow.
+ * Where SQL must mirror the domain (a rule written once in TypeScript and
+ * repeated in a migration: docs/architecture.md, "Where things are"), the
+ * migrated database is checked against it: a state added to RUN_STATES, or a
+ * changed default, fails here until the migrations follow.
  */
 describe('the SQL agrees with the domain', () => {
   let db: TestDatabase;
@@ -54,6 +56,16 @@ describe('the SQL agrees with the domain', () => {
       ['run_x1', runStreamId('run_x1')],
     );
     expect(rows[0]).toEqual({ same: true, appendUsesIt: true });
+  });
+
+  it("the log's streams that end (es_stream_ends, laid out by week) are the runs' and no others", async () => {
+    const streams = [runStreamId('run_x1'), 'job-ops.nightly', 'team-ops', 'platform'];
+    const { rows } = await db.pool.query<{ ends: boolean }>(
+      'SELECT es_stream_ends(s) AS ends FROM unnest($1::text[]) WITH ORDINALITY AS u(s, i) ORDER BY i',
+      [streams],
+    );
+    expect(rows.map((r) => r.ends)).toEqual(streams.map(isRunStream));
+    expect(rows.map((r) => r.ends)).toEqual([true, false, false, false]);
   });
 
   it('a schedule without an overlap policy gets the domain default', async () => {

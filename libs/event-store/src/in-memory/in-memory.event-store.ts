@@ -18,7 +18,6 @@ import {
   type UnitOfWorkOptions,
   type EventRef,
   EXPIRY_BATCH,
-  streamEnds,
   type ExpireStreamsRequest,
   type ExpiryReport,
   type FindEventsOptions,
@@ -155,7 +154,10 @@ export class InMemoryEventStore implements EventStore {
 
   async expireStreams(request: ExpireStreamsRequest): Promise<ExpiryReport> {
     const candidates = [...this.streams.entries()]
-      .filter(([id, events]) => streamEnds(id) && events.length > 0 && events[0]!.recordedAt < request.before)
+      .filter(
+        ([id, events]) =>
+          id.startsWith(request.streamPrefix) && events.length > 0 && events[0]!.recordedAt < request.before,
+      )
       .map(([id]) => id);
     let expiredStreams = 0;
     for (let i = 0; i < candidates.length; i += EXPIRY_BATCH) {

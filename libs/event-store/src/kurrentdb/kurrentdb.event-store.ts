@@ -32,9 +32,7 @@ import {
   type UnitOfWork,
   type UnitOfWorkOptions,
   type EventRef,
-  ENDING_STREAM_PREFIX,
   EXPIRY_BATCH,
-  streamEnds,
   type ExpireStreamsRequest,
   type ExpiryReport,
   type FindEventsOptions,
@@ -346,7 +344,7 @@ export class KurrentDbEventStore implements EventStore {
         let read = 0;
         for await (const resolved of this.client.readAll({
           fromPosition: toReadPosition(from),
-          filter: lib.streamNameFilter({ prefixes: [ENDING_STREAM_PREFIX] }),
+          filter: lib.streamNameFilter({ prefixes: [request.streamPrefix] }),
           maxCount: EXPIRY_BATCH,
         })) {
           const event = toRecordedEvent(resolved);
@@ -356,7 +354,7 @@ export class KurrentDbEventStore implements EventStore {
             done = true;
             break;
           }
-          if (event.revision === 0n && streamEnds(event.streamId)) found.push(event.streamId);
+          if (event.revision === 0n && event.streamId.startsWith(request.streamPrefix)) found.push(event.streamId);
           from = event.position;
         }
         if (read === 0) done = true;

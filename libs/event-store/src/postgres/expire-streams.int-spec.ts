@@ -71,6 +71,7 @@ describe('PostgreSQL log retention by week', () => {
 
     const asked: string[] = [];
     const report = await store.expireStreams({
+      streamPrefix: 'run-',
       before: new Date(),
       over: async (ids) => {
         asked.push(...ids);
@@ -103,6 +104,7 @@ describe('PostgreSQL log retention by week', () => {
     await store.appendToStream('run-late', 'no_stream', [{ type: 'RunScheduled', data: {} }]);
     await age(oldWeek(), ['run-late']);
     const report = await store.expireStreams({
+      streamPrefix: 'run-',
       before: new Date(Date.parse(`${currentWeek}T00:00:00Z`) + 30 * 86_400_000),
       over: async (ids) => {
         // Written to after it was taken for over: the week must stay, the stream whole.
@@ -114,7 +116,11 @@ describe('PostgreSQL log retention by week', () => {
     expect((await store.readStream('run-late')).map((e) => e.type)).toEqual(['RunScheduled', 'RunSucceeded']);
     expect(await datedPartitions(db.pool, 'events', 'events_w')).toContain(currentWeek);
 
-    const next = await store.expireStreams({ before: new Date(), over: async (ids) => new Set(ids) });
+    const next = await store.expireStreams({
+      streamPrefix: 'run-',
+      before: new Date(),
+      over: async (ids) => new Set(ids),
+    });
     expect(next).toEqual({ expiredStreams: 1, keptStreams: 0, droppedWeeks: [oldWeek()] });
     expect(await store.readStream('run-late')).toEqual([]);
   });
@@ -127,7 +133,7 @@ describe('PostgreSQL log retention by week', () => {
       [later],
     );
     expect(await partitionsOf('run-unsorted')).toEqual(['events_unsorted']);
-    await store.expireStreams({ before: new Date(), over: async () => new Set() });
+    await store.expireStreams({ streamPrefix: 'run-', before: new Date(), over: async () => new Set() });
     const weeks = await datedPartitions(db.pool, 'events', 'events_w');
     expect(weeks).toEqual(
       expect.arrayContaining([currentWeek, addDays(currentWeek, 7), addDays(currentWeek, 14), later]),

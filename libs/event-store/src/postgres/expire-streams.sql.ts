@@ -13,7 +13,6 @@ import {
 import {
   EXPIRY_BATCH,
   comparePositions,
-  streamEnds,
   type ExpireStreamsRequest,
   type ExpiryReport,
   type LogPosition,
@@ -60,9 +59,17 @@ export async function expireStreams(pool: Pool, request: ExpireStreamsRequest): 
 }
 
 async function expirePass(db: PoolClient, request: ExpireStreamsRequest): Promise<ExpiryReport> {
-  const { rows } = await db.query<{ week: string }>(
-    `SELECT date_trunc('week', clock_timestamp() AT TIME ZONE 'UTC')::date::text AS week`,
+  const streamEnds = (streamId: string): boolean => streamId.startsWith(request.streamPrefix);
+  const { rows } = await db.query<{ week: string; laidOut: boolean }>(
+    `SELECT date_trunc('week', clock_timestamp() AT TIME ZONE 'UTC')::date::text AS week,
+            es_stream_ends($1 || 'x') AS "laidOut"`,
+    [request.streamPrefix],
   );
+  // Only the streams es_stream_ends names begin in a week's partition: no other can go with one.
+  if (rows[0]?.laidOut !== true)
+    throw new Error(
+      `this log keeps by week only the streams es_stream_ends names, not those starting with "${request.streamPrefix}"`,
+    );
   const currentWeek = rows[0]!.week;
   await makeWeeks(db, WEEK, currentWeek, WEEKS_AHEAD, LOCK_TIMEOUT_MS);
   const before = utcDate(request.before);

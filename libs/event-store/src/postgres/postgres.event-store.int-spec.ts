@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { WrongExpectedRevisionError } from '../event-store.errors';
 import { START, type RecordedEvent } from '../event-store.port';
 import { describeEventStoreContract } from '../testing/event-store.contract';
@@ -122,18 +122,22 @@ describe('PostgreSQL event store: commit order', () => {
   });
 });
 
+/** The types of the events of `prefix`'s streams after `from`, once `count` of them are readable (10 s at most). */
 async function waitForEvents(
   store: PostgresEventStore,
   from: RecordedEvent['position'],
   prefix: string,
   count: number,
 ): Promise<string[]> {
-  const deadline = Date.now() + 10_000;
-  while (true) {
-    const types = (await store.readAll({ from, maxCount: 10_000 }))
+  let types: string[] = [];
+  const readable = async (): Promise<boolean> => {
+    types = (await store.readAll({ from, maxCount: 10_000 }))
       .filter((e) => e.streamId.startsWith(prefix))
       .map((e) => e.type);
-    if (types.length >= count || Date.now() > deadline) return types;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+    return types.length >= count;
+  };
+  await waitFor(readable, { description: `${count} events of the streams ${prefix}-*` }).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; readable: ${JSON.stringify(types)}`);
+  });
+  return types;
 }

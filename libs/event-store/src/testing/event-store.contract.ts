@@ -1,15 +1,9 @@
+import { RUN_STREAM_PREFIX, runStreamId } from '@chronicle/domain';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { waitFor } from '@chronicle/worker-sdk/testing';
 import { WrongExpectedRevisionError } from '../event-store.errors';
-import {
-  ENDING_STREAM_PREFIX,
-  START,
-  comparePositions,
-  type EventStore,
-  type LogPosition,
-  type RecordedEvent,
-} from '../event-store.port';
+import { START, comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '../event-store.port';
 
 export interface ContractFixture {
   readonly store: EventStore;
@@ -353,7 +347,7 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
     });
 
     it('expires only streams that end and are over, each whole, and the global log reads on for the rest', async () => {
-      const ending = (name: string): string => `${ENDING_STREAM_PREFIX}${prefix}-${name}`;
+      const ending = (name: string): string => runStreamId(`${prefix}-${name}`);
       const from = await lastPosition(store);
       await store.appendToStreams([
         { streamId: ending('over'), expected: 'no_stream', events: [{ type: 'RunScheduled', data: {} }] },
@@ -367,6 +361,7 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       const logBefore = await readUntil(store, from, ours, 4);
       const asked: string[] = [];
       const report = await store.expireStreams({
+        streamPrefix: RUN_STREAM_PREFIX,
         before: new Date(Date.now() + 3_600_000),
         over: async (ids) => {
           asked.push(...ids);
@@ -374,7 +369,7 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
         },
       });
       // Only streams that end are asked about; a stream that is not over, or does not end, stays as it was.
-      expect(asked.every((id) => id.startsWith(ENDING_STREAM_PREFIX))).toBe(true);
+      expect(asked.every((id) => id.startsWith(RUN_STREAM_PREFIX))).toBe(true);
       expect((await store.readStream(ending('live'))).map((e) => e.type)).toEqual(['RunScheduled']);
       expect((await store.readStream(stream('job'))).map((e) => e.type)).toEqual(['JobDefined']);
       // The one that is over: gone whole, or (PostgreSQL: its week is not past) whole still.

@@ -1,4 +1,5 @@
-import { streamEnds, type RecordedEvent } from '@chronicle/event-store';
+import { isRunStream } from '@chronicle/domain';
+import type { RecordedEvent } from '@chronicle/event-store';
 import { copyRows, type Queryable } from '@chronicle/platform';
 import type { BulkBuild, BulkIo, Projection } from '../projection';
 
@@ -103,7 +104,7 @@ export function buildAuditInBulk(): BulkBuild {
 
 /** The streams indexed here: those that never end (runs' are read from the log). */
 function indexed(event: RecordedEvent): boolean {
-  return !streamEnds(event.streamId);
+  return !isRunStream(event.streamId);
 }
 
 function teamOfFirst(event: RecordedEvent): string | null {
