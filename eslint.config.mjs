@@ -5,7 +5,8 @@ import tseslint from 'typescript-eslint';
 // Relative imports stay inside a package; the layers between packages are .dependency-cruiser.cjs's.
 const OTHER_PACKAGES_BY_NAME = {
   group: ['../../../*'],
-  message: 'import another package by its name (@chronicle/...), not by a relative path out of it (STYLE.md rule 15)',
+  message:
+    'import another package by its name (@chronicle/...), not by a relative path out of it (docs/architecture.md, "Where things are")',
 };
 
 const NO_ENUMS = { selector: 'TSEnumDeclaration', message: 'use an `as const` object and a union type' };
@@ -16,7 +17,7 @@ const IMPORTS_FIRST = {
 };
 
 const DOMAIN_PURITY =
-  'libs/domain is pure (STYLE.md rule 1): no framework, I/O, clock or randomness; take time, ids and random draws as arguments';
+  'libs/domain is pure (docs/architecture.md, "The shape"): no framework, I/O, clock or randomness; take time, ids and random draws as arguments';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'libs/worker-sdk/dist/**'] },

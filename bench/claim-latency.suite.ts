@@ -9,7 +9,7 @@ import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, quantile } from './table';
 
 /**
- * `npm run bench -- --only=claim-latency` (issue 5): how long one claim of
+ * `npm run bench -- --only=claim-latency`: how long one claim of
  * 10 runs takes with 10,000 and with 1,000,000 ready runs across 50 teams
  * on one shared queue, leased by a platform worker token through the full
  * dispatch policy (priorities, team round-robin, concurrency headroom). The

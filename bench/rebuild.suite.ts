@@ -10,7 +10,7 @@ import { seedRebuildLog } from './rebuild-seed';
 import { formatCount, formatTable } from './table';
 
 /**
- * `npm run bench -- --only=rebuild` (issue 14): `projections rebuild <name>` of every projection, then
+ * `npm run bench -- --only=rebuild`: `projections rebuild <name>` of every projection, then
  * `projections verify`, on a log of 1,000,000 events (100,000 with --quick), each run by the CLI's
  * binary in a process of its own with its defaults, as an operator runs it. Target: 50,000 events/s each. The rebuilds go first: they also build the
  * live tables verify compares with (the seed writes only the log and the jobs' rows), so verify

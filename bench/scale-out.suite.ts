@@ -12,7 +12,7 @@ import type { BenchSuite } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, quantile } from './table';
 
 /**
- * `npm run bench -- --only=scale-out` (issue 13): what more processes on one database buy.
+ * `npm run bench -- --only=scale-out`: what more processes on one database buy.
  *
  * - Lease throughput with 1, 2 and 3 API processes (`ROLES=api`; the scheduler and the projector in
  *   a process of their own): a backlog of ready runs drained by the same 4 SDK Workers (concurrency

@@ -9,7 +9,7 @@ import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, median, quantile } from './table';
 
 /**
- * `npm run bench -- --only=schedule-spike`: the top-of-the-hour spike of issue 4, scaled to
+ * `npm run bench -- --only=schedule-spike`: the top-of-the-hour spike, scaled to
  * this machine. 50,000 hourly definitions with 60 s jitter, the scheduler in
  * its steady state (every cursor waiting for the hour); then the minute
  * before the hour, when all of them come due within the lookahead at once.

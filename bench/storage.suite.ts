@@ -7,7 +7,7 @@ import { chronicle, seededDatabase } from './rebuild.suite';
 import { formatCount, formatTable } from './table';
 
 /**
- * `npm run bench -- --only=storage` (issue 15): the bytes a finished run costs, table and indexes and
+ * `npm run bench -- --only=storage`: the bytes a finished run costs, table and indexes and
  * events, at about 1,000,000 runs (100,000 with --quick; 3.6 events a run). The rebuild suite's log (runs going through
  * their lives as the commands write them), then every projection rebuilt from it by the CLI, as an
  * operator does, and each table's size (pg_total_relation_size: heap, TOAST and indexes; a partitioned

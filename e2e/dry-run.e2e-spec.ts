@@ -12,7 +12,7 @@ interface Run {
   dryRun: boolean;
 }
 
-/** Reference 11.2: a migrated cron tried in dry run, its handler told to log and have no effects. */
+/** A migrated cron tried in dry run, its handler told to log and have no effects (docs/api.md, "Schedules"). */
 describe('dry-run jobs', () => {
   let db: TestDatabase;
   let app: RunningApp;

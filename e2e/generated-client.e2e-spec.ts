@@ -74,7 +74,7 @@ describe('a client generated from the live /docs-json', () => {
   }, 120_000);
 
   it('an admin creates a team, its tokens, a shared queue and quotas', () => steps.createTeamAndTokens());
-  it("a team defines reference 4.2's job and others, and previews schedules", () => steps.defineJobs());
+  it('a team defines the nightly export and other jobs, and previews schedules', () => steps.defineJobs());
   it('a paused job is not leased; resumed, its run is leased, heartbeaten and completed', () =>
     steps.pauseResumeAndRun());
   it('a failing run goes to the DLQ, is replayed, fails again and is discarded', () =>

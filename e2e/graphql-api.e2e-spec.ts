@@ -351,7 +351,7 @@ describe('GraphQL at POST /graphql', () => {
       });
     });
 
-    it('answers RunState with the reference names, as REST', async () => {
+    it('answers RunState with the state names REST uses (run-states.ts)', async () => {
       const answer = await gql<{ __type: { enumValues: Array<{ name: string }> } }>(
         '{ __type(name: "RunState") { enumValues { name } } }',
       );

@@ -17,7 +17,7 @@ interface Lease {
   leaseExpiresAt: string;
 }
 
-/** Reference 7.4, each guarantee proven over HTTP against the running app. */
+/** The delivery guarantees (docs/api.md, "The worker protocol"), each proven over HTTP against the running app. */
 describe('delivery guarantees', () => {
   let db: TestDatabase;
   let store: EventStore;

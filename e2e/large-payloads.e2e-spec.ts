@@ -17,7 +17,10 @@ function payloadOf(bytes: number, tag: string): Record<string, unknown> {
   return { tag, rows: Array.from({ length: Math.ceil(bytes / 50) }, (_, i) => ({ i, note: 'n'.repeat(30) })) };
 }
 
-/** Reference 3.4: payloads over 4 KB stored once, outside the event and the hot row; workers see no difference. */
+/**
+ * Payloads over 4 KB stored once, outside the event and the hot row (docs/api.md, "Payloads"); workers
+ * see no difference.
+ */
 describe('large payloads by reference', () => {
   let db: TestDatabase;
   let app: RunningApp;

@@ -13,7 +13,7 @@ import { startApp, type RunningApp } from './support/start-app';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 
-/** Reference 4.2, as written there. */
+/** The nightly export, the OpenAPI document's example job definition (PUT /v1/jobs/{name}), as it must read. */
 const REFERENCE_JOB = {
   name: 'billing.export-invoices',
   schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0, missedRunPolicy: 'run_once' },
@@ -174,7 +174,7 @@ describe('the OpenAPI document at /docs-json', () => {
     expect(typesOf(enqueue, '409')).toEqual(['/problems/concurrency-limit', '/problems/conflict']);
   });
 
-  it("carries reference 4.2's examples, and every example fits its schema", () => {
+  it('carries the nightly export and lease examples, and every example fits its schema', () => {
     const put = document.paths['/v1/jobs/{name}']!['put']!;
     const { name, ...definition } = REFERENCE_JOB;
     expect(put.parameters?.find((p) => p.name === 'name')?.schema).toMatchObject({ example: name });

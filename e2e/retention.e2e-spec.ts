@@ -12,7 +12,7 @@ interface Lease {
 }
 
 /**
- * Issue 15: runs that finished more than RETENTION_DAYS ago go with their day's partitions; asking for one
+ * Runs that finished more than RETENTION_DAYS ago go with their day's partitions; asking for one
  * then answers 410 Gone, not 404, and a run that can still change stays whatever its age. The retention
  * pass is the scheduler's, run here as of 31 days from now.
  */

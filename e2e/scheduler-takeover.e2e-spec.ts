@@ -90,7 +90,7 @@ describe('scheduler nodes: a paused owner loses its shards and cannot write for 
     for (const row of after) expect(row.epoch).toBeGreaterThanOrEqual(taken[row.shard]!.epoch);
 
     // Every fire time materialised once: one RunScheduled per run, and per job consecutive minutes; the
-    // canary of each shard (reference 9.3) with them.
+    // canary of each shard (docs/operations.md, "Canaries") with them.
     const { rows } = await db.log.query<{ job: string; due: string[]; events: number; streams: number }>(
       `SELECT data->>'job' AS job, array_agg(data->>'dueAt' ORDER BY data->>'dueAt') AS due,
               count(*)::int AS events, count(DISTINCT stream_id)::int AS streams

@@ -27,7 +27,7 @@ CREATE TABLE jobs (
 );
 
 -- Read model of run-<id> streams. `state` is the stored state machine of
--- reference 7.3 (ready is derived: a scheduled or retry_wait run whose
+-- libs/domain/src/run/run-states.ts (ready is derived: a scheduled or retry_wait run whose
 -- available_at has passed). `snapshot` is the decider's whole state, so a
 -- command decides from the row and appends expecting `revision`.
 CREATE TABLE runs (

@@ -1,4 +1,4 @@
--- Dispatch policy (issue 5): shared queues, platform workers, priorities,
+-- Dispatch policy: shared queues, platform workers, priorities,
 -- fairness across teams, per-job concurrency.
 
 -- A platform worker token belongs to no team: it serves every team granted

@@ -1,4 +1,4 @@
--- The write path, leaner (issue 11).
+-- The write path, leaner.
 --
 -- es_append, set-based: the head of every stream is found in one statement
 -- (one probe of events_stream_revision_key per stream, not one PL/pgSQL

@@ -1,5 +1,5 @@
 -- Read models that can be rebuilt beside the live ones and swapped in
--- (projections rebuild, issue 14): the swap moves a live table to another
+-- (`npx chronicle projections rebuild`): the swap moves a live table to another
 -- schema and drops it there, so no function may depend on a projection's
 -- table itself. lock_and_read_runs returned SETOF runs, the table's row
 -- type; it returns the columns its callers read instead, and finds `runs`

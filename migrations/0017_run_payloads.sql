@@ -1,4 +1,4 @@
--- Large payloads by reference (issue 15, reference 3.4). A run's payload
+-- Large payloads by reference (docs/api.md, "Payloads"). A run's payload
 -- over 4 KB of JSON is stored here once, under the SHA-256 of its JSON, and
 -- the run's RunScheduled event and its `runs` row carry only the reference
 -- (`payloadRef`: the hash and the size) with `payload: null`. Runs that carry

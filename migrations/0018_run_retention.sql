@@ -1,4 +1,4 @@
--- Retention of finished runs (issue 15, reference 3.4): `runs` and
+-- Retention of finished runs (docs/operations.md, "Retention"): `runs` and
 -- `run_listing` partitioned by the day a run finished, so that a day past
 -- RETENTION_DAYS goes by dropping its partitions, never by a DELETE on a hot
 -- table.

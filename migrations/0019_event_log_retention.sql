@@ -1,4 +1,4 @@
--- The event log, kept by week (issue 15): `events` is LIST-partitioned by
+-- The event log, kept by week: `events` is LIST-partitioned by
 -- `kept_on`, the partition a stream's events live in, all of them together.
 --
 -- - Streams that end (runs' streams, `run-…`: es_stream_ends) begin in the

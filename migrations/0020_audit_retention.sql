@@ -1,4 +1,4 @@
--- The audit index kept as the log is (issue 15): `audit_events` LIST-partitioned by `kept_on`, the
+-- The audit index kept as the log is: `audit_events` LIST-partitioned by `kept_on`, the
 -- UTC week (its Monday) of a run's event, and 'infinity' (`audit_events_kept`) for every other
 -- stream's. The scheduler's retention pass drops a week's rows once the week is past the first day
 -- kept, as it drops the log's weeks; job, team and platform events stay indexed for ever. The

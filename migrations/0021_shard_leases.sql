@@ -1,4 +1,4 @@
--- Shards and their owners (reference 7.6). A job's runs and schedule belong to
+-- Shards and their owners (docs/architecture.md, "Shards and scheduler nodes"). A job's runs and schedule belong to
 -- shard chronicle_shard(job, SHARDS); scheduler nodes hold leases on shards
 -- and make the scheduler's writes (materialised runs, reaped leases, overlap
 -- decisions) only for the shards they hold, fenced by the lease's epoch.

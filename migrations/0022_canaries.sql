@@ -1,4 +1,4 @@
--- Canaries (reference 9.3): a synthetic job per shard fires every minute in the
+-- Canaries (docs/operations.md, "Canaries"): a synthetic job per shard fires every minute in the
 -- reserved team _system, and a built-in worker of each API process completes
 -- its runs. The scheduler node owning a shard checks each minute's canary run
 -- and records here what it found, so that a takeover goes on where the last

@@ -144,9 +144,9 @@ const BARE_FLOOR: Floor = {
 };
 
 /**
- * The bare floor with what DESIGN.md and the product's issues make every transition write, each in its
- * cheapest form: the log ordered by (writing transaction, position) with the stream's advisory lock
- * taken before its append (DESIGN.md, the PostgreSQL event store); the run's row kept when it finishes
+ * The bare floor with what the product's design makes every transition write, each in its cheapest
+ * form: the log ordered by (writing transaction, position) with the stream's advisory lock taken
+ * before its append (docs/architecture.md, "The event store"); the run's row kept when it finishes
  * (GET /v1/runs/{id} reads the read model), so a completion updates it; and the audit trail's index
  * row for every event, for the filters GET /v1/audit offers (migrations/0015), leaner than ours: by
  * team, actor and type, a BRIN for the time, and none for the stream (the log's own key serves it),

@@ -23,10 +23,10 @@ interface Bar {
 }
 
 /**
- * The issue's goals, each judged on the run's medians (a failed repetition
- * has none: speed the log does not back never counts). A goal whose
- * figures were not all measured (a scenario or system left out) has no
- * verdict and is not listed.
+ * The targets (bench/README.md, "Reading the table"), each judged on the
+ * run's medians (a failed repetition has none: speed the log does not back
+ * never counts). A goal whose figures were not all measured (a scenario or
+ * system left out) has no verdict and is not listed.
  */
 export function judgeTargets(all: readonly Series[]): Target[] {
   const figure = (scenario: string, label: string, key: string): Figure | undefined => {
@@ -78,7 +78,7 @@ export function judgeTargets(all: readonly Series[]): Target[] {
       of: fasterPeer('timeliness', 'p99Ms'),
       factor: 1.5,
     }),
-    // The cost budget per run (the design's), fixed bars rather than a peer's figure.
+    // docs/architecture.md, "The cost budget per run": fixed bars rather than a peer's figure.
     atMost(
       'drain: CPU per drained run, all processes, <= 150 us',
       ours('drain', 'cpuMicrosecondsPerRun'),

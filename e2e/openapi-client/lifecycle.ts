@@ -10,7 +10,7 @@ import { documentValidator, type OpenApiDocument } from '../support/openapi-docu
  * the document (closed objects: no field the document does not name).
  */
 
-/** Reference 4.2's job definition (its name is the path's), typed by the generated client. */
+/** The nightly export, the OpenAPI document's example job definition (its name is the path's), client-typed. */
 const NIGHTLY_EXPORT: JobBody = {
   schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0, missedRunPolicy: 'run_once' },
   queue: 'billing',

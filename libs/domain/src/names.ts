@@ -2,7 +2,10 @@ import { DomainError } from './domain-error';
 
 /* Every name and id the API accepts, defined once: DTO validation and path parsing use these. */
 
-/** Job and queue names: 1-200 characters, no slashes or colons (the `:action` suffix of reference 4.1). */
+/**
+ * Job and queue names: 1-200 characters, no slashes or colons (a colon in a path starts a custom method,
+ * `/v1/jobs/{name}:pause`: docs/api.md, "Conventions").
+ */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 export const NAME_RULE = 'a name of 1-200 characters: letters, digits, . _ -, starting with a letter or digit';
 

@@ -1,6 +1,6 @@
 import { DomainError } from './domain-error';
 
-/** Reference FR-03: payloads up to 256 KB. */
+/** Payloads up to 256 KB (docs/api.md, "Request limits"). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 
 /** A payload over the limit is refused (413 payload-too-large), measured as the JSON the log stores. */
@@ -14,8 +14,8 @@ export function assertPayloadSize(payload: unknown): void {
 }
 
 /**
- * Reference 3.4: a payload whose JSON is larger than this is stored once, outside the run's event and
- * its row, which carry a reference to it (RunScheduledData.payloadRef).
+ * A payload whose JSON is larger than this is stored once, outside the run's event and its row, which
+ * carry a reference to it (RunScheduledData.payloadRef; docs/api.md, "Payloads").
  */
 export const INLINE_PAYLOAD_BYTES = 4 * 1024;
 

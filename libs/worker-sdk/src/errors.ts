@@ -34,8 +34,8 @@ export class NonRetryableError extends Error {
   }
 }
 
-// Accepts the bare slug and absolute URIs too: the issue writes `stale-lease`,
-// the server's filter renders `/problems/stale-lease`.
+// Accepts the bare slug (`stale-lease`) and absolute URIs too; the server's
+// filter renders `/problems/stale-lease`.
 function isStaleLease(problemType: string): boolean {
   return problemType === 'stale-lease' || problemType.endsWith('/stale-lease');
 }

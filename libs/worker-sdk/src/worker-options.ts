@@ -15,8 +15,8 @@ export interface RunContext {
   readonly fencingToken: number;
   readonly attempt: number;
   /**
-   * The job is in dry run (reference 11.2): log what the run would do and do none of it; the run
-   * still succeeds or fails as the handler says.
+   * The job is in dry run: log what the run would do and do none of it; the run still succeeds or
+   * fails as the handler says.
    */
   readonly dryRun: boolean;
   /** Extends the lease now (heartbeats are also automatic); rejects with StaleLeaseError if the run is gone. */

@@ -7,10 +7,10 @@ import { TimeChart, type ChartSeries } from '../components/time-chart';
 import { formatDuration } from '../format';
 import { useApi } from '../use-api';
 
-/** The issue asks for at least every 5 s. */
+/** The overview refreshes every 5 s (docs/operations.md, "The dashboard"). */
 export const OVERVIEW_REFRESH_MS = 5000;
 const HISTORY_MINUTES = 60;
-/** Reference 9.3's alert: the oldest ready critical run above 60 s. */
+/** ChronicleCriticalReadyTooOld (deploy/prometheus/alerts.yml): the oldest ready critical run above 60 s. */
 const OLDEST_READY_ALERT_SECONDS = 60;
 
 const PRIORITY_COLOURS: Readonly<Record<Priority, string>> = {

@@ -15,7 +15,7 @@ const MINUTE = 60_000;
  * checker: a minute whose canary succeeded gives its lag, one whose canary did not is a miss, and
  * two in a row is what /healthz calls degraded.
  */
-describe('canaries (reference 9.3)', () => {
+describe('canaries (docs/operations.md, "Canaries")', () => {
   let db: TestDatabase;
   let scope: ShardScope;
   let registry: Registry;

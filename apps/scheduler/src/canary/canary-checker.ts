@@ -57,10 +57,10 @@ interface StatusRow {
 }
 
 /**
- * The node owning a shard checks its canary (reference 9.3): each minute whose canary run is past
- * its grace, once, in order, from where canary_status says the last check (of any owner) stopped.
- * A run that succeeded gives the lag; one that did not (never made, never leased, failed) is a miss.
- * The write is fenced like every pass of the shard's owner.
+ * The node owning a shard checks its canary (docs/operations.md, "Canaries"): each minute whose
+ * canary run is past its grace, once, in order, from where canary_status says the last check (of any
+ * owner) stopped. A run that succeeded gives the lag; one that did not (never made, never leased,
+ * failed) is a miss. The write is fenced like every pass of the shard's owner.
  */
 export class CanaryChecker {
   constructor(

@@ -37,12 +37,13 @@ export interface MaterialisedBatch {
 }
 
 /**
- * Reference 7.2: for every scheduled, unpaused job, append RunScheduled for
- * each fire time up to `lookaheadSeconds` ahead, and move the job's cursor in
- * the same transaction. Run ids derive from (job, nominal time), so a run
- * materialised twice meets "stream exists" and is not doubled. A pass reads
- * only the jobs due within the lookahead (the cursors' due index), in
- * batches, of the shards in its scope, and writes under their epochs (holdShards).
+ * The materialiser (docs/api.md, "Schedules"): for every scheduled, unpaused
+ * job, append RunScheduled for each fire time up to `lookaheadSeconds` ahead,
+ * and move the job's cursor in the same transaction. Run ids derive from (job,
+ * nominal time), so a run materialised twice meets "stream exists" and is not
+ * doubled. A pass reads only the jobs due within the lookahead (the cursors'
+ * due index), in batches, of the shards in its scope, and writes under their
+ * epochs (holdShards).
  */
 export class Materialiser {
   constructor(

@@ -42,9 +42,10 @@ export function schedulerNodeName(): string {
 }
 
 /**
- * A scheduler node's hold on its shards (reference 7.6): leases in PostgreSQL
- * with an owner, an epoch and an expiry, renewed each refresh (well within the
- * lease), spread evenly over the live nodes. A lease that ran out is granted
+ * A scheduler node's hold on its shards (docs/architecture.md, "Shards and
+ * scheduler nodes"): leases in PostgreSQL with an owner, an epoch and an
+ * expiry, renewed each refresh (well within the lease), spread evenly over
+ * the live nodes. A lease that ran out is granted
  * to another node with its epoch one higher, and the writes of the old owner,
  * made under the older epoch, are then refused (holdShards).
  *

@@ -5,9 +5,9 @@ import { defineNewJobs } from '../jobs/define-new-jobs';
 import { shardOf } from '../shards/shard-of';
 
 /**
- * The reserved team of the canaries (reference 9.3): its id is outside the pattern of team ids, so
- * no team can be made with it, nor can a token of it be issued; its job and queue names begin with
- * `_`, which no job or queue name may.
+ * The reserved team of the canaries (docs/operations.md, "Canaries"): its id is outside the pattern of
+ * team ids, so no team can be made with it, nor can a token of it be issued; its job and queue names
+ * begin with `_`, which no job or queue name may.
  */
 export const CANARY_TEAM = '_system';
 export const CANARY_QUEUE = '_canary';

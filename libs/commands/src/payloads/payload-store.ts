@@ -6,9 +6,9 @@ import { INLINE_PAYLOAD_BYTES, utf8Length, type PayloadRef, type RunScheduledDat
 import { PG_POOL } from '@chronicle/platform';
 
 /**
- * Where payloads over INLINE_PAYLOAD_BYTES live (reference 3.4), by the SHA-256 of their JSON: a
- * payload is stored once however many runs carry it (a job's default payload, a batch of the same).
- * PostgreSQL's table by default; an S3-compatible store would implement the same two calls.
+ * Where payloads over INLINE_PAYLOAD_BYTES live (docs/api.md, "Payloads"), by the SHA-256 of their
+ * JSON: a payload is stored once however many runs carry it (a job's default payload, a batch of the
+ * same). PostgreSQL's table by default; an S3-compatible store would implement the same two calls.
  */
 export interface PayloadStore {
   /** Stores each payload under its reference; resolves once all are durable. Storing one again is a no-op. */

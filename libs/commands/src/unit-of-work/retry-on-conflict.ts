@@ -5,8 +5,9 @@ export const CONFLICT_ATTEMPTS = 4;
 
 /**
  * Runs `attempt` again, from its own read, when its append found the stream
- * moved on (STYLE rule 5): bounded, and only for a revision conflict;
- * anything else, and the last conflict, reaches the caller.
+ * moved on: bounded, and only for a revision conflict; anything else, and the
+ * last conflict, reaches the caller. Every retry on a conflict is this one
+ * (docs/architecture.md, "Where things are", the rules written once).
  */
 export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
   for (let n = 1; ; n++) {

@@ -1,7 +1,10 @@
 import { DomainError } from '../domain-error';
 import type { Priority, RetryPolicy } from '../run/run-events';
 
-/** A job definition as reference 4.2 shapes it. `schedule` is kept as given (see the schedules work). */
+/**
+ * A job definition, the body of PUT /v1/jobs/{name} (docs/api.md, "Job definitions"). `schedule` is kept
+ * as given; parseScheduleSpec (schedule/schedule-spec.ts) reads it.
+ */
 export interface JobDefinition {
   readonly name: string;
   readonly team: string;
@@ -15,8 +18,8 @@ export interface JobDefinition {
   /** Paths of its payloads the secret scanner lets through (its false positives, `$.sftp.hostKey`); absent: none. */
   readonly secretsAllowed?: readonly string[];
   /**
-   * Reference 11.2's dry run: runs are scheduled and leased as usual, marked dry, and their handlers
-   * are told to log what they would do and have no effects. Absent: not dry.
+   * Dry run (docs/api.md, "Schedules"): runs are scheduled and leased as usual, marked dry, and their
+   * handlers are told to log what they would do and have no effects. Absent: not dry.
    */
   readonly dryRun?: true;
 }

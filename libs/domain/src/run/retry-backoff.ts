@@ -1,8 +1,8 @@
 import type { RetryPolicy } from './run-events';
 
 /**
- * Full-jitter backoff of reference 7.3: before retry n (1-based),
- * rand(0, min(max, base * 2^(n-1))) seconds. The random draw in [0, 1) is an
+ * Full-jitter backoff: before retry n (1-based), rand(0, min(max, base * 2^(n-1)))
+ * seconds. The random draw in [0, 1) is an
  * argument, so the same inputs give the same delay.
  */
 export function backoffSeconds(retry: number, policy: RetryPolicy, draw: number): number {

@@ -5,7 +5,10 @@ import type { RunEvent, RunScheduledData } from './run-events';
 import type { PresentRun, RunSnapshot } from './run-snapshot';
 import { isWaiting } from './run-states';
 
-/** No lease lasts longer than this in total, whatever the heartbeats (reference 8). */
+/**
+ * No lease lasts longer than this in total, whatever the heartbeats (docs/architecture.md, "Claims and
+ * fencing tokens").
+ */
 export const MAX_TOTAL_LEASE_SECONDS = 6 * 60 * 60;
 
 export type RunCommand =

@@ -8,13 +8,13 @@ export const PRIORITIES: readonly Priority[] = Object.values(Priority);
 /** How a run came to be; catch-up runs of the scheduler say so. */
 export type RunSource = 'api' | 'batch' | 'schedule' | 'catch_up' | 'backfill';
 
-/** Reference 4.2 / 7.3: attempts in all, and the full-jitter backoff bounds. */
 /** Where a payload stored by reference is: its JSON's SHA-256 (hex), the key of the payload store, and its size. */
 export interface PayloadRef {
   readonly sha256: string;
   readonly bytes: number;
 }
 
+/** Attempts in all, the first included, and the full-jitter backoff's bounds (retry-backoff.ts). */
 export interface RetryPolicy {
   readonly maxAttempts: number;
   readonly baseSeconds: number;

@@ -1,6 +1,6 @@
 /**
- * The run states of reference-design 7.3, exactly; the API, the dashboards and
- * the read table's CHECK constraint use these names. `ready` is derived from
+ * The run states, defined here once; the API, the dashboards and
+ * the read table's CHECK constraint use these names, exactly. `ready` is derived from
  * time (a scheduled or retry_wait run whose due time has passed), not an event.
  */
 export const RunState = {

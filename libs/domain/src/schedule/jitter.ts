@@ -1,6 +1,7 @@
 /**
- * Reference 7.2: a job's runs are offset by hash(job name) mod jitterSeconds,
- * so each job keeps a stable time while the fleet spreads over the window.
+ * Jitter (docs/api.md, "Schedules"): a job's runs are offset by
+ * hash(job name) mod jitterSeconds, so each job keeps a stable time while the
+ * fleet spreads over the window.
  * FNV-1a (32 bit): stable across processes and versions, evenly spread.
  */
 export function jitterOffsetSeconds(jobName: string, jitterSeconds: number): number {

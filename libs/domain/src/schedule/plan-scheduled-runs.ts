@@ -9,7 +9,7 @@ export interface PlannedRun {
   /** Nominal time plus the job's jitter: when the run becomes ready. */
   readonly dueAt: Date;
   readonly source: 'schedule' | 'catch_up';
-  /** `job_name@due_at` with the zone's offset, stable across attempts (reference 7.4). */
+  /** `job_name@due_at` with the zone's offset, stable across attempts (docs/api.md, "Schedules"). */
   readonly idempotencyKey: string;
 }
 

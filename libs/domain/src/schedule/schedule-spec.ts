@@ -5,9 +5,9 @@ import { RruleSyntaxError } from './rrule-limits';
 import { REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
 
 /**
- * The `schedule` of a job definition (reference 4.2), checked on the way in:
- * one of cron or rrule (both parsed), an IANA time zone, jitter and the
- * missed-run policy. A wrong field is a 400 invalid-schedule naming it.
+ * The `schedule` of a job definition (docs/api.md, "Schedules"), checked on
+ * the way in: one of cron or rrule (both parsed), an IANA time zone, jitter
+ * and the missed-run policy. A wrong field is a 400 invalid-schedule naming it.
  */
 export interface ScheduleSpec {
   readonly cron?: string;
@@ -103,7 +103,7 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
   };
 }
 
-/** Optional per schedule; the reference rule (gap: shift, overlap: first) by default. */
+/** Optional per schedule; REFERENCE_DST_POLICY (gap: shift, overlap: first) by default. */
 function parseDstPolicy(input: unknown): DstPolicy {
   if (input === undefined) return REFERENCE_DST_POLICY;
   if (input === null || typeof input !== 'object' || Array.isArray(input))

@@ -1,9 +1,9 @@
 /**
  * Wall-clock time in an IANA zone, from the zone data Node ships (Intl).
- * The DST rules of reference 7.2 live here: a wall time in a spring-forward
- * gap fires once at the first valid instant after the gap; a wall time that
- * repeats at fall-back fires at its first occurrence. Other choices per
- * schedule through DstPolicy.
+ * The DST rules (docs/api.md, "Schedules") live here: a wall time in a
+ * spring-forward gap fires once at the first valid instant after the gap; a
+ * wall time that repeats at fall-back fires at its first occurrence. Other
+ * choices per schedule through DstPolicy.
  */
 export interface WallTime {
   readonly year: number;

@@ -61,8 +61,8 @@ const PLACEHOLDER = /^(?:\$\{[^}]*\}|\{\{[^}]*\}\}|<[^>]*>|\*+|x+|redacted|chang
 const MIN_NAMED_SECRET = 6;
 
 /**
- * The obvious credentials in a payload (reference 9.2): private keys, cloud keys, platform tokens,
- * JWTs, passwords in URLs, and literal values of keys named like secrets. Payloads should name a
+ * The obvious credentials in a payload (docs/api.md, "Payloads"): private keys, cloud keys, platform
+ * tokens, JWTs, passwords in URLs, and literal values of keys named like secrets. Payloads should name a
  * secret instead (`{"secretRef": "billing/sftp"}`). Paths under `allowed` (a job's allow-list for
  * false positives) are not reported. Iterative: the depth of the payload is bounded by the API.
  */

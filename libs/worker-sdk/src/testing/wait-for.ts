@@ -10,10 +10,12 @@ export interface WaitOptions {
 }
 
 /**
- * Wait for a condition with a deadline, never a fixed sleep (STYLE.md rule
- * 11). The one waitFor of every test in the repository: it lives here because
- * the SDK depends on nothing of the server's, and the server's tests get it
- * through @chronicle/testing. A number is the timeout.
+ * Wait for a condition with a deadline, never a fixed sleep: a test polls for
+ * what it awaits and fails, saying what, once the deadline passes, where a
+ * sleep of a guessed length is too short on a slow machine (a flaky test) and
+ * wasted on a fast one. The one waitFor of every test in the repository: it
+ * lives here because the SDK depends on nothing of the server's, and the
+ * server's tests get it through @chronicle/testing. A number is the timeout.
  */
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
