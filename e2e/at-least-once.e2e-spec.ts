@@ -32,7 +32,7 @@ async function setUpTeam(
   return { team, workerToken };
 }
 
-describe('at-least-once execution (reference 7.4)', () => {
+describe('at-least-once execution', () => {
   describe('a worker process killed mid-run', () => {
     let db: TestDatabase;
     let app: RunningApp;
@@ -139,7 +139,7 @@ describe('at-least-once execution (reference 7.4)', () => {
             waitSeconds: 1,
             workerId: `w${n}`,
             logger: QUIET_WORKER_LOGGER,
-            handler: () => new Promise((resolve) => setTimeout(resolve, 5)),
+            handler: () => new Promise((resolve) => setTimeout(resolve, 5)), // the work: 5 ms
           }),
       );
       const running = workers.map((w) => w.run());
@@ -148,13 +148,15 @@ describe('at-least-once execution (reference 7.4)', () => {
         const producer = (async () => {
           for (let i = 0; i < total; i++) {
             // The producer retries with its Idempotency-Key until the scheduler answers: no duplicates.
-            for (;;) {
-              const response = await team
-                .post(`/v1/jobs/ops.task/runs`, { payload: { i } }, { 'idempotency-key': `load-${i}` })
-                .catch(() => ({ status: 0 }));
-              if (response.status === 201 || response.status === 200) break;
-              await new Promise((resolve) => setTimeout(resolve, 100));
-            }
+            await waitFor(
+              async () => {
+                const response = await team
+                  .post(`/v1/jobs/ops.task/runs`, { payload: { i } }, { 'idempotency-key': `load-${i}` })
+                  .catch(() => ({ status: 0 }));
+                return response.status === 201 || response.status === 200;
+              },
+              { timeoutMs: 60_000, pollMs: 100, description: `an answer to the enqueue of run ${i}` },
+            );
           }
         })();
         await waitFor(async () => (await countScheduled(log).catch(() => 0)) >= 100, 20_000);

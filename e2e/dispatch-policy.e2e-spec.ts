@@ -1,6 +1,6 @@
 import { runStreamId } from '@chronicle/domain';
 import { ApiModule } from '@chronicle/api';
-import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
 import { createTeam } from './support/team-tokens';
@@ -11,7 +11,7 @@ interface Leases {
   leases: Array<{ runId: string; job: string; fencingToken: number }>;
 }
 
-/** Issue 5 over HTTP: shared queues, platform workers, priorities, fairness across teams, per-job concurrency. */
+/** Dispatch over HTTP: shared queues, platform workers, priorities, fairness across teams, per-job concurrency. */
 describe('dispatch policy', () => {
   let db: TestDatabase;
   let app: RunningApp;
@@ -199,10 +199,10 @@ describe('dispatch policy', () => {
       const limited = await createTeam(app.url, ADMIN_TOKEN, 'team-l', ['limited']);
       await defineJob(limited.team, 'l.two-at-a-time', 'limited', 'default', { concurrency: 2 });
       await defineJob(limited.team, 'l.free', 'limited', 'default');
-      await enqueue(limited.team, 'l.two-at-a-time', 200);
-      // Due after all of the limited job's runs: they must not wait behind them.
-      await enqueue(limited.team, 'l.free', 50, { runAt: new Date(Date.now() + 1000).toISOString() });
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // Both due already, the other job's runs after all of the limited job's: they must not wait behind them.
+      const now = Date.now();
+      await enqueue(limited.team, 'l.two-at-a-time', 200, { runAt: new Date(now - 2000).toISOString() });
+      await enqueue(limited.team, 'l.free', 50, { runAt: new Date(now - 1000).toISOString() });
     });
 
     it('lets the runs of other jobs past a job at its limit', async () => {
@@ -257,19 +257,29 @@ describe('dispatch policy', () => {
     });
 
     it('never has more than 2 leased at once with 20 concurrent lease loops, by the event log', async () => {
-      const loops = Array.from({ length: 20 }, async () => {
-        for (let idle = 0; idle < 20;) {
-          const leases = await lease(platform, 'limited', 5);
-          if (leases.length === 0) {
-            idle++;
-            await new Promise((resolve) => setTimeout(resolve, 20));
-            continue;
-          }
-          idle = 0;
-          await new Promise((resolve) => setTimeout(resolve, 5));
-          for (const run of leases) await complete(platform, run);
-        }
-      });
+      const { rows: left } = await db.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM runs WHERE job = 'l.two-at-a-time' AND state <> 'succeeded'",
+      );
+      let unfinished = left[0]!.n;
+      // Each loop leases, works 5 ms under the leases and completes them, again and again; finding nothing to
+      // lease (the other loops hold the job's 2 places), it looks again 20 ms later, until every run of the
+      // limited job has succeeded.
+      const loops = Array.from({ length: 20 }, () =>
+        waitFor(
+          async () => {
+            for (;;) {
+              const leases = await lease(platform, 'limited', 5);
+              if (leases.length === 0) return unfinished === 0;
+              await new Promise((resolve) => setTimeout(resolve, 5)); // the work
+              for (const run of leases) {
+                await complete(platform, run);
+                if (run.job === 'l.two-at-a-time') unfinished--;
+              }
+            }
+          },
+          { timeoutMs: 90_000, pollMs: 20, description: 'every run of l.two-at-a-time leased and completed' },
+        ),
+      );
       await Promise.all(loops);
       // The runs from the read models, their events from the log (which may live in another database).
       const { rows: runs } = await db.pool.query<{ run_id: string }>(

@@ -1,7 +1,7 @@
 import { Agent } from 'node:http';
 import fc from 'fast-check';
 import { buildClientSchema, getIntrospectionQuery, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
-import { createTestDatabase, TEST_EVENT_LOG, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, TEST_EVENT_LOG, type TestDatabase, waitFor } from '@chronicle/testing';
 import { buildDashboard, buildDist } from './support/build-dist';
 import { operationsOf, type OpenApiDocument } from './support/openapi-document';
 import { startApiProcess, type ApiProcess } from './support/fuzz/api-process';
@@ -23,7 +23,7 @@ interface Finding {
 }
 
 /**
- * Issue 16: generated hostile requests (fast-check) over every endpoint of the API, as a deployment
+ * Generated hostile requests (fast-check) over every endpoint of the API, as a deployment
  * runs it (the built process, so a crash is an exit), one at a time, so that each event appended is
  * the doing of the request before it. No request is answered 5xx, the process never dies, and a
  * refused request appends nothing: the log's head is where it was.
@@ -132,15 +132,15 @@ function report(findings: readonly Finding[]): string[] {
   return findings.slice(0, 20).map((f) => `#${f.index} ${f.what}\n    ${f.request}\n    replay: ${REPLAY}`);
 }
 
+/** Whether the process answers GET /healthz with 200 within 10 s (looking again every 100 ms). */
 async function answersHealthz(baseUrl: string): Promise<boolean> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const status = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+  const healthy = async (): Promise<boolean> =>
+    (await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
       (r) => r.status,
       () => 0,
-    );
-    if (status === 200) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
+    )) === 200;
+  return waitFor(healthy, { timeoutMs: 10_000, pollMs: 100, description: `a 200 from ${baseUrl}/healthz` }).then(
+    () => true,
+    () => false,
+  );
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApiModule } from '@chronicle/api';
-import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { LeaseRunsHandler } from '@chronicle/commands';
+import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
 
@@ -449,9 +450,10 @@ describe('run lifecycle over HTTP', () => {
     it('long-polls: a waiting lease request returns as soon as a run is enqueued', async () => {
       await job('billing.longpoll');
       await leaseAll();
+      const polls = app.app.get(LeaseRunsHandler);
       const started = Date.now();
       const waiting = worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 1, waitSeconds: 10 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor(() => polls.openPolls === 1, { description: 'the lease request to be waiting on the server' });
       await team.post('/v1/jobs/billing.longpoll/runs', {});
       const { body } = await waiting;
       expect(body.leases).toHaveLength(1);
@@ -498,7 +500,7 @@ describe('run lifecycle over HTTP', () => {
   });
 
   describe('schedule previews', () => {
-    it('previews nominal fire times in UTC, with the reference DST rule', async () => {
+    it('previews nominal fire times in UTC, with the default DST rule', async () => {
       const { status, body } = await team.post<{ fireTimes: string[] }>('/v1/schedules:preview', {
         schedule: { cron: '30 2 * * *', timeZone: 'Europe/Berlin' },
         after: '2026-03-27T12:00:00Z',

@@ -2,11 +2,16 @@ import { ApiModule } from '@chronicle/api';
 import { waitFor, createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { SchedulerModule } from '@chronicle/scheduler';
 import type { Clock } from '@chronicle/platform';
-import type { ApiClient } from './support/api-client';
+import { apiClient, type ApiClient } from './support/api-client';
 import { createTeam } from './support/team-tokens';
 import { startApp, type RunningApp } from './support/start-app';
 
 const ADMIN_TOKEN = 'e2e-admin-token-schedules-0123456789';
+
+interface Shard {
+  owner: string | null;
+  lastMaterialisedAt: string | null;
+}
 
 interface Scheduled {
   runId: string;
@@ -15,18 +20,26 @@ interface Scheduled {
   idempotencyKey: string;
 }
 
-describe('the materialiser (reference 7.2)', () => {
+describe('the materialiser', () => {
   let db: TestDatabase;
   let app: RunningApp;
   let scheduler: RunningApp;
+  let admin: ApiClient;
   let team: ApiClient;
   let worker: ApiClient;
+  /** The scheduler's clock: the system's, unless a test stops it at a time of its own (until the test ends). */
+  let stoppedAt: Date | undefined;
+  const clock: Clock = { now: () => stoppedAt ?? new Date() };
 
   beforeAll(async () => {
     db = await createTestDatabase();
     app = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN);
+    admin = apiClient(app.url, ADMIN_TOKEN);
     scheduler = await startScheduler();
     ({ team, worker } = await createTeam(app.url, ADMIN_TOKEN, 'cron', ['cron']));
+  });
+  afterEach(() => {
+    stoppedAt = undefined;
   });
   afterAll(async () => {
     await scheduler?.close();
@@ -34,8 +47,30 @@ describe('the materialiser (reference 7.2)', () => {
     await db?.drop();
   });
 
-  const startScheduler = (clock?: Clock): Promise<RunningApp> =>
-    startApp(db.pool, db.eventStore, [SchedulerModule], undefined, clock);
+  const startScheduler = (schedulerClock: Clock = clock): Promise<RunningApp> =>
+    startApp(db.pool, db.eventStore, [SchedulerModule], undefined, schedulerClock);
+  /** When the materialiser last finished a pass over every shard (GET /v1/admin/shards); -1: not yet over all. */
+  const lastMaterialised = async (): Promise<number> => {
+    const { body } = await admin.get<{ shards: Shard[] }>('/v1/admin/shards');
+    return Math.min(
+      ...body.shards.map((s) =>
+        s.owner === null || s.lastMaterialisedAt === null ? -1 : Date.parse(s.lastMaterialisedAt),
+      ),
+    );
+  };
+  /**
+   * Resolves once the materialiser has made `count` whole passes over every shard, all begun after this call:
+   * the pass under way may have begun before, the one after it did not (one pass at a time).
+   */
+  const materialiserPasses = async (count: number): Promise<void> => {
+    for (let ends = 0; ends <= count; ends++) {
+      const before = await lastMaterialised();
+      await waitFor(async () => (await lastMaterialised()) > before, {
+        timeoutMs: 10_000,
+        description: 'the end of a pass of the materialiser over every shard',
+      });
+    }
+  };
   const scheduledRuns = async (job: string): Promise<Scheduled[]> =>
     (
       await db.log.query<Scheduled>(
@@ -72,14 +107,12 @@ describe('the materialiser (reference 7.2)', () => {
       dueAt: due.toISOString(),
     });
     // More passes, no second run for the same fire time.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await materialiserPasses(2);
     const runs = await scheduledRuns('cron.minutely');
     expect(new Set(runs.map((r) => r.dueAt)).size).toBe(runs.length);
   });
 
   it('applies each missed-run policy when the scheduler restarts after 3 minutes down, and workers lease the catch-up runs', async () => {
-    // The minute arithmetic below must not straddle a minute boundary.
-    while (new Date().getUTCSeconds() > 45) await new Promise((resolve) => setTimeout(resolve, 1000));
     const thisMinute = Math.floor(Date.now() / 60_000) * 60_000;
     await scheduler.close();
     for (const policy of ['run_once', 'run_all', 'skip']) await defineEveryMinute(`cron.missed-${policy}`, policy);
@@ -101,7 +134,9 @@ describe('the materialiser (reference 7.2)', () => {
         [new Date(thisMinute - 3 * 60_000).toISOString(), 'schedule'],
       ]);
 
-    // Back up, with the real clock: the fire times of the last 2 minutes and of this one were missed.
+    // Back up, its clock stopped half way through this minute (whenever the test runs, the minutes below are
+    // the same): the fire times of the last 2 minutes and of this one were missed.
+    stoppedAt = new Date(thisMinute + 30_000);
     scheduler = await startScheduler();
     const catchUps = async (policy: string): Promise<string[]> =>
       (await scheduledRuns(`cron.missed-${policy}`)).filter((r) => r.source === 'catch_up').map((r) => r.dueAt);
@@ -110,7 +145,8 @@ describe('the materialiser (reference 7.2)', () => {
       async () => (await catchUps('run_all')).length === 3 && (await catchUps('run_once')).length === 1,
       10_000,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // A pass more adds none.
+    await materialiserPasses(1);
     expect(await catchUps('run_all')).toEqual(missed);
     expect(await catchUps('run_once')).toEqual(missed.slice(-1));
     expect(await catchUps('skip')).toEqual([]);
@@ -173,17 +209,26 @@ describe('the materialiser (reference 7.2)', () => {
   });
 
   it('stops materialising a paused job', async () => {
+    // Beside it, the same schedule unpaused: what the passes below would have done for the paused one.
     await defineEveryMinute('cron.paused', 'run_once');
-    await waitFor(async () => (await scheduledRuns('cron.paused')).length >= 1, 10_000);
+    await defineEveryMinute('cron.unpaused', 'run_once');
+    await waitFor(
+      async () =>
+        (await scheduledRuns('cron.paused')).length >= 1 && (await scheduledRuns('cron.unpaused')).length >= 1,
+      10_000,
+    );
     await team.post('/v1/jobs/cron.paused:pause');
-    const { rows: before } = await db.pool.query(
-      "SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'",
-    );
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    const { rows: after } = await db.pool.query(
-      "SELECT materialised_through FROM schedule_cursors WHERE job = 'cron.paused'",
-    );
-    expect(after).toEqual(before);
+    const cursor = async (job: string): Promise<unknown[]> =>
+      (await db.pool.query('SELECT materialised_through FROM schedule_cursors WHERE job = $1', [job])).rows;
+    const before = await cursor('cron.paused');
+    const runsBefore = await scheduledRuns('cron.paused');
+    const unpausedBefore = await cursor('cron.unpaused');
+    // Two minutes on, the next pass materialises the new fire times of the unpaused job, and none of the paused one.
+    stoppedAt = new Date(Date.now() + 2 * 60_000);
+    await materialiserPasses(1);
+    expect(await cursor('cron.unpaused')).not.toEqual(unpausedBefore);
+    expect(await cursor('cron.paused')).toEqual(before);
+    expect(await scheduledRuns('cron.paused')).toEqual(runsBefore);
   });
 
   it('applies the missed-run policy when a paused job resumes', async () => {
@@ -197,7 +242,7 @@ describe('the materialiser (reference 7.2)', () => {
     await db.pool.query(
       "UPDATE schedule_cursors SET materialised_through = date_trunc('minute', now()) - interval '3 minutes' + interval '1 second' WHERE job = 'cron.resumed'",
     );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await materialiserPasses(1);
     expect((await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up')).toHaveLength(0);
     await team.post('/v1/jobs/cron.resumed:resume');
     await waitFor(

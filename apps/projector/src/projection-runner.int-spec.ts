@@ -145,6 +145,15 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
   });
 
   it("ends a silent active runner's session and takes over; one that heartbeats it leaves alone", async () => {
+    /** The second half's runner: it looks at the lock's holder every RETRY_DELAY_MS, silent after STALLED_AFTER_MS. */
+    const RETRY_DELAY_MS = 100;
+    const STALLED_AFTER_MS = 1_000;
+    /**
+     * How long the heartbeating holder is watched, to show that nothing happens to it: STALLED_AFTER_MS from
+     * the lock taken, then five of the runner's looks, at which one that did not count heartbeats would end
+     * its session.
+     */
+    const HEARTBEATING_KEPT_MS = STALLED_AFTER_MS + 5 * RETRY_DELAY_MS;
     const lockName = `projection:${streamActivityProjection.name}`;
     // An active runner as a stopped process leaves it: the lock held on a session that says nothing.
     const stalled = new Client({ connectionString: db.url });
@@ -172,7 +181,8 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
       await expect(stalled.query('SELECT 1')).rejects.toThrow();
 
-      // Now the waiting runner is the active one. Another, heartbeating holder of a second set's lock stays.
+      // Now the waiting runner is the active one. Another, heartbeating holder of a second set's lock stays, for as
+      // long as it is watched (HEARTBEATING_KEPT_MS: no event says that a runner left it alone).
       const otherLock = 'projection:some-other-set';
       await alive.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [otherLock]);
       const beating = setInterval(() => void alive.query('SELECT 1').catch(() => undefined), 200);
@@ -181,14 +191,11 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
         db.pool,
         { ...streamActivityProjection, name: 'some-other-set' },
         logger,
-        {
-          retryDelayMs: 100,
-          stalledAfterMs: 1_000,
-        },
+        { retryDelayMs: RETRY_DELAY_MS, stalledAfterMs: STALLED_AFTER_MS },
       );
       const otherStop = new AbortController();
       const otherRunning = other.run(otherStop.signal);
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await new Promise((resolve) => setTimeout(resolve, HEARTBEATING_KEPT_MS));
       clearInterval(beating);
       expect((await alive.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
       otherStop.abort();

@@ -25,6 +25,9 @@ async function until(condition: () => boolean, description: string, timeoutMs = 
   }
 }
 
+/** How long a stopped pass is watched for one more start (the test that none comes): six of its 10 ms intervals. */
+const NO_PASS_AFTER_STOP_MS = 60;
+
 async function failuresCounted(registry: Registry, pass: string): Promise<number> {
   const { values } = await registry.getSingleMetric(PASS_FAILURES_METRIC)!.get();
   return values.find((v) => v.labels['pass'] === pass)?.value ?? 0;
@@ -51,7 +54,7 @@ describe('PeriodicPass', () => {
     let done = 0;
     const { pass } = periodic({}, async () => {
       most = Math.max(most, ++running);
-      await new Promise((resolve) => setTimeout(resolve, 15));
+      await new Promise((resolve) => setTimeout(resolve, 15)); // the pass's work
       running--;
       done++;
     });
@@ -112,7 +115,7 @@ describe('PeriodicPass', () => {
     let started = 0;
     const { pass } = periodic({}, async () => {
       started++;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the pass's work
       finished = true;
     });
     pass.start();
@@ -120,7 +123,7 @@ describe('PeriodicPass', () => {
     await pass.stop();
     expect(finished).toBe(true);
     const after = started;
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, NO_PASS_AFTER_STOP_MS));
     expect(started).toBe(after);
   });
 });

@@ -29,22 +29,33 @@ describe('claims of a job with a concurrency limit', () => {
     // The first claim's unit of work stays open until the test lets it commit.
     let commitFirst!: () => void;
     const firstMayCommit = new Promise<void>((resolve) => (commitFirst = resolve));
-    let firstClaimed!: (leases: number) => void;
-    const firstLeases = new Promise<number>((resolve) => (firstClaimed = resolve));
+    let firstClaimed!: (claimed: { leases: number; pid: number }) => void;
+    const firstLeases = new Promise<{ leases: number; pid: number }>((resolve) => (firstClaimed = resolve));
     const first = store.unitOfWork(db.pool, async (uow) => {
       const { leases } = await claimReadyRuns(uow, caller, request(1), DEFAULT_PRIORITY_WEIGHTS);
-      firstClaimed(leases.length);
+      const { rows } = await uow.tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      firstClaimed({ leases: leases.length, pid: rows[0]!.pid });
       await firstMayCommit;
     });
     let second: Promise<unknown[]> | undefined;
     try {
-      expect(await firstLeases).toBe(1);
+      const { leases, pid: firstPid } = await firstLeases;
+      expect(leases).toBe(1);
       // Uncommitted, the first lease is invisible: the second claim sees room for two and locks the next run.
       let secondDone = false;
       second = claim(5)
         .then((c) => c.leases)
         .finally(() => (secondDone = true));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const blockedByFirst = async (): Promise<boolean> =>
+        (
+          await db.pool.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+            [firstPid],
+          )
+        ).rows[0]!.n > 0;
+      await waitFor(async () => secondDone || (await blockedByFirst()), {
+        description: "the second claim to wait for the first's lock (or to end without waiting)",
+      });
       expect(secondDone).toBe(false);
       commitFirst();
       await first;
