@@ -3,6 +3,7 @@ import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
 import { type Queryable, createLogger } from '@chronicle/platform';
 import { streamActivityProjection, type Projection, loadCheckpoint, ProjectionRunner } from '@chronicle/projections';
 import { Client } from 'pg';
+import { Registry } from 'prom-client';
 
 const logger = createLogger('error');
 
@@ -76,6 +77,38 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
       await catchUpUntil(new ProjectionRunner(store, db.pool, streamActivityProjection, logger, { batchSize: 2 }), 3),
     ).toBe(3);
     expect(await activity()).toEqual(expected);
+  });
+
+  it('counts its failed batches in chronicle_pass_failures_total{pass="projector"}, waits longer after each, and goes on', async () => {
+    await writeHistory();
+    const registry = new Registry();
+    let failuresLeft = 2;
+    const failing: Projection = {
+      ...streamActivityProjection,
+      apply: async (db, events) => {
+        if (failuresLeft-- > 0) throw new Error('the read models refused the batch');
+        await streamActivityProjection.apply(db, events);
+      },
+    };
+    const stop = new AbortController();
+    const started = Date.now();
+    const running = new ProjectionRunner(store, db.pool, failing, logger, { retryDelayMs: 50, registry }).run(
+      stop.signal,
+    );
+    try {
+      await waitFor(async () => (await activity()).length === expected.length, {
+        timeoutMs: 10_000,
+        description: 'the read model built once the batches stop failing',
+      });
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect(await activity()).toEqual(expected);
+    const { values } = await registry.getSingleMetric('chronicle_pass_failures_total')!.get();
+    expect(values).toEqual([expect.objectContaining({ labels: { pass: 'projector' }, value: 2 })]);
+    // After two failures in a row it waited 100 ms, then 200 ms: twice the retry delay, then twice that.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
   });
 
   it('rebuilds a projection whose version changed', async () => {

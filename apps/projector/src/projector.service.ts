@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { EventStore } from '@chronicle/event-store';
-import { type JsonLogger, EVENT_STORE, LOGGER, PG_POOL } from '@chronicle/platform';
+import type { Registry } from 'prom-client';
+import { type JsonLogger, EVENT_STORE, LOGGER, METRICS_REGISTRY, PG_POOL } from '@chronicle/platform';
 import { PROJECTIONS, ProjectionRunner } from '@chronicle/projections';
 
 /**
@@ -17,11 +18,14 @@ export class ProjectorService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(LOGGER) private readonly logger: JsonLogger,
+    @Inject(METRICS_REGISTRY) private readonly registry: Registry,
   ) {}
 
   onApplicationBootstrap(): void {
     const logger = this.logger.child('projector');
-    this.running = new ProjectionRunner(this.eventStore, this.pool, PROJECTIONS, logger).run(this.stop.signal);
+    this.running = new ProjectionRunner(this.eventStore, this.pool, PROJECTIONS, logger, {
+      registry: this.registry,
+    }).run(this.stop.signal);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -25,7 +25,7 @@ export { findFreePort } from './free-port';
 export { JsonLogger, createLogger } from './logging/logger';
 export { currentRequestContext, runInRequestContext } from './logging/request-context';
 export { createMetricsRegistry } from './metrics/metrics-registry';
-export { PeriodicPass, type PeriodicPassOptions } from './periodic-pass';
+export { PassFailures, type PassFailuresOptions, PeriodicPass, type PeriodicPassOptions } from './periodic-pass';
 export { projectRoot } from './project-root';
 export { adminTokenId, bearerToken, hashToken, isAdminTokenHash, newToken, newTokenId } from './security/api-tokens';
 export { WakeSignal } from './wake-signal';

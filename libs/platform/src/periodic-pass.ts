@@ -4,19 +4,25 @@ import type { JsonLogger } from './logging/logger';
 /** The failures of every periodic pass of a process, by pass: one series per pass name. */
 export const PASS_FAILURES_METRIC = 'chronicle_pass_failures_total';
 
-export interface PeriodicPassOptions {
-  /** The pass's name in its log lines and in chronicle_pass_failures_total{pass}. */
+/** What PassFailures needs of a piece of periodic work. */
+export interface PassFailuresOptions {
+  /** Its name in chronicle_pass_failures_total{pass} and in its failure line (`pass`). */
   readonly name: string;
-  /** From the end of one pass to the start of the next. */
+  /** From the end of one try to the start of the next after a success; the first step of the backoff. */
   readonly intervalMs: number;
+  /** The longest wait while it fails. Default: 30 times the interval, at most 5 minutes. */
+  readonly maxBackoffMs?: number;
+  /** The failure line's message. Default: "<name> pass failed". */
+  readonly message?: string;
+  readonly logger: JsonLogger;
+  readonly registry: Registry;
+}
+
+export interface PeriodicPassOptions extends Omit<PassFailuresOptions, 'message'> {
   /** Each wait is drawn from intervalMs * [1 - jitter, 1 + jitter], so that the nodes of a fleet drift apart. Default 0. */
   readonly jitter?: number;
   /** The first pass at once (default), or after one interval. */
   readonly runAtStart?: boolean;
-  /** After failures in a row the wait doubles each time, up to this. Default: 30 times the interval, at most 5 minutes. */
-  readonly maxBackoffMs?: number;
-  readonly logger: JsonLogger;
-  readonly registry: Registry;
   /**
    * A failure the pass explains itself (logs and counts in its own terms): true when handled, and the
    * pass then goes on at its interval, without a failure line or backoff. Default: none is.
@@ -25,27 +31,68 @@ export interface PeriodicPassOptions {
 }
 
 /**
+ * The failures in a row of one piece of periodic work (a PeriodicPass, the
+ * projector's following of the log): each one logged and counted in
+ * chronicle_pass_failures_total{pass}, and the wait before the next try,
+ * which doubles with each failure in a row (so a database that is down is not
+ * hammered) and is the interval again after a success.
+ */
+export class PassFailures {
+  private inARow = 0;
+  private readonly counter: Counter<'pass'>;
+
+  constructor(private readonly options: PassFailuresOptions) {
+    this.counter = passFailures(options.registry);
+    // Its series from the start, at 0: a rate over it sees the first failure.
+    this.counter.inc({ pass: options.name }, 0);
+  }
+
+  succeeded(): void {
+    this.inARow = 0;
+  }
+
+  /** Logs and counts `err`, with `context` in its line; the wait before the next try. */
+  failed(err: unknown, context: Readonly<Record<string, unknown>> = {}): number {
+    this.inARow++;
+    this.counter.inc({ pass: this.options.name });
+    const nextTryMs = this.waitMs();
+    this.options.logger.error(this.options.message ?? `${this.options.name} pass failed`, {
+      ...context,
+      pass: this.options.name,
+      failuresInARow: this.inARow,
+      nextTryMs,
+      err,
+    });
+    return nextTryMs;
+  }
+
+  /** The wait before the next try: the interval, or the backoff while failing. */
+  waitMs(): number {
+    const { intervalMs } = this.options;
+    if (this.inARow === 0) return intervalMs;
+    const max = Math.max(this.options.maxBackoffMs ?? Math.min(30 * intervalMs, 5 * 60_000), intervalMs);
+    return Math.min(intervalMs * 2 ** this.inARow, max);
+  }
+}
+
+/**
  * Work repeated at an interval until stop(): one pass at a time (the next is
  * timed from the end of the last, never overlapping), a random spread of the
- * interval, and after a failure a log line, a count in
- * chronicle_pass_failures_total{pass} and a wait that doubles with each
- * failure in a row (so a database that is down is not hammered) and returns to
- * the interval at the first success. stop() waits for the pass under way.
+ * interval, and its failures as PassFailures says: a log line, a count in
+ * chronicle_pass_failures_total{pass}, and a wait that doubles with each
+ * failure in a row. stop() waits for the pass under way.
  */
 export class PeriodicPass {
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> = Promise.resolve();
-  private failuresInARow = 0;
   private stopped = true;
-  private readonly failures: Counter<'pass'>;
+  private readonly failures: PassFailures;
 
   constructor(
     private readonly options: PeriodicPassOptions,
     private readonly work: () => Promise<void>,
   ) {
-    this.failures = passFailures(options.registry);
-    // Its series from the start, at 0: a rate over it sees the first failure.
-    this.failures.inc({ pass: options.name }, 0);
+    this.failures = new PassFailures(options);
   }
 
   start(): void {
@@ -80,31 +127,16 @@ export class PeriodicPass {
   private async passOnce(): Promise<void> {
     try {
       await this.work();
-      this.failuresInARow = 0;
+      this.failures.succeeded();
     } catch (err) {
       if (this.options.handled?.(err) === true) return;
-      this.failuresInARow++;
-      this.failures.inc({ pass: this.options.name });
-      this.options.logger.error(`${this.options.name} pass failed`, {
-        pass: this.options.name,
-        failuresInARow: this.failuresInARow,
-        nextTryMs: this.backoffMs(),
-        err,
-      });
+      this.failures.failed(err);
     }
   }
 
   private nextWaitMs(): number {
     const jitter = this.options.jitter ?? 0;
-    return Math.round(this.backoffMs() * (1 + jitter * (2 * Math.random() - 1)));
-  }
-
-  private backoffMs(): number {
-    const { intervalMs } = this.options;
-    const max = this.options.maxBackoffMs ?? Math.min(30 * intervalMs, 5 * 60_000);
-    return this.failuresInARow === 0
-      ? intervalMs
-      : Math.min(intervalMs * 2 ** this.failuresInARow, Math.max(max, intervalMs));
+    return Math.round(this.failures.waitMs() * (1 + jitter * (2 * Math.random() - 1)));
   }
 }
 

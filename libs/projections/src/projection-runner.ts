@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '@chronicle/event-store';
-import { type Queryable, withTransaction, type JsonLogger } from '@chronicle/platform';
+import { type Queryable, withTransaction, type JsonLogger, PassFailures } from '@chronicle/platform';
+import { Registry } from 'prom-client';
 import {
   type CheckpointMove,
   advanceCheckpoints,
@@ -18,6 +19,11 @@ export interface ProjectionRunnerOptions {
    * machine paused) has its session ended by a waiting one, which takes over. Default 10 s.
    */
   readonly stalledAfterMs?: number;
+  /**
+   * Where the runner's failures are counted (chronicle_pass_failures_total{pass="projector"}): the
+   * process's registry. Default: one of its own, seen by nobody.
+   */
+  readonly registry?: Registry;
 }
 
 /** The active runner's heartbeat on its lock's session, which shows in pg_stat_activity.state_change. */
@@ -49,6 +55,8 @@ export class ProjectionRunner {
   private readonly retryDelayMs: number;
   private readonly lockName: string;
   private readonly stalledAfterMs: number;
+  /** A failed batch: logged, counted, and the wait before the next try doubles while they fail. */
+  private readonly failures: PassFailures;
 
   constructor(
     private readonly eventStore: EventStore,
@@ -62,6 +70,14 @@ export class ProjectionRunner {
     this.retryDelayMs = options.retryDelayMs ?? 1000;
     this.lockName = `projection:${this.projections.map((p) => p.name).join(',')}`;
     this.stalledAfterMs = options.stalledAfterMs ?? 10_000;
+    this.failures = new PassFailures({
+      name: 'projector',
+      intervalMs: this.retryDelayMs,
+      maxBackoffMs: this.stalledAfterMs,
+      message: 'projection batch failed; retrying from the checkpoint',
+      logger: this.logger,
+      registry: options.registry ?? new Registry(),
+    });
   }
 
   /** Until `signal` aborts: hold the projections' lock, then follow the log. */
@@ -93,16 +109,14 @@ export class ProjectionRunner {
           signal: following,
         })) {
           positions = await this.applyBatch(positions, batch);
+          this.failures.succeeded();
         }
         if (lost.signal.aborted)
           throw new Error("the projections' lock was lost with its session", { cause: lost.signal.reason });
       } catch (err) {
         if (signal.aborted) break;
-        this.logger.error('projection batch failed; retrying from the checkpoint', {
-          projections: this.projections.map((p) => p.name),
-          err,
-        });
-        await delay(this.retryDelayMs, signal);
+        const wait = this.failures.failed(err, { projections: this.projections.map((p) => p.name) });
+        await delay(wait, signal);
       } finally {
         clearInterval(heartbeat);
         await this.unlock(lockHolder);
