@@ -38,13 +38,7 @@ const swcEsm = [
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: [
-    '<rootDir>/apps',
-    '<rootDir>/libs',
-    '<rootDir>/e2e',
-    '<rootDir>/test',
-    '<rootDir>/bench',
-  ],
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/e2e', '<rootDir>/test', '<rootDir>/bench'],
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
   transform: { '^.+\\.ts$': swc, '^.+\\.js$': swcEsm },
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`],

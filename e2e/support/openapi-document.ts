@@ -97,7 +97,7 @@ export function documentValidator(document: OpenApiDocument) {
   };
 }
 
-/** The schema with its objects closed: a field it does not name is refused. */
+/** The schema with its objects closed (a field it does not name is refused), in JSON Schema's words. */
 function closed(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(closed);
   if (schema === null || typeof schema !== 'object') return schema;
@@ -112,6 +112,11 @@ function closed(schema: unknown): unknown {
     else result[key] = value;
   }
   if ('properties' in object && !('additionalProperties' in object)) result['additionalProperties'] = false;
+  // OpenAPI 3.0's boolean exclusiveMinimum beside minimum (`more than 0`) is JSON Schema's number.
+  if (object['exclusiveMinimum'] === true) {
+    result['exclusiveMinimum'] = object['minimum'];
+    delete result['minimum'];
+  }
   return result;
 }
 

@@ -1,5 +1,5 @@
-import { Module, ValidationPipe } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import { CommandsModule } from '@chronicle/commands';
 import { type JsonLogger, LOGGER } from '@chronicle/platform';
 import { AuthModule } from './auth/auth.module';
@@ -22,7 +22,9 @@ import { WorkersController } from './workers/workers.controller';
 
 /**
  * The REST /v1 API, the worker protocol, POST /graphql and the dashboard: controllers and resolvers send commands and
- * queries; every error leaves as RFC 9457 problem details (REST) or with their type as its code (GraphQL).
+ * queries; every error leaves as RFC 9457 problem details (REST) or with their type as its code (GraphQL). Request
+ * bodies, query strings and GraphQL's arguments are checked by one validator (http/compiled-body.ts): unknown fields,
+ * wrong types and out-of-range numbers are a 400 validation-error naming the field.
  */
 @Module({
   imports: [CommandsModule, AuthModule, GraphqlApiModule, DashboardModule],
@@ -47,17 +49,6 @@ import { WorkersController } from './workers/workers.controller';
       provide: APP_FILTER,
       inject: [LOGGER],
       useFactory: (logger: JsonLogger) => new ProblemDetailsFilter(logger.child('http')),
-    },
-    // Unknown fields, wrong types and out-of-range numbers are a 400 with field-level detail. The hot
-    // endpoints' bodies are `CompiledBody` parameters (http/compiled-body.ts), custom ones that it skips.
-    {
-      provide: APP_PIPE,
-      useValue: new ValidationPipe({
-        whitelist: true,
-        forbidNonWhitelisted: true,
-        transform: true,
-        forbidUnknownValues: true,
-      }),
     },
   ],
 })

@@ -1,52 +1,47 @@
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { ApiOkResponse, ApiOperation, ApiProperty } from '@nestjs/swagger';
 import { ListAuditEvents, type AuditEvent } from '@chronicle/commands';
 import { requireReader, TEAM_ID_PATTERN, TEAM_ID_RULE, type Caller } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { dateTime, queryString, text, type Accepted } from '../http/body-schema';
+import { CompiledQuery } from '../http/compiled-body';
 import { REST_PAGE } from '../http/page-names';
-import { ListingRefusals, PageQuery } from '../listings/jobs-listing.controller';
+import { ListingRefusals, PAGE_PARAMETERS } from '../listings/jobs-listing.controller';
 
 /** Event types and stream ids are our own names: letters, digits and a few separators. */
 export const LOG_NAME = /^[A-Za-z0-9_.:@+-]{1,300}$/;
 
-class AuditQuery extends PageQuery {
-  @ApiPropertyOptional({ example: 'team:billing', description: "who decided: the events' metadata.actor" })
-  @IsOptional()
-  @IsString()
-  @MaxLength(300)
-  actor?: string;
-
-  @ApiPropertyOptional({ example: 'RunDead' })
-  @IsOptional()
-  @Matches(LOG_NAME, { message: 'type must be an event type such as RunDead' })
-  type?: string;
-
-  @ApiPropertyOptional({
+/** The filters of the audit trail, REST's query parameters and GraphQL's AuditFilterInput alike. */
+export const AUDIT_FILTERS = {
+  actor: {
+    ...text({ maxLength: 300 }),
+    example: 'team:billing',
+    description: "who decided: the events' metadata.actor",
+  },
+  type: { ...text({ pattern: LOG_NAME, rule: 'an event type such as RunDead' }), example: 'RunDead' },
+  stream: {
+    ...text({ pattern: LOG_NAME, rule: 'a stream id such as run-run_8K2 or job-billing.export' }),
     example: 'job-billing.export-invoices',
     description: 'one stream: `run-<id>`, `job-<name>`, `team-<id>`',
-  })
-  @IsOptional()
-  @Matches(LOG_NAME, { message: 'stream must be a stream id such as run-run_8K2 or job-billing.export' })
-  stream?: string;
+  },
+  team: {
+    ...text({ pattern: TEAM_ID_PATTERN, rule: TEAM_ID_RULE }),
+    description: "a team token sees its own team's streams only; the admin any team's, or all",
+  },
+};
 
-  @ApiPropertyOptional({ format: 'date-time', description: 'events recorded at or after this instant' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  since?: string;
-
-  @ApiPropertyOptional({ format: 'date-time', description: 'events recorded strictly before this instant' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  until?: string;
-
-  @ApiPropertyOptional({ description: "a team token sees its own team's streams only; the admin any team's, or all" })
-  @IsOptional()
-  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
-  team?: string;
-}
+const AuditQuery = queryString({
+  ...PAGE_PARAMETERS,
+  actor: AUDIT_FILTERS.actor,
+  type: AUDIT_FILTERS.type,
+  stream: AUDIT_FILTERS.stream,
+  since: { ...dateTime(), description: 'events recorded at or after this instant' },
+  until: { ...dateTime(), description: 'events recorded strictly before this instant' },
+  team: AUDIT_FILTERS.team,
+});
+type AuditQuery = Accepted<typeof AuditQuery>;
 
 export class AuditEventResponse {
   @ApiProperty({ example: 'run-run_8K2' }) streamId!: string;
@@ -81,7 +76,10 @@ export class AuditController {
   })
   @ApiOkResponse({ type: AuditPageResponse })
   @ListingRefusals()
-  async list(@CurrentCaller() caller: Caller, @Query() query: AuditQuery): Promise<AuditPageResponse> {
+  async list(
+    @CurrentCaller() caller: Caller,
+    @CompiledQuery(AuditQuery) query: AuditQuery,
+  ): Promise<AuditPageResponse> {
     const { cursor, limit, since, until, ...filter } = query;
     const page = await this.queries.execute(
       new ListAuditEvents(

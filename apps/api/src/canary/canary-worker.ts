@@ -12,7 +12,7 @@ const WAIT_SECONDS = 20;
 const RETRY_MS = 1000;
 
 /**
- * The built-in canary worker of each API process (reference 9.3): leases the canary runs of every
+ * The built-in canary worker of each API process (docs/operations.md, "Canaries"): leases the canary runs of every
  * shard as a team worker of the reserved team would, through the same claim, and completes each at
  * once with success. The scheduler node owning a shard checks that each minute's run did succeed.
  */

@@ -1,43 +1,39 @@
-import { applyDecorators, Body, Controller, Headers, Post, Res, UseGuards } from '@nestjs/common';
+import { applyDecorators, Controller, Headers, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiProperty } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { IsBoolean, IsISO8601, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { ActOnDeadLetters, type DeadLettersProgress } from '@chronicle/commands';
 import { NAME_PATTERN, NAME_RULE, requireTeam, type Caller } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { boolean, dateTime, object, text, type Accepted } from '../http/body-schema';
+import { CompiledBody } from '../http/compiled-body';
 import { ApiProblems } from '../http/problem-responses';
 import { problemOf } from '../http/problem-details.filter';
 
-class DeadLettersBody {
-  @ApiPropertyOptional({ description: "only this job's dead runs", example: 'billing.export-invoices' })
-  @IsOptional()
-  @Matches(NAME_PATTERN, { message: `job must be ${NAME_RULE}` })
-  job?: string;
-
-  @ApiPropertyOptional({ description: 'their last error contains this text (case-insensitive)', example: 'timeout' })
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(500)
-  error?: string;
-
-  @ApiPropertyOptional({ format: 'date-time', description: 'dead at or after this instant' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  deadAfter?: string;
-
-  @ApiPropertyOptional({ format: 'date-time', description: 'dead before this instant (at most: now)' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  deadBefore?: string;
-
-  @ApiPropertyOptional({ default: false, description: 'count the runs the selection holds, act on none' })
-  @IsOptional()
-  @IsBoolean()
-  dryRun?: boolean;
-}
+/** Which dead runs: each field given narrows the selection. */
+const DeadLettersBody = object(
+  {
+    required: {},
+    optional: {
+      job: {
+        ...text({ pattern: NAME_PATTERN, rule: NAME_RULE }),
+        description: "only this job's dead runs",
+        example: 'billing.export-invoices',
+      },
+      error: {
+        ...text({ minLength: 1, maxLength: 500 }),
+        description: 'their last error contains this text (case-insensitive)',
+        example: 'timeout',
+      },
+      deadAfter: { ...dateTime(), description: 'dead at or after this instant' },
+      deadBefore: { ...dateTime(), description: 'dead before this instant (at most: now)' },
+      dryRun: { ...boolean(), default: false, description: 'count the runs the selection holds, act on none' },
+    },
+  },
+  'DeadLettersBody',
+);
+type DeadLettersBody = Accepted<typeof DeadLettersBody>;
 
 class DeadLettersAnswer {
   @ApiProperty({ enum: ['replay', 'discard'] }) action!: string;
@@ -65,7 +61,7 @@ export class DeadLettersBulkController {
   @BULK_DOCS()
   replay(
     @CurrentCaller() caller: Caller,
-    @Body() body: DeadLettersBody,
+    @CompiledBody(DeadLettersBody) body: DeadLettersBody,
     @Headers('accept') accept: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
@@ -80,7 +76,7 @@ export class DeadLettersBulkController {
   @BULK_DOCS()
   discard(
     @CurrentCaller() caller: Caller,
-    @Body() body: DeadLettersBody,
+    @CompiledBody(DeadLettersBody) body: DeadLettersBody,
     @Headers('accept') accept: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
@@ -101,10 +97,10 @@ export class DeadLettersBulkController {
     const team = requireTeam(caller);
     const dryRun = body.dryRun ?? false;
     const selection = {
-      job: body.job,
-      errorContains: body.error,
-      deadAfter: body.deadAfter === undefined ? undefined : new Date(body.deadAfter),
-      deadBefore: body.deadBefore === undefined ? undefined : new Date(body.deadBefore),
+      job: body.job ?? undefined,
+      errorContains: body.error ?? undefined,
+      deadAfter: body.deadAfter == null ? undefined : new Date(body.deadAfter),
+      deadBefore: body.deadBefore == null ? undefined : new Date(body.deadBefore),
     };
     const answer = (progress: DeadLettersProgress): DeadLettersAnswer => ({ action, dryRun, ...progress });
     if (!(accept ?? '').includes(NDJSON)) {
@@ -136,7 +132,6 @@ export class DeadLettersBulkController {
 
 function BULK_DOCS(): MethodDecorator {
   return applyDecorators(
-    ApiBody({ type: DeadLettersBody }),
     ApiHeader({
       name: 'Accept',
       required: false,

@@ -1,8 +1,6 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiOperation, ApiParam, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ApiOperation, ApiParam } from '@nestjs/swagger';
 import { GetDeadLetter, ListDeadLetters, type AttemptView } from '@chronicle/commands';
 import {
   NAME_PATTERN,
@@ -16,6 +14,8 @@ import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
+import { integer, queryString, text, type Accepted } from '../http/body-schema';
+import { CompiledQuery } from '../http/compiled-body';
 import { REST_PAGE } from '../http/page-names';
 import { ApiProblems } from '../http/problem-responses';
 import { Run } from '../runs/run-answers';
@@ -23,27 +23,12 @@ import { deadLetterCommand } from '../runs/run-requests';
 import { runView, type RunView } from '../runs/run-view';
 import { DeadRunDetail, DeadRunPage } from './dlq-answers';
 
-class DlqQuery {
-  @ApiPropertyOptional({ description: "only this job's dead runs", pattern: NAME_PATTERN.source })
-  @IsOptional()
-  @IsString()
-  @Matches(NAME_PATTERN, { message: 'job must be a job name' })
-  job?: string;
-
-  @ApiPropertyOptional({ description: 'the nextCursor of the previous page', maxLength: 500 })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
-  cursor?: string;
-
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(500)
-  limit?: number;
-}
+const DlqQuery = queryString({
+  job: { ...text({ pattern: NAME_PATTERN, rule: 'a job name' }), description: "only this job's dead runs" },
+  cursor: { ...text({ maxLength: 500 }), description: 'the nextCursor of the previous page' },
+  limit: { ...integer(1, 500), default: 50 },
+});
+type DlqQuery = Accepted<typeof DlqQuery>;
 
 interface DeadRunView {
   readonly runId: string;
@@ -56,7 +41,7 @@ interface DeadRunView {
 
 const RUN_ID = ApiParam({ name: 'id', description: 'the run id', example: 'run_8K2' });
 
-/** The dead-letter queue: inspect, replay, discard (reference FR-06), each decision an event with its actor. */
+/** The dead-letter queue: inspect, replay, discard (docs/api.md, "REST calls"), each decision an event with its actor. */
 @Controller('v1/dlq')
 @UseGuards(AuthGuard)
 @ApiProblems('forbidden') // team tokens only
@@ -73,7 +58,7 @@ export class DlqController {
   @ApiProblems('validation-error')
   async list(
     @CurrentCaller() caller: Caller,
-    @Query() query: DlqQuery,
+    @CompiledQuery(DlqQuery) query: DlqQuery,
   ): Promise<{ items: DeadRunView[]; nextCursor: string | null }> {
     const page = await this.queries.execute(
       new ListDeadLetters(requireReader(caller), query.job, {

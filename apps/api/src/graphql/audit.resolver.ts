@@ -1,13 +1,11 @@
 import { QueryBus } from '@nestjs/cqrs';
 import { Args, ArgsType, Field, InputType, Int, ObjectType, Query, Resolver } from '@nestjs/graphql';
-import { Type } from 'class-transformer';
-import { IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { ListAuditEvents } from '@chronicle/commands';
 import { requireReader, type Caller } from '@chronicle/domain';
-import { auditEventView, LOG_NAME } from '../audit/audit.controller';
+import { AUDIT_FILTERS, auditEventView } from '../audit/audit.controller';
 import { GRAPHQL_PAGE } from '../http/page-names';
 import { ConnectionOf, connectionOf, givenFields, type Connection } from './connection.types';
-import { TeamFilter } from './filter-fields';
+import { argumentsCheck, argumentsOf, TeamFilter } from './filter-fields';
 import { GqlCaller } from './graphql-context';
 import { PageArgs } from './run.types';
 import { DateTimeScalar, JsonScalar } from './scalars';
@@ -34,27 +32,18 @@ export class AuditEventConnection extends ConnectionOf(AuditEventNode, 'AuditEve
 @InputType({ description: 'Each field given narrows the events listed (as GET /v1/audit).' })
 export class AuditFilterInput {
   @Field({ nullable: true })
-  @IsOptional()
-  @IsString()
-  @MaxLength(300)
   actor?: string;
 
   @Field({ nullable: true })
-  @IsOptional()
-  @Matches(LOG_NAME, { message: 'type must be an event type such as RunDead' })
   type?: string;
 
   @Field({ nullable: true, description: 'run-<id>, job-<name>, team-<id>' })
-  @IsOptional()
-  @Matches(LOG_NAME, { message: 'stream must be a stream id such as run-run_8K2 or job-billing.export' })
   stream?: string;
 
   @Field(() => DateTimeScalar, { nullable: true, description: 'recorded at or after' })
-  @IsOptional()
   since?: Date;
 
   @Field(() => DateTimeScalar, { nullable: true, description: 'recorded before' })
-  @IsOptional()
   until?: Date;
 
   @TeamFilter()
@@ -64,11 +53,11 @@ export class AuditFilterInput {
 @ArgsType()
 class AuditEventsArgs extends PageArgs {
   @Field(() => AuditFilterInput, { nullable: true })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => AuditFilterInput)
   filter?: AuditFilterInput;
 }
+
+/** REST's rules for its query parameters (GET /v1/audit). */
+const checkAuditEventsArgs = argumentsCheck({ filter: argumentsOf(AUDIT_FILTERS) });
 
 /** The audit trail, as REST's GET /v1/audit: the same query, so the same answers. */
 @Resolver()
@@ -79,6 +68,7 @@ export class AuditResolver {
     description: "The log's events with their actors, newest first (a team: its own streams'; the admin: all).",
   })
   async auditEvents(@GqlCaller() caller: Caller, @Args() args: AuditEventsArgs): Promise<Connection<AuditEventNode>> {
+    checkAuditEventsArgs(args);
     const page = await this.queries.execute(
       new ListAuditEvents(requireReader(caller), givenFields(args.filter), {
         after: args.after,

@@ -4,14 +4,18 @@ import { Args, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nes
 import { GetJob, ListJobs } from '@chronicle/commands';
 import { parseName, requireReader, type Caller, type RunState } from '@chronicle/domain';
 import { CLOCK, type Clock } from '@chronicle/platform';
+import { compileBody } from '../http/compiled-body';
 import { GRAPHQL_PAGE } from '../http/page-names';
 import { JobBody } from '../jobs/job-dto';
 import { defineJobCommand, jobFireTimes, setJobPausedCommand } from '../jobs/job-requests';
 import { connectionOf, given, type Connection } from './connection.types';
 import { GqlCaller, GqlLoaders, type RequestLoaders } from './graphql-context';
-import { JobConnection, JobNode, JobsArgs, jobNode } from './job.types';
+import { checkJobsArgs, JobConnection, JobNode, JobsArgs, jobNode } from './job.types';
 import { RunConnection, RunNode, RunStateEnum, runNode } from './run.types';
 import { DateTimeScalar, JsonScalar } from './scalars';
+
+/** The same check of a definition as PUT /v1/jobs/{name}'s body; a refusal names its fields as REST's does. */
+const checkDefinition = compileBody(JobBody, 'definition');
 
 /** Jobs: the same queries and commands as REST's /v1/jobs, so the same answers, events and actors. */
 @Resolver(() => JobNode)
@@ -29,6 +33,7 @@ export class JobResolver {
 
   @Query(() => JobConnection, { description: "The team's jobs (the admin: every team's), by name." })
   async jobs(@GqlCaller() caller: Caller, @Args() args: JobsArgs): Promise<Connection<JobNode>> {
+    checkJobsArgs(args);
     const page = await this.queries.execute(
       new ListJobs(
         requireReader(caller),
@@ -64,9 +69,10 @@ export class JobResolver {
   async defineJob(
     @GqlCaller() caller: Caller,
     @Args('name') name: string,
-    @Args('definition', { type: () => JsonScalar }) definition: JobBody,
+    @Args('definition', { type: () => JsonScalar }) definition: unknown,
   ): Promise<JobNode> {
-    const { job } = await this.commands.execute(defineJobCommand(caller, name, definition, this.clock.now()));
+    const body = checkDefinition(definition);
+    const { job } = await this.commands.execute(defineJobCommand(caller, name, body, this.clock.now()));
     return jobNode(job);
   }
 

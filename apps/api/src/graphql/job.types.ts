@@ -1,10 +1,8 @@
 import { ArgsType, Field, InputType, Int, ObjectType } from '@nestjs/graphql';
-import { Type } from 'class-transformer';
-import { IsOptional, ValidateNested } from 'class-validator';
 import type { DefinedJob } from '@chronicle/domain';
 import { jobView } from '../jobs/job-view';
 import { ConnectionOf } from './connection.types';
-import { NameFilter, TeamFilter } from './filter-fields';
+import { argumentsCheck, NAME_FILTER, NameFilter, TEAM_FILTER, TeamFilter } from './filter-fields';
 import { PageArgs } from './run.types';
 import { JsonScalar } from './scalars';
 
@@ -43,40 +41,38 @@ export class JobConnection extends ConnectionOf(JobNode, 'Job') {}
 
 @ArgsType()
 export class JobsArgs extends PageArgs {
-  @NameFilter('queue')
+  @NameFilter()
   queue?: string;
 
   @TeamFilter()
   team?: string;
 }
 
-@InputType({ description: 'What happens at a DST change (reference 7.2).' })
+export const checkJobsArgs = argumentsCheck({ queue: NAME_FILTER, team: TEAM_FILTER });
+
+/* A schedule's fields are the domain's to check, as REST's are (invalid-schedule): GraphQL's types only. */
+
+@InputType({ description: 'What happens at a DST change: a wall time that does not exist, or that happens twice.' })
 export class DstPolicyInput {
   @Field({ nullable: true, description: 'shift (default) or skip' })
-  @IsOptional()
   gap?: string;
 
   @Field({ nullable: true, description: 'first (default), last or both' })
-  @IsOptional()
   overlap?: string;
 }
 
 @InputType({ description: "The fields of a job's schedule: one of cron or rrule, and the policies." })
 export class ScheduleInput {
-  @Field({ nullable: true }) @IsOptional() cron?: string;
-  @Field({ nullable: true }) @IsOptional() rrule?: string;
-  @Field({ nullable: true, description: 'An IANA zone, like Europe/Berlin' }) @IsOptional() timeZone?: string;
-  @Field(() => Int, { nullable: true }) @IsOptional() jitterSeconds?: number;
-  @Field({ nullable: true, description: 'run_once (default), run_all or skip' }) @IsOptional() missedRunPolicy?: string;
+  @Field({ nullable: true }) cron?: string;
+  @Field({ nullable: true }) rrule?: string;
+  @Field({ nullable: true, description: 'An IANA zone, like Europe/Berlin' }) timeZone?: string;
+  @Field(() => Int, { nullable: true }) jitterSeconds?: number;
+  @Field({ nullable: true, description: 'run_once (default), run_all or skip' }) missedRunPolicy?: string;
 
   @Field(() => DstPolicyInput, { nullable: true })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => DstPolicyInput)
   dstPolicy?: DstPolicyInput;
 
   @Field({ nullable: true, description: 'buffer_one (default), buffer_all, skip, cancel_other or allow_all' })
-  @IsOptional()
   overlapPolicy?: string;
 }
 

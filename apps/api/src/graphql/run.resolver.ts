@@ -10,7 +10,18 @@ import { EnqueueBody } from '../runs/run-dto';
 import { cancelRunCommand, deadLetterCommand, enqueueOneRun } from '../runs/run-requests';
 import { connectionOf, given, givenFields, type Connection } from './connection.types';
 import { GqlCaller, GqlLoaders, type RequestLoaders } from './graphql-context';
-import { Attempt, DeadLettersArgs, RunConnection, RunEvent, RunNode, RunsArgs, runEvent, runNode } from './run.types';
+import {
+  Attempt,
+  checkDeadLettersArgs,
+  checkRunsArgs,
+  DeadLettersArgs,
+  RunConnection,
+  RunEvent,
+  RunNode,
+  RunsArgs,
+  runEvent,
+  runNode,
+} from './run.types';
 import { DateTimeScalar, JsonScalar } from './scalars';
 
 /** The same check of an enqueue's fields as POST /v1/jobs/{name}/runs's body. */
@@ -35,6 +46,7 @@ export class RunResolver {
 
   @Query(() => RunConnection, { description: "The team's runs (the admin: every team's), newest due first." })
   async runs(@GqlCaller() caller: Caller, @Args() args: RunsArgs): Promise<Connection<RunNode>> {
+    checkRunsArgs(args);
     const page = await this.queries.execute(
       new ListRuns(requireReader(caller), givenFields(args.filter), {
         after: args.after,
@@ -48,6 +60,7 @@ export class RunResolver {
 
   @Query(() => RunConnection, { description: 'The dead-letter queue, newest first (as GET /v1/dlq).' })
   async deadLetters(@GqlCaller() caller: Caller, @Args() args: DeadLettersArgs): Promise<Connection<RunNode>> {
+    checkDeadLettersArgs(args);
     const page = await this.queries.execute(
       new ListDeadLetters(requireReader(caller), given(args.job), {
         after: args.after,

@@ -1,17 +1,15 @@
 import { ArgsType, Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
-import { Type } from 'class-transformer';
-import { IsIn, IsOptional, ValidateNested } from 'class-validator';
 import { RUN_STATES, visibleState, type PresentRun, type RunState } from '@chronicle/domain';
 import type { RecordedEvent } from '@chronicle/event-store';
 import { ConnectionOf } from './connection.types';
-import { NameFilter, TeamFilter } from './filter-fields';
+import { argumentsCheck, argumentsOf, NAME_FILTER, NameFilter, TEAM_FILTER, TeamFilter } from './filter-fields';
 import { DateTimeScalar, JsonScalar } from './scalars';
 
-/** The run states of reference 7.3, the names REST uses, as GraphQL's enum values. */
+/** The run states (libs/domain/src/run/run-states.ts), the names REST uses, as GraphQL's enum values. */
 export const RunStateEnum = Object.fromEntries(RUN_STATES.map((state) => [state, state])) as Record<RunState, RunState>;
 registerEnumType(RunStateEnum, {
   name: 'RunState',
-  description: 'The states of reference 7.3; ready is a scheduled or retry_wait run whose time has come.',
+  description: 'The states of a run; ready is a scheduled or retry_wait run whose time has come.',
 });
 
 @ObjectType({ description: "An event of a run's stream, as the log holds it." })
@@ -100,54 +98,52 @@ export class RunConnection extends ConnectionOf(RunNode, 'Run') {}
 
 @InputType({ description: 'Each field given narrows the runs listed (as GET /v1/runs).' })
 export class RunFilter {
-  @NameFilter('job')
+  @NameFilter()
   job?: string;
 
-  @NameFilter('queue')
+  @NameFilter()
   queue?: string;
 
   @TeamFilter()
   team?: string;
 
   @Field(() => RunStateEnum, { nullable: true })
-  @IsOptional()
-  @IsIn(RUN_STATES)
   state?: RunState;
 
   @Field(() => DateTimeScalar, { nullable: true, description: 'Runs due at or after this instant.' })
-  @IsOptional()
   dueAfter?: Date;
 
   @Field(() => DateTimeScalar, { nullable: true, description: 'Runs due strictly before this instant.' })
-  @IsOptional()
   dueBefore?: Date;
 }
 
+/** The page's size and cursor: the listing's query checks them (`first must be a whole number from 1 to 500`). */
 @ArgsType()
 export class PageArgs {
   @Field(() => Int, { nullable: true, description: 'At most 500; 50 unless given.' })
-  @IsOptional()
   first?: number;
 
   @Field(() => String, { nullable: true, description: 'The endCursor of the previous page.' })
-  @IsOptional()
   after?: string;
 }
 
 @ArgsType()
 export class RunsArgs extends PageArgs {
   @Field(() => RunFilter, { nullable: true })
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => RunFilter)
   filter?: RunFilter;
 }
 
+export const checkRunsArgs = argumentsCheck({
+  filter: argumentsOf({ job: NAME_FILTER, queue: NAME_FILTER, team: TEAM_FILTER }),
+});
+
 @ArgsType()
 export class DeadLettersArgs extends PageArgs {
-  @NameFilter('job')
+  @NameFilter()
   job?: string;
 }
+
+export const checkDeadLettersArgs = argumentsCheck({ job: NAME_FILTER });
 
 @ObjectType('QueueStats', { description: 'The runs of one queue and priority that are waiting, running or dead.' })
 export class QueueStatsNode {

@@ -3,7 +3,7 @@ import { isInstant } from '../http/instants';
 
 /**
  * An instant: ISO 8601 out (UTC, `2026-03-15T01:00:00.000Z`), and in by the rule REST's bodies use
- * (class-validator's strict ISO 8601), as a Date.
+ * (strict ISO 8601, http/instants.ts), as a Date.
  */
 export const DateTimeScalar = new GraphQLScalarType<Date, string>({
   name: 'DateTime',

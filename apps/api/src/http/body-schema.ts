@@ -1,8 +1,9 @@
 /*
- * Request bodies as JSON Schema, written once: `CompiledBody` compiles each into a validator and serves it
- * in the OpenAPI document, and `Accepted<typeof S>` is the TypeScript type of what it lets through. The
- * schemas are OpenAPI 3.0's dialect of JSON Schema (`nullable`), which ajv reads as it is. The answers'
- * schemas (http/answers.ts) are built from the same pieces, with `shape` for their objects.
+ * Request bodies and query strings as JSON Schema, written once: `CompiledBody` and `CompiledQuery`
+ * (compiled-body.ts) compile each into a validator and serve it in the OpenAPI document, and
+ * `Accepted<typeof S>` is the TypeScript type of what it lets through. The schemas are OpenAPI 3.0's
+ * dialect of JSON Schema (`nullable`, a boolean `exclusiveMinimum`), which compiled-body.ts gives ajv. The
+ * answers' schemas (http/answers.ts) are built from the same pieces, with `shape` for their objects.
  */
 
 declare const ACCEPTS: unique symbol;
@@ -20,24 +21,35 @@ type ObjectOf<R extends Fields, O extends Fields> = { -readonly [K in keyof R]: 
   -readonly [K in keyof O]?: Accepted<O[K]> | null;
 };
 
+/**
+ * What a pattern stands for (`a run id`), kept beside the schema for the refusal to say ("must be a run
+ * id") however the field is described: a symbol, which the document (JSON) leaves out.
+ */
+export const RULE: unique symbol = Symbol('rule');
+
 /** Whole numbers from minimum to maximum (inclusive). */
 export function integer(minimum: number, maximum?: number): Schema<number> {
   return { type: 'integer', minimum, ...(maximum === undefined ? {} : { maximum }) };
 }
 
+/** Numbers more than `above` (OpenAPI 3.0's boolean exclusiveMinimum), up to maximum (inclusive). */
+export function numberAbove(above: number, maximum: number): Schema<number> {
+  return { type: 'number', minimum: above, exclusiveMinimum: true, maximum };
+}
+
 /**
  * A string. A pattern comes with the rule it stands for (`a run id`): the refusal says that the value
- * "must be <rule>", and the document shows it as the description.
+ * "must be <rule>", and the document shows it as the description unless the field is described otherwise.
  */
 export function text(
-  rules: { maxLength?: number; pattern?: RegExp; rule?: string; format?: string } = {},
+  rules: { minLength?: number; maxLength?: number; pattern?: RegExp; rule?: string; format?: string } = {},
 ): Schema<string> {
   const { pattern, rule, ...rest } = rules;
   return {
     type: 'string',
     ...rest,
     ...(pattern === undefined ? {} : { pattern: pattern.source }),
-    ...(rule === undefined ? {} : { description: rule }),
+    ...(rule === undefined ? {} : { description: rule, [RULE]: rule }),
   };
 }
 
@@ -53,6 +65,11 @@ export function oneOf<const V extends string>(values: readonly V[]): Schema<V> {
 /** Any JSON value, null included: a payload the scheduler carries without looking at it. */
 export function anyValue(): Schema<unknown> {
   return {};
+}
+
+/** An object, whatever its fields: another check holds them to its rules. */
+export function anyObject(): Schema<Record<string, unknown>> {
+  return { type: 'object' };
 }
 
 export function array<T>(items: Schema<T>, size: { minItems?: number; maxItems: number }): Schema<T[]> {
@@ -85,6 +102,22 @@ export function nullable<T>(schema: Schema<T>): Schema<T | null> {
   if (!('type' in schema)) return schema;
   const values = schema['enum'];
   return { ...schema, nullable: true, ...(Array.isArray(values) ? { enum: [...values, null] } : {}) };
+}
+
+/**
+ * A query string's parameters, each optional, any other refused. Each is a string as sent, but for a
+ * number (`integer`, `numberAbove`), which is checked as the number its text reads (`Number(text)`).
+ */
+export function queryString<O extends Fields>(
+  fields: O,
+  title?: string,
+): Schema<{ -readonly [K in keyof O]?: Accepted<O[K]> }> {
+  return {
+    ...(title === undefined ? {} : { title }),
+    type: 'object',
+    properties: fields,
+    additionalProperties: false,
+  };
 }
 
 /**

@@ -1,9 +1,11 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import type { JsonLogger } from '@chronicle/platform';
+import { JobBody } from '../jobs/job-dto';
 import { BatchEnqueueBody, EnqueueBody } from '../runs/run-dto';
 import { CompleteManyBody, LeaseBody } from '../workers/worker-dto';
 import { WorkersController } from '../workers/workers.controller';
-import { compileBody, compiledBodySchemas } from './compiled-body';
+import { dateTime, integer, numberAbove, object, queryString, text } from './body-schema';
+import { compileBody, compiledBodySchemas, compileQuery } from './compiled-body';
 import { ProblemDetailsFilter } from './problem-details.filter';
 
 const checkLease = compileBody(LeaseBody);
@@ -149,5 +151,72 @@ describe('CompiledBody', () => {
     expect(WorkersController).toBeDefined(); // loaded: its decorators have registered its bodies
     expect(compiledBodySchemas().get('LeaseBody')).toBe(LeaseBody);
     expect(compiledBodySchemas().get('CompleteManyBody')).toBe(CompleteManyBody);
+  });
+});
+
+describe('the compiled check of other bodies and of query strings', () => {
+  const checkJob = compileBody(JobBody);
+
+  it("says a pattern's rule however the field is described, and leaves a documented-only shape to its own check", () => {
+    expect(refusal(checkJob, { queue: 'a/b' })).toBe(
+      'queue must be a name of 1-200 characters: letters, digits, . _ -, starting with a letter or digit',
+    );
+    expect(refusal(checkJob, { queue: 'q', secretsAllowed: ['$.a', 'fixture'] })).toBe(
+      'secretsAllowed.1 must be a path such as $.sftp.hostKey or $.hosts[0]',
+    );
+    expect(refusal(checkJob, { queue: 'q', retry: { maxAttempts: 0, baseSeconds: 1, maxSeconds: 1 } })).toBe(
+      'retry.maxAttempts must not be less than 1',
+    );
+    expect(refusal(checkJob, { queue: 'q', schedule: 'daily' })).toBe('schedule must be an object');
+    // The schedule's fields are the domain's to check (invalid-schedule), the payload any value.
+    const job = { queue: 'q', schedule: { cron: 'nonsense', colour: 'red' }, payload: [1, null] };
+    expect(checkJob(job)).toBe(job);
+    expect(checkJob({ queue: 'q', retry: null, secretsAllowed: null, schedule: null })).toBeTruthy();
+  });
+
+  it('names the value itself as told, and says more and fewer than in words', () => {
+    expect(refusal(compileBody(JobBody, 'definition'), 'x')).toBe('definition must be an object');
+    const quotas = compileBody(object({ required: {}, optional: { rate: numberAbove(0, 10) } }, 'Quotas'));
+    expect(refusal(quotas, { rate: 0 })).toBe('rate must be a positive number');
+    expect(refusal(quotas, { rate: '5' })).toBe('rate must be a number');
+    expect(refusal(quotas, { rate: 10.5 })).toBe('rate must not be greater than 10');
+    expect(quotas({ rate: Number.MIN_VALUE })).toEqual({ rate: Number.MIN_VALUE });
+    const named = compileBody(object({ required: { name: text({ minLength: 1, maxLength: 3 }) } }, 'Named'));
+    expect(refusal(named, { name: '' })).toBe('name must be longer than or equal to 1 characters');
+  });
+
+  it('holds an instant to the strict ISO 8601 rule, however the document names its format', () => {
+    const range = compileBody(object({ required: { from: dateTime() } }, 'Range'));
+    for (const from of ['2026-03-15T01:00:00Z', '2026-03-15T01:00:00.123+01:00', '2024-02-29'])
+      expect(range({ from })).toEqual({ from });
+    for (const from of ['2026-03-15 01:00:00Z', '2026-02-30', 'yesterday', ''])
+      expect(refusal(range, { from })).toBe('from must be a valid ISO 8601 date string');
+  });
+
+  const checkQuery = compileQuery(
+    queryString({ cursor: text({ maxLength: 5 }), limit: integer(1, 500), since: dateTime() }),
+  );
+
+  it("reads a query string's numbers from their text, and takes its other parameters as sent", () => {
+    const parsed = Object.assign(Object.create(null) as object, { cursor: 'abc', limit: '20' });
+    expect(checkQuery(parsed)).toEqual({ cursor: 'abc', limit: 20 });
+    expect(checkQuery({})).toEqual({});
+  });
+
+  it.each([
+    [{ limit: '501' }, 'limit must not be greater than 500'],
+    [{ limit: '0' }, 'limit must not be less than 1'],
+    [{ limit: '' }, 'limit must not be less than 1'],
+    [{ limit: 'abc' }, 'limit must be an integer number'],
+    [{ limit: '1.5' }, 'limit must be an integer number'],
+    [{ limit: ['1', '2'] }, 'limit must be an integer number'],
+    [{ cursor: ['a', 'b'] }, 'cursor must be a string'],
+    [{ cursor: 'abcdef' }, 'cursor must be shorter than or equal to 5 characters'],
+    [{ since: 'yesterday' }, 'since must be a valid ISO 8601 date string'],
+    [{ color: 'blue' }, 'property color should not exist'],
+    [{ ['__proto__']: 'x' }, 'property __proto__ should not exist'],
+  ])('refuses the query %p as a 400 naming the parameter', (parameters, detail) => {
+    const parsed = Object.assign(Object.create(null) as object, parameters);
+    expect(refusal(checkQuery, parsed)).toBe(detail);
   });
 });

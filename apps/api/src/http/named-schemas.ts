@@ -2,7 +2,7 @@ import type { Schema } from './body-schema';
 
 /*
  * The OpenAPI document's named schemas written as JSON Schema (built like the request bodies',
- * body-schema.ts): the answers, the problem details and the parts of bodies that class DTOs cannot say.
+ * body-schema.ts): the answers, the problem details, and parts of requests that another check holds them to.
  * Each is a component of the document, referred to by `$ref`, so a generated client gets a named type
  * for it. The compiled bodies have their own (compiled-body.ts). Documentation only: nothing here runs
  * per request.
@@ -24,7 +24,12 @@ export function ref<T>(schema: Schema<T>): Schema<T> {
   return { $ref: `#/components/schemas/${title}` };
 }
 
-/** The path of a named schema in the document, for class DTOs' `allOf: [{ $ref }]`. */
-export function schemaPath(schema: Schema<unknown>): string {
-  return ref(schema)['$ref'] as string;
+/**
+ * A field of a request that its compiled check holds to `checked` (an object, say), documented as the
+ * named schema `documented` says (`allOf: [{ $ref }]`): a value that another check holds to that shape,
+ * with its own refusal (a schedule, which the domain refuses as invalid-schedule), or any value named for
+ * the document (Payload). The compiled check leaves the reference out (compiled-body.ts).
+ */
+export function documentedAs<T>(checked: Schema<T>, documented: Schema<unknown>, description?: string): Schema<T> {
+  return { ...checked, allOf: [ref(documented)], ...(description === undefined ? {} : { description }) };
 }

@@ -4,7 +4,7 @@ import { ref } from '../http/named-schemas';
 import { AS_OF_FIELDS, Payload } from '../runs/run-answers';
 import { JobSchedule } from './schedule-schemas';
 
-/* What the API answers about jobs, for the OpenAPI document, and the reference's example job (4.2). */
+/* What the API answers about jobs, for the OpenAPI document, and the nightly export, its example job. */
 
 export const RetryPolicy = shape(
   {
@@ -84,7 +84,7 @@ export const JobVersions = shape(
 /** A schedule's or job's next fire times, as UTC instants. */
 export const FireTimes = shape({ required: { fireTimes: list(dateTime()) } }, 'FireTimes');
 
-/** Reference 4.2's nightly export, as the body of PUT /v1/jobs/billing.export-invoices (the name is the path's). */
+/** The nightly export, as the body of PUT /v1/jobs/billing.export-invoices (the name is the path's). */
 export const NIGHTLY_EXPORT = {
   schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0, missedRunPolicy: 'run_once' },
   queue: 'billing',

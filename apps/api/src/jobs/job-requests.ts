@@ -25,9 +25,20 @@ export function defineJobCommand(caller: Caller, rawName: string, body: JobBody,
   requireQueue(team, body.queue);
   assertPayloadSize(body.payload);
   assertNoSecrets(body.payload, body.secretsAllowed ?? []);
-  const schedule =
-    body.schedule === undefined ? undefined : { ...body.schedule, ...acceptSchedule(body.schedule, now) };
-  return new DefineJob(team, jobDefinition(name, team.team, { ...body, schedule }));
+  // A schedule given, null too, is the domain's to accept (its refusal: invalid-schedule).
+  const { schedule, ...fields } = body;
+  const accepted = schedule === undefined ? undefined : { ...schedule, ...acceptSchedule(schedule, now) };
+  return new DefineJob(
+    team,
+    jobDefinition(name, team.team, { ...withoutNulls(fields), queue: body.queue, schedule: accepted }),
+  );
+}
+
+/** The fields given a value: null in an optional field means not given (the default), as undefined does. */
+function withoutNulls<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null)) as {
+    [K in keyof T]?: Exclude<T[K], null>;
+  };
 }
 
 /** :pause and :resume, pauseJob and resumeJob. */

@@ -1,7 +1,6 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBody, ApiOperation, ApiParam, ApiProperty, ApiQuery } from '@nestjs/swagger';
-import { IsISO8601, IsOptional } from 'class-validator';
+import { ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { backfillRequests, EnqueueRuns, GetJob, GetJobVersions } from '@chronicle/commands';
 import { DomainError, parseName, requireReader, requireTeam, type Caller } from '@chronicle/domain';
@@ -9,6 +8,8 @@ import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
+import { dateTime, object, type Accepted } from '../http/body-schema';
+import { CompiledBody } from '../http/compiled-body';
 import { AS_OF, asOfFields, optionalInstant, type AsOfFields } from '../http/instants';
 import { ApiProblems } from '../http/problem-responses';
 import { EnqueuedRuns } from '../runs/run-answers';
@@ -18,19 +19,17 @@ import { JobBody } from './job-dto';
 import { defineJobCommand, jobFireTimes, setJobPausedCommand } from './job-requests';
 import { jobView, type JobView } from './job-view';
 
-/** The body of :backfill; pause and resume take none. */
-class BackfillBody {
-  // Both are needed; their absence is refused with one message (a backfill needs from and to).
-  @ApiProperty({ format: 'date-time', description: 'the first fire time to backfill (inclusive)' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  from?: string;
-
-  @ApiProperty({ format: 'date-time', description: 'the last (inclusive), not in the future' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  to?: string;
-}
+/** The body of :backfill; pause and resume take none. Both instants are needed. */
+const BackfillBody = object(
+  {
+    required: {
+      from: { ...dateTime(), description: 'the first fire time to backfill (inclusive)' },
+      to: { ...dateTime(), description: 'the last (inclusive), not in the future' },
+    },
+  },
+  'BackfillBody',
+);
+type BackfillBody = Accepted<typeof BackfillBody>;
 
 const JOB_NAME = ApiParam({ name: 'name', description: 'the job name', example: 'billing.export-invoices' });
 
@@ -48,17 +47,16 @@ export class JobsController {
   @Put(':name')
   @ApiOperation({ operationId: 'defineJob', summary: 'Create or update a job definition (team)' })
   @JOB_NAME
-  @ApiBody({
-    type: JobBody,
-    examples: { 'nightly-export': { summary: 'reference 4.2: a nightly export', value: NIGHTLY_EXPORT } },
-  })
   @ApiAnswer(201, Job, { description: 'created, version 1', example: NIGHTLY_EXPORT_JOB })
   @ApiAnswer(200, Job, { description: 'updated (a new version), or the same definition again (no new version)' })
   @ApiProblems('invalid-schedule', 'not-found', 'conflict', 'payload-too-large')
   async put(
     @CurrentCaller() caller: Caller,
     @Param('name') rawName: string,
-    @Body() body: JobBody,
+    @CompiledBody(JobBody, {
+      examples: { 'nightly-export': { summary: 'a nightly export', value: NIGHTLY_EXPORT } },
+    })
+    body: JobBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<JobView> {
     const { job, created } = await this.commands.execute(defineJobCommand(caller, rawName, body, this.clock.now()));
@@ -118,7 +116,7 @@ export class JobsController {
     return { fireTimes: jobFireTimes(job, count, this.clock.now()) };
   }
 
-  /** POST /v1/jobs/{name}:pause (the colon is literal, reference 4.1's custom method), and :resume. */
+  /** POST /v1/jobs/{name}:pause (the colon is literal: a custom method, as Google's API design guide names them), and :resume. */
   @Post(':name\\:pause')
   @HttpCode(200)
   @ApiOperation({
@@ -155,12 +153,10 @@ export class JobsController {
   async backfill(
     @CurrentCaller() caller: Caller,
     @Param('name') rawName: string,
-    @Body() body: BackfillBody,
+    @CompiledBody(BackfillBody) body: BackfillBody,
   ): Promise<{ runs: Array<RunView & { created: boolean }> }> {
     const team = requireTeam(caller);
     const name = parseName(rawName, 'job name');
-    if (body.from === undefined || body.to === undefined)
-      throw new DomainError('validation-error', 'a backfill needs from and to');
     const job = await this.queries.execute(new GetJob(team, name));
     if (job.definition.schedule === null) throw new DomainError('validation-error', `job ${name} has no schedule`);
     const now = this.clock.now();

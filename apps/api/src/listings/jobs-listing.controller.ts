@@ -1,8 +1,6 @@
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiOkResponse, ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { ListJobs } from '@chronicle/commands';
 import {
   MAX_PAGE_SIZE,
@@ -14,47 +12,36 @@ import {
   type Caller,
 } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
+import { integer, queryString, text, type Accepted } from '../http/body-schema';
+import { CompiledQuery } from '../http/compiled-body';
 import { ApiProblems } from '../http/problem-responses';
 import { CurrentCaller } from '../auth/current-caller';
 import { REST_PAGE } from '../http/page-names';
 import { jobView, type JobView } from '../jobs/job-view';
 import { JobsPageResponse } from './listing-responses';
 
-/** The query of a listing page, shared by GET /v1/jobs and GET /v1/runs. */
-export class PageQuery {
-  @ApiPropertyOptional({ description: 'the nextCursor of the previous page' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
-  cursor?: string;
+/** The parameters of a listing page, shared by GET /v1/jobs, GET /v1/runs and GET /v1/audit. */
+export const PAGE_PARAMETERS = {
+  cursor: { ...text({ maxLength: 500 }), description: 'the nextCursor of the previous page' },
+  limit: { ...integer(1, MAX_PAGE_SIZE), default: 50 },
+};
 
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number;
-}
+/** A name of the filters (`job`, `queue`): the refusal says `job must be <the rule>`. */
+export const NAME_PARAMETER = text({ pattern: NAME_PATTERN, rule: NAME_RULE });
 
 /** A listing's page, of one queue's and one team's items (either or both may be left out). */
-export class QueueTeamQuery extends PageQuery {
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @Matches(NAME_PATTERN, { message: `queue must be ${NAME_RULE}` })
-  queue?: string;
+export const QUEUE_TEAM_PARAMETERS = {
+  ...PAGE_PARAMETERS,
+  queue: NAME_PARAMETER,
+  team: {
+    ...text({ pattern: TEAM_ID_PATTERN, rule: TEAM_ID_RULE }),
+    description: "a team token lists its own team's only; the admin any team's, or all",
+  },
+};
 
-  @ApiPropertyOptional({ description: "a team token lists its own team's only; the admin any team's, or all" })
-  @IsOptional()
-  @IsString()
-  @Matches(TEAM_ID_PATTERN, { message: `team must be ${TEAM_ID_RULE}` })
-  team?: string;
-}
+const JobsQuery = queryString(QUEUE_TEAM_PARAMETERS);
+type JobsQuery = Accepted<typeof JobsQuery>;
 
-class JobsQuery extends QueueTeamQuery {}
-
-/** The refusals of a listing, in the OpenAPI document. */
 /** What a listing refuses: a wrong parameter; a worker token, or another team's `team=`. */
 export function ListingRefusals(): MethodDecorator {
   return ApiProblems('validation-error', 'forbidden');
@@ -72,7 +59,7 @@ export class JobsListingController {
   @ListingRefusals()
   async list(
     @CurrentCaller() caller: Caller,
-    @Query() query: JobsQuery,
+    @CompiledQuery(JobsQuery) query: JobsQuery,
   ): Promise<{ items: JobView[]; nextCursor: string | null }> {
     const page = await this.queries.execute(
       new ListJobs(

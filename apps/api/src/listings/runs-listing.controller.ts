@@ -1,39 +1,26 @@
-import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiOkResponse, ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional, IsString, Matches } from 'class-validator';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { ListRuns } from '@chronicle/commands';
-import { NAME_PATTERN, NAME_RULE, requireReader, RUN_STATES, type Caller, type RunState } from '@chronicle/domain';
+import { requireReader, RUN_STATES, type Caller } from '@chronicle/domain';
 import { CLOCK, type Clock } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
+import { dateTime, oneOf, queryString, type Accepted } from '../http/body-schema';
+import { CompiledQuery } from '../http/compiled-body';
 import { REST_PAGE } from '../http/page-names';
 import { runView, type RunView } from '../runs/run-view';
-import { ListingRefusals, QueueTeamQuery } from './jobs-listing.controller';
+import { ListingRefusals, NAME_PARAMETER, QUEUE_TEAM_PARAMETERS } from './jobs-listing.controller';
 import { RunsPageResponse } from './listing-responses';
 
-class RunsQuery extends QueueTeamQuery {
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @Matches(NAME_PATTERN, { message: `job must be ${NAME_RULE}` })
-  job?: string;
-
-  @ApiPropertyOptional({ enum: RUN_STATES })
-  @IsOptional()
-  @IsIn(RUN_STATES)
-  state?: RunState;
-
-  @ApiPropertyOptional({ format: 'date-time', description: 'runs due at or after this instant' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  dueAfter?: string;
-
-  @ApiPropertyOptional({ format: 'date-time', description: 'runs due strictly before this instant' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  dueBefore?: string;
-}
+const RunsQuery = queryString({
+  ...QUEUE_TEAM_PARAMETERS,
+  job: NAME_PARAMETER,
+  state: oneOf(RUN_STATES),
+  dueAfter: { ...dateTime(), description: 'runs due at or after this instant' },
+  dueBefore: { ...dateTime(), description: 'runs due strictly before this instant' },
+});
+type RunsQuery = Accepted<typeof RunsQuery>;
 
 /** GET /v1/runs: the team's runs (the admin: every team's), newest due first, keyset-paged. */
 @Controller('v1/runs')
@@ -53,7 +40,7 @@ export class RunsListingController {
   @ListingRefusals()
   async list(
     @CurrentCaller() caller: Caller,
-    @Query() query: RunsQuery,
+    @CompiledQuery(RunsQuery) query: RunsQuery,
   ): Promise<{ items: RunView[]; nextCursor: string | null }> {
     const { cursor, limit, dueAfter, dueBefore, ...filter } = query;
     const page = await this.queries.execute(

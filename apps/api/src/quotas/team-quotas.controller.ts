@@ -1,7 +1,6 @@
-import { Body, Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
+import { Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsNumber, IsOptional, IsPositive, Max, Min } from 'class-validator';
+import { ApiOperation } from '@nestjs/swagger';
 import { GetTeamQuotas, SetTeamQuotas } from '@chronicle/commands';
 import {
   actorOf,
@@ -14,51 +13,34 @@ import {
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
+import { integer, numberAbove, object, type Accepted } from '../http/body-schema';
+import { CompiledBody } from '../http/compiled-body';
 import { ApiProblems } from '../http/problem-responses';
 import { TeamQuotas as TeamQuotasAnswer } from '../teams/team-answers';
 
 /** PUT /v1/teams/{team}/quotas: the whole set; a field left out or null is unlimited. */
-class TeamQuotasBody {
-  @ApiPropertyOptional({
-    type: Number,
-    nullable: true,
-    minimum: 0,
-    maximum: 1_000_000,
-    description: 'new runs per second, over any window (more than 0); null: unlimited',
-  })
-  @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @IsPositive()
-  @Max(1_000_000)
-  enqueueRatePerSecond?: number | null;
-
-  @ApiPropertyOptional({
-    type: 'integer',
-    nullable: true,
-    minimum: 1,
-    maximum: 1_000_000,
-    description: 'runs that may be enqueued at once; needs a rate; null: max(1, ceil(rate))',
-  })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
-  enqueueBurst?: number | null;
-
-  // The pending count reads up to this many index entries per enqueue: capped to keep it cheap.
-  @ApiPropertyOptional({
-    type: 'integer',
-    nullable: true,
-    minimum: 1,
-    maximum: 100_000,
-    description: 'runs not in a final state (scheduled, ready, retry_wait, leased); null: unlimited',
-  })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
-  maxPendingRuns?: number | null;
-}
+const TeamQuotasBody = object(
+  {
+    required: {},
+    optional: {
+      enqueueRatePerSecond: {
+        ...numberAbove(0, 1_000_000),
+        description: 'new runs per second, over any window (more than 0); null: unlimited',
+      },
+      enqueueBurst: {
+        ...integer(1, 1_000_000),
+        description: 'runs that may be enqueued at once; needs a rate; null: max(1, ceil(rate))',
+      },
+      // The pending count reads up to this many index entries per enqueue: capped to keep it cheap.
+      maxPendingRuns: {
+        ...integer(1, 100_000),
+        description: 'runs not in a final state (scheduled, ready, retry_wait, leased); null: unlimited',
+      },
+    },
+  },
+  'TeamQuotasBody',
+);
+type TeamQuotasBody = Accepted<typeof TeamQuotasBody>;
 
 interface TeamQuotasView extends TeamQuotas {
   readonly team: string;
@@ -90,7 +72,7 @@ export class TeamQuotasController {
   async put(
     @CurrentCaller() caller: Caller,
     @Param('team') team: string,
-    @Body() body: TeamQuotasBody,
+    @CompiledBody(TeamQuotasBody) body: TeamQuotasBody,
   ): Promise<TeamQuotasView> {
     requireAdmin(caller);
     const quotas: TeamQuotas = {

@@ -1,19 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  ArrayNotEmpty,
-  IsArray,
-  IsIn,
-  IsInt,
-  IsISO8601,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  Min,
-} from 'class-validator';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
   CreateTeam,
@@ -41,81 +28,76 @@ import {
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
+import { array, dateTime, integer, object, oneOf, text, type Accepted } from '../http/body-schema';
+import { CompiledBody } from '../http/compiled-body';
 import { ApiProblems } from '../http/problem-responses';
 import { IssuedToken as IssuedTokenAnswer, QueueGrants, Team, TokenAnswer, TokenList } from './team-answers';
 
-class CreateTeamBody {
-  @ApiProperty({ pattern: TEAM_ID_PATTERN.source, description: TEAM_ID_RULE, example: 'billing' })
-  @IsString()
-  @Matches(TEAM_ID_PATTERN, { message: `id must be ${TEAM_ID_RULE}` })
-  id!: string;
-}
+const CreateTeamBody = object(
+  { required: { id: { ...text({ pattern: TEAM_ID_PATTERN, rule: TEAM_ID_RULE }), example: 'billing' } } },
+  'CreateTeamBody',
+);
+type CreateTeamBody = Accepted<typeof CreateTeamBody>;
 
-class QueuesBody {
-  @ApiProperty({
-    type: 'array',
-    items: { type: 'string', pattern: NAME_PATTERN.source },
-    minItems: 1,
-    maxItems: 100,
-    description: 'the queues it may use: a team token grants its team these queues',
-    example: ['billing'],
-  })
-  @IsArray()
-  @ArrayNotEmpty()
-  @ArrayMaxSize(100)
-  @IsString({ each: true })
-  @Matches(NAME_PATTERN, { each: true, message: `each queue must be ${NAME_RULE}` })
-  queues!: string[];
-}
+const QUEUES = {
+  ...array(text({ pattern: NAME_PATTERN, rule: NAME_RULE }), { minItems: 1, maxItems: 100 }),
+  description: 'the queues it may use: a team token grants its team these queues',
+  example: ['billing'],
+};
 
-class IssueTokenBody extends QueuesBody {
-  @ApiPropertyOptional({
-    format: 'date-time',
-    description: 'refused from this instant on (a future one); without it, until revoked',
-  })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  expiresAt?: string;
+const IssueTokenBody = object(
+  {
+    required: {
+      queues: QUEUES,
+      kind: {
+        ...oneOf(['team', 'worker']),
+        description: 'team: define jobs, enqueue; worker: lease and complete',
+      },
+    },
+    optional: {
+      expiresAt: {
+        ...dateTime(),
+        description: 'refused from this instant on (a future one); without it, until revoked',
+      },
+    },
+  },
+  'IssueTokenBody',
+);
+type IssueTokenBody = Accepted<typeof IssueTokenBody>;
 
-  @ApiProperty({ enum: ['team', 'worker'], description: 'team: define jobs, enqueue; worker: lease and complete' })
-  @IsIn(['team', 'worker'])
-  kind!: 'team' | 'worker';
-}
+const IssuePlatformTokenBody = object(
+  {
+    required: {
+      queues: QUEUES,
+      kind: {
+        ...oneOf(['worker']),
+        description: 'worker: a platform worker token, serving every team granted the queues',
+      },
+    },
+    optional: {
+      expiresAt: { ...dateTime(), description: 'refused from this instant on (a future one)' },
+    },
+  },
+  'IssuePlatformTokenBody',
+);
+type IssuePlatformTokenBody = Accepted<typeof IssuePlatformTokenBody>;
 
-class IssuePlatformTokenBody extends QueuesBody {
-  @ApiPropertyOptional({ format: 'date-time', description: 'refused from this instant on (a future one)' })
-  @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  expiresAt?: string;
-
-  @ApiProperty({
-    enum: ['worker'],
-    description: 'worker: a platform worker token, serving every team granted the queues',
-  })
-  @IsIn(['worker'])
-  kind!: 'worker';
-}
-
-class GrantBody {
-  @ApiProperty({ pattern: TEAM_ID_PATTERN.source, description: 'the team to serve' })
-  @IsString()
-  @Matches(TEAM_ID_PATTERN, { message: 'team must be a team id' })
-  team!: string;
-
-  @ApiProperty({
-    required: false,
-    type: 'integer',
-    minimum: 1,
-    maximum: 100,
-    default: 1,
-    description: "the team's share of claims on the queue against weight-1 teams",
-  })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  weight?: number;
-}
+const GrantBody = object(
+  {
+    required: {
+      team: { ...text({ pattern: TEAM_ID_PATTERN, rule: 'a team id' }), description: 'the team to serve' },
+    },
+    optional: {
+      weight: {
+        ...integer(1, 100),
+        default: 1,
+        description: "the team's share of claims on the queue against weight-1 teams",
+      },
+    },
+  },
+  'GrantBody',
+);
+type GrantBody = Accepted<typeof GrantBody>;
 
 /** Admin only: teams, and the tokens their jobs and workers use. */
 @Controller('v1/teams')
@@ -133,7 +115,7 @@ export class TeamsController {
   @ApiAnswer(200, Team, { description: 'it existed already' })
   async createTeam(
     @CurrentCaller() caller: Caller,
-    @Body() body: CreateTeamBody,
+    @CompiledBody(CreateTeamBody) body: CreateTeamBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ id: string }> {
     requireAdmin(caller);
@@ -150,7 +132,7 @@ export class TeamsController {
   issueToken(
     @CurrentCaller() caller: Caller,
     @Param('team') team: string,
-    @Body() body: IssueTokenBody,
+    @CompiledBody(IssueTokenBody) body: IssueTokenBody,
   ): Promise<IssuedToken<string>> {
     requireAdmin(caller);
     return this.commands.execute(
@@ -203,7 +185,7 @@ export class QueuesController {
   @ApiAnswer(201, IssuedTokenAnswer, { description: 'the token, shown this once' })
   issuePlatformToken(
     @CurrentCaller() caller: Caller,
-    @Body() body: IssuePlatformTokenBody,
+    @CompiledBody(IssuePlatformTokenBody) body: IssuePlatformTokenBody,
   ): Promise<IssuedToken<null>> {
     requireAdmin(caller);
     return this.commands.execute(
@@ -236,7 +218,7 @@ export class QueuesController {
   async grant(
     @CurrentCaller() caller: Caller,
     @Param('queue') queue: string,
-    @Body() body: GrantBody,
+    @CompiledBody(GrantBody) body: GrantBody,
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ queue: string; grants: QueueGrant[] }> {
     requireAdmin(caller);
@@ -287,8 +269,8 @@ function tokenView(token: TokenListing): TokenView {
 
 /** The admin, or the team itself (its own tokens). */
 /** An expiry must lie ahead: a token born expired is a mistake. */
-function futureInstant(value: string | undefined): Date | null {
-  if (value === undefined) return null;
+function futureInstant(value: string | null | undefined): Date | null {
+  if (value == null) return null;
   const at = new Date(value);
   if (at.getTime() <= Date.now())
     throw new DomainError('validation-error', 'expiresAt must be in the future', { field: 'expiresAt' });

@@ -4,7 +4,7 @@ import { ref } from '../http/named-schemas';
 import { problemOfTypes } from '../http/problem-responses';
 import { Payload, RUN_ID } from '../runs/run-answers';
 
-/* What the worker protocol answers, for the OpenAPI document, and the reference's lease (4.2). */
+/* What the worker protocol answers, for the OpenAPI document, and an example lease. */
 
 /** A leased run: everything a worker needs to run it. */
 export const LeasedRun = shape(
@@ -37,7 +37,7 @@ export const LeasedRun = shape(
   'LeasedRun',
 );
 
-/** Reference 4.2: a lease response. */
+/** An example lease response. */
 export const LEASES_EXAMPLE = {
   leases: [
     {
