@@ -14,7 +14,7 @@ import { startApp, type RunningApp } from './support/start-app';
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 
 /** The nightly export, the OpenAPI document's example job definition (PUT /v1/jobs/{name}), as it must read. */
-const REFERENCE_JOB = {
+const NIGHTLY_EXPORT_JOB = {
   name: 'billing.export-invoices',
   schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', jitterSeconds: 0, missedRunPolicy: 'run_once' },
   queue: 'billing',
@@ -24,7 +24,7 @@ const REFERENCE_JOB = {
   concurrency: 1,
   payload: { format: 'csv' },
 };
-const REFERENCE_LEASES = {
+const EXAMPLE_LEASES = {
   leases: [
     {
       runId: 'run_8K2',
@@ -176,11 +176,11 @@ describe('the OpenAPI document at /docs-json', () => {
 
   it('carries the nightly export and lease examples, and every example fits its schema', () => {
     const put = document.paths['/v1/jobs/{name}']!['put']!;
-    const { name, ...definition } = REFERENCE_JOB;
+    const { name, ...definition } = NIGHTLY_EXPORT_JOB;
     expect(put.parameters?.find((p) => p.name === 'name')?.schema).toMatchObject({ example: name });
     expect(put.requestBody?.content['application/json']?.examples?.['nightly-export']?.value).toEqual(definition);
     const lease = document.paths['/v1/lease']!['post']!;
-    expect(lease.responses['200']?.content?.['application/json']?.example).toEqual(REFERENCE_LEASES);
+    expect(lease.responses['200']?.content?.['application/json']?.example).toEqual(EXAMPLE_LEASES);
 
     const validator = documentValidator(document);
     const examples = operationsOf(document).flatMap(({ method, path, operation }) =>

@@ -82,7 +82,7 @@ export {
   type ScheduleSpec,
   parseScheduleSpec,
 } from './schedule/schedule-spec';
-export { type DstPolicy, REFERENCE_DST_POLICY } from './schedule/zoned-time';
+export { type DstPolicy, DEFAULT_DST_POLICY } from './schedule/zoned-time';
 export {
   ADMIN_EVENT_SCHEMA_VERSION,
   AdminEventType,

@@ -1,4 +1,4 @@
-import { PRIORITIES, REFERENCE_DST_POLICY, DEFAULT_OVERLAP_POLICY } from '@chronicle/domain';
+import { PRIORITIES, DEFAULT_DST_POLICY, DEFAULT_OVERLAP_POLICY } from '@chronicle/domain';
 import { boolean, dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
 import { AS_OF_FIELDS, Payload } from '../runs/run-answers';
@@ -100,7 +100,7 @@ export const NIGHTLY_EXPORT_JOB = {
   name: 'billing.export-invoices',
   team: 'billing',
   ...NIGHTLY_EXPORT,
-  schedule: { ...NIGHTLY_EXPORT.schedule, dstPolicy: REFERENCE_DST_POLICY, overlapPolicy: DEFAULT_OVERLAP_POLICY },
+  schedule: { ...NIGHTLY_EXPORT.schedule, dstPolicy: DEFAULT_DST_POLICY, overlapPolicy: DEFAULT_OVERLAP_POLICY },
   dryRun: false,
   version: 1,
   paused: false,

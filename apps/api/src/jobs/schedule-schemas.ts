@@ -1,7 +1,7 @@
 import {
   DEFAULT_OVERLAP_POLICY,
   OVERLAP_POLICIES,
-  REFERENCE_DST_POLICY,
+  DEFAULT_DST_POLICY,
   type DstPolicy,
   type ScheduleSpec,
 } from '@chronicle/domain';
@@ -57,7 +57,7 @@ export const ScheduleBody = {
         timeZone: { ...POLICIES.timeZone, default: 'UTC' },
         jitterSeconds: { ...POLICIES.jitterSeconds, default: 60 },
         missedRunPolicy: { ...POLICIES.missedRunPolicy, default: 'run_once' },
-        dstPolicy: { ...POLICIES.dstPolicy, default: REFERENCE_DST_POLICY },
+        dstPolicy: { ...POLICIES.dstPolicy, default: DEFAULT_DST_POLICY },
         overlapPolicy: { ...POLICIES.overlapPolicy, default: DEFAULT_OVERLAP_POLICY },
       },
     },

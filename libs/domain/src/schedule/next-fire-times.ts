@@ -1,6 +1,6 @@
 import { daysInMonth, LAST_DATE_YEAR, utcDay } from './calendar';
 import { matchesDay, matchesSomeDay, type CronSpec } from './cron';
-import { localDate, offsetMinutes, REFERENCE_DST_POLICY, resolveWallTime, type DstPolicy } from './zoned-time';
+import { localDate, offsetMinutes, DEFAULT_DST_POLICY, resolveWallTime, type DstPolicy } from './zoned-time';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -19,7 +19,7 @@ export function nextFireTimes(
   zone: string,
   after: Date,
   count: number,
-  policy: DstPolicy = REFERENCE_DST_POLICY,
+  policy: DstPolicy = DEFAULT_DST_POLICY,
 ): Date[] {
   if (count <= 0 || !matchesSomeDay(spec)) return [];
   const fires = new Set<number>();

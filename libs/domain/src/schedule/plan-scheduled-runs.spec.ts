@@ -1,13 +1,13 @@
 import { formatWithOffset, planScheduledRuns, RUN_ALL_CAP, type PlanInput } from './plan-scheduled-runs';
 import type { ScheduleSpec } from './schedule-spec';
-import { REFERENCE_DST_POLICY } from './zoned-time';
+import { DEFAULT_DST_POLICY } from './zoned-time';
 
 const everyMinute: ScheduleSpec = {
   cron: '* * * * *',
   timeZone: 'UTC',
   jitterSeconds: 0,
   missedRunPolicy: 'run_once',
-  dstPolicy: REFERENCE_DST_POLICY,
+  dstPolicy: DEFAULT_DST_POLICY,
   overlapPolicy: 'buffer_one',
 };
 const now = new Date('2026-06-01T12:00:30Z');
@@ -81,7 +81,7 @@ describe('planning scheduled runs', () => {
       timeZone: 'UTC',
       jitterSeconds: 0,
       missedRunPolicy: 'run_once',
-      dstPolicy: REFERENCE_DST_POLICY,
+      dstPolicy: DEFAULT_DST_POLICY,
       overlapPolicy: 'buffer_one',
     };
     const plan = planScheduledRuns(
@@ -97,7 +97,7 @@ describe('planning scheduled runs', () => {
       timeZone: 'Europe/Berlin',
       jitterSeconds: 60,
       missedRunPolicy: 'run_once',
-      dstPolicy: REFERENCE_DST_POLICY,
+      dstPolicy: DEFAULT_DST_POLICY,
       overlapPolicy: 'buffer_one',
     };
     const { runs } = planScheduledRuns(

@@ -1,7 +1,7 @@
 import { type RRuleSet, rrulestr } from 'rrule';
 import { refuseEndlessWalk, RruleSyntaxError } from './rrule-limits';
 import { occurrencesAfter } from './rrule-walk';
-import { resolveWallTime, offsetMinutes, REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
+import { resolveWallTime, offsetMinutes, DEFAULT_DST_POLICY, type DstPolicy } from './zoned-time';
 
 /**
  * RFC 5545 recurrences evaluated in the zone's wall-clock time: the rule
@@ -49,7 +49,7 @@ export function nextRruleFireTimes(
   zone: string,
   after: Date,
   count: number,
-  policy: DstPolicy = REFERENCE_DST_POLICY,
+  policy: DstPolicy = DEFAULT_DST_POLICY,
 ): Date[] {
   const fires = new Set<number>();
   // Start a day of wall clock early: a wall time before `after`'s own can still lie ahead in UTC.

@@ -2,7 +2,7 @@ import { DomainError } from '../domain-error';
 import { CronSyntaxError, parseCron } from './cron';
 import { parseRrule } from './rrule-schedule';
 import { RruleSyntaxError } from './rrule-limits';
-import { REFERENCE_DST_POLICY, type DstPolicy } from './zoned-time';
+import { DEFAULT_DST_POLICY, type DstPolicy } from './zoned-time';
 
 /**
  * The `schedule` of a job definition (docs/api.md, "Schedules"), checked on
@@ -103,14 +103,14 @@ export function parseScheduleSpec(input: unknown, isTimeZone: (zone: string) => 
   };
 }
 
-/** Optional per schedule; REFERENCE_DST_POLICY (gap: shift, overlap: first) by default. */
+/** Optional per schedule; DEFAULT_DST_POLICY (gap: shift, overlap: first) by default. */
 function parseDstPolicy(input: unknown): DstPolicy {
-  if (input === undefined) return REFERENCE_DST_POLICY;
+  if (input === undefined) return DEFAULT_DST_POLICY;
   if (input === null || typeof input !== 'object' || Array.isArray(input))
     throw new InvalidScheduleError('dstPolicy', 'must be an object {gap, overlap}');
   const {
-    gap = REFERENCE_DST_POLICY.gap,
-    overlap = REFERENCE_DST_POLICY.overlap,
+    gap = DEFAULT_DST_POLICY.gap,
+    overlap = DEFAULT_DST_POLICY.overlap,
     ...rest
   } = input as Record<string, unknown>;
   if (Object.keys(rest).length > 0)

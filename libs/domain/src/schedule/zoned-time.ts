@@ -20,7 +20,7 @@ export interface DstPolicy {
   readonly overlap: 'first' | 'last' | 'both';
 }
 
-export const REFERENCE_DST_POLICY: DstPolicy = { gap: 'shift', overlap: 'first' };
+export const DEFAULT_DST_POLICY: DstPolicy = { gap: 'shift', overlap: 'first' };
 
 const MINUTE = 60_000;
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -80,7 +80,7 @@ function formattedOffsetMinutes(instantMs: number, zone: string): number {
 }
 
 /** The instants at which the zone's clocks show `wall`, under the policy: none, one, or (overlap both) two. */
-export function resolveWallTime(wall: WallTime, zone: string, policy: DstPolicy = REFERENCE_DST_POLICY): number[] {
+export function resolveWallTime(wall: WallTime, zone: string, policy: DstPolicy = DEFAULT_DST_POLICY): number[] {
   const wallUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
   // The offsets around this wall time: at most two, one each side of a transition.
   const before = offsetMinutes(wallUtc - 36 * 60 * MINUTE, zone);
