@@ -26,20 +26,19 @@ export class OverlapResolver {
   /** One pass over the scope's shards; resolves with the number of runs decided. */
   async resolveOnce(scope: ShardScope): Promise<number> {
     return decideLockedRunsInBatches(
-      this.pool,
-      this.eventStore,
-      this.reservations,
-      this.runLog,
-      BATCH,
-      async (tx, limit, reserved) => {
-        const targets = new Map((await lockOverlapTargets(tx, limit, reserved, scope)).map((t) => [t.run_id, t]));
-        if (targets.size === 0) return null;
-        await holdShards(tx, scope);
-        return { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
+      { pool: this.pool, store: this.eventStore, reservations: this.reservations, runLog: this.runLog },
+      {
+        batch: BATCH,
+        lockAndLoad: async (tx, limit, reserved) => {
+          const targets = new Map((await lockOverlapTargets(tx, limit, reserved, scope)).map((t) => [t.run_id, t]));
+          if (targets.size === 0) return null;
+          await holdShards(tx, scope);
+          return { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
+        },
+        decideOne: (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
+        actor: 'scheduler:overlap-policy',
+        schemaVersion: RUN_EVENT_SCHEMA_VERSION,
       },
-      (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
-      'scheduler:overlap-policy',
-      RUN_EVENT_SCHEMA_VERSION,
     );
   }
 }

@@ -26,21 +26,20 @@ export class LeaseReaper {
   /** One pass over the scope's shards; resolves with the number of runs reaped. */
   async reapOnce(scope: ShardScope): Promise<number> {
     return decideLockedRunsInBatches(
-      this.pool,
-      this.eventStore,
-      this.reservations,
-      this.runLog,
-      BATCH,
-      async (tx, limit, reserved) => {
-        const ids = await lockExpiredLeases(tx, limit, reserved, scope);
-        if (ids.length === 0) return null;
-        await holdShards(tx, scope);
-        return { ...(await loadExpiredLeases(tx, ids)), context: null };
+      { pool: this.pool, store: this.eventStore, reservations: this.reservations, runLog: this.runLog },
+      {
+        batch: BATCH,
+        lockAndLoad: async (tx, limit, reserved) => {
+          const ids = await lockExpiredLeases(tx, limit, reserved, scope);
+          if (ids.length === 0) return null;
+          await holdShards(tx, scope);
+          return { ...(await loadExpiredLeases(tx, ids)), context: null };
+        },
+        decideOne: (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),
+        actor: 'scheduler:lease-reaper',
+        schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+        onCommitted: (decisions) => this.metrics.countDecisions(decisions),
       },
-      (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),
-      'scheduler:lease-reaper',
-      RUN_EVENT_SCHEMA_VERSION,
-      (decisions) => this.metrics.countDecisions(decisions),
     );
   }
 }
