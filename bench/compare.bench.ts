@@ -1,4 +1,8 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import * as path from 'node:path';
 import { openBenchServer } from './bench-database';
+import type { ChartFile } from './charts';
 import { peerComparison, type BenchSuite } from './compare/peer-comparison.suite';
 import { FULL, QUICK, type Sizes } from './compare/scenario';
 import { claimLatency } from './claim-latency.suite';
@@ -11,20 +15,25 @@ import { storage } from './storage.suite';
 /**
  * `npm run bench`: the suites below, one after another, on one PostgreSQL
  * server (DATABASE_URL's, or an embedded one). A script, not a test: it
- * bounds its own time and exits by itself.
- *
- *   --quick            small counts, one repetition: a smoke run
- *   --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
- * claim-latency, rebuild, storage, scale-out)
- *   --systems=a,b      only systems whose label contains one of these (chronicle, split, graphile-worker,
- * pg-boss, tuned, defaults), or `=label` for that one alone (`=chronicle`: the log inline only)
- *   --repetitions=N    each scenario N times per system instead of 3 (1 with --quick)
- *   --json             the figures as JSON on stdout instead of the table
- *   --keep-seed        the rebuild suite keeps its seeded log for the next run, and uses a kept one
- *   --soak=MINUTES     the soak: sustained load on ours for that long; alone, unless --only names more
- *
- * Exits non-zero when a repetition failed, its log check included.
+ * bounds its own time and exits by itself. Its options are USAGE's
+ * (`--help` prints them). Exits non-zero when a repetition failed, its log
+ * check included.
  */
+const USAGE = `npm run bench -- [options]   (or node dist/bench/compare.bench.js [options] after npm run build)
+
+  --quick            small counts, one repetition: a smoke run
+  --only=a,b         only these scenarios (bulk, drain, sustained, timeliness, ceiling, schedule-spike,
+                     claim-latency, rebuild, storage, scale-out)
+  --systems=a,b      only systems whose label contains one of these (chronicle, split, graphile-worker,
+                     pg-boss, tuned, defaults), or \`=label\` for that one alone (\`=chronicle\`: the log inline only)
+  --repetitions=N    each scenario N times per system instead of 3 (1 with --quick)
+  --json             the figures as JSON on stdout instead of the table
+  --charts=DIR       also the peer comparison's charts as SVG files in DIR (bench/charts.ts), e.g.
+                     --charts=docs/bench; none without it
+  --keep-seed        the rebuild suite keeps its seeded log for the next run, and uses a kept one
+  --soak=MINUTES     the soak: sustained load on ours for that long; alone, unless --only names more
+  --help             this text, and nothing run
+`;
 const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, rebuild, soak, storage, scaleOut];
 /** Suites that run only when --only names them: long, and measuring what the others do not race on. */
 const ON_DEMAND: ReadonlySet<BenchSuite> = new Set([soak, storage, scaleOut]);
@@ -34,12 +43,17 @@ const SOAK_MARGIN_MS = 5 * 60_000;
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
+  if (args.includes('--help')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const quick = args.includes('--quick');
   const json = args.includes('--json');
   const soakMinutes = soakArg(args);
   const only = withSoak(listArg(args, 'only'), soakMinutes);
   const systems = listArg(args, 'systems');
   const repetitions = repetitionsArg(args);
+  const chartsDir = chartsArg(args);
   const known = new Set(SUITES.flatMap((s) => s.scenarios));
   const unknown = only?.filter((name) => !known.has(name)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
@@ -56,6 +70,10 @@ async function main(): Promise<number> {
   const server = await openBenchServer();
   const reports: Array<{ suite: string; json: unknown }> = [];
   const failures: string[] = [];
+  const charts: ChartFile[] = [];
+  const caption =
+    `${quick ? 'A --quick run' : 'A full run'} on ${new Date().toISOString().slice(0, 10)}, ` +
+    `${availableParallelism()} cores, Node ${process.version}.`;
   try {
     for (const suite of SUITES) {
       // The soak and the storage run only when asked for: a run without --only is every other suite.
@@ -71,14 +89,33 @@ async function main(): Promise<number> {
       });
       reports.push({ suite: suite.name, json: report.json });
       failures.push(...(report.failures ?? []));
+      if (chartsDir !== undefined) charts.push(...(report.charts?.(caption) ?? []));
       if (!json) report.print(process.stdout);
     }
   } finally {
     await server.stop();
   }
   if (json) process.stdout.write(JSON.stringify(reports, null, 2) + '\n');
+  if (chartsDir !== undefined) await writeCharts(chartsDir, charts);
   for (const failure of failures) process.stderr.write(`bench: FAILED ${failure}\n`);
   return failures.length === 0 ? 0 : 1;
+}
+
+/** --charts=DIR: where the SVG charts go, or undefined (none). */
+function chartsArg(args: readonly string[]): string | undefined {
+  const dir = argValue(args, 'charts');
+  if (args.includes('--charts') || dir === '') throw new Error('--charts takes a directory: --charts=docs/bench');
+  return dir;
+}
+
+async function writeCharts(dir: string, charts: readonly ChartFile[]): Promise<void> {
+  if (charts.length === 0) process.stderr.write('bench: no charts: none of the suites that ran draws any\n');
+  await mkdir(dir, { recursive: true });
+  for (const chart of charts) {
+    const file = path.join(dir, `${chart.name}.svg`);
+    await writeFile(file, chart.svg);
+    process.stderr.write(`bench: chart ${file}\n`);
+  }
 }
 
 /** --repetitions=N: how many times each scenario runs on each system (for an A/B of two builds), or undefined. */

@@ -1,4 +1,5 @@
 import type { BenchServer } from '../bench-database';
+import { comparisonCharts, type ChartFile } from '../charts';
 import { bulkEnqueue } from './bulk-enqueue.scenario';
 import { chronicle, chroniclePrefetch, chronicleSplit } from './chronicle';
 import { drain } from './drain.scenario';
@@ -36,6 +37,8 @@ export interface SuiteReport {
   readonly json: unknown;
   /** What failed, in words; the bench exits non-zero when anything did. */
   readonly failures?: readonly string[];
+  /** The suite's charts as SVG (`--charts=DIR`); `caption` says which run they come from. */
+  charts?(caption: string): readonly ChartFile[];
 }
 
 const SCENARIOS = [bulkEnqueue, drain, sustained, timeliness];
@@ -79,10 +82,12 @@ export const peerComparison: BenchSuite = {
       '',
       ...systems.map((f) => `${f.label}: ${f.create().settings}`),
     ];
+    const json = toJson(server.description, sizes, series, targets);
     return {
       print: (out) => printTable(out, header, series, targets),
-      json: toJson(server.description, sizes, series, targets),
+      json,
       failures: listFailures(series),
+      charts: (caption) => comparisonCharts(json, caption),
     };
   },
 };

@@ -20,7 +20,7 @@ export function percent(share: number): string {
   return `${(100 * share).toFixed(0)}%`;
 }
 
-/** A goal of the issue, judged (targets.ts). */
+/** A target of the bench, judged (targets.ts; bench/README.md, "Reading the table"). */
 export interface Target {
   readonly goal: string;
   readonly met: boolean;
