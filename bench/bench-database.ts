@@ -1,8 +1,8 @@
 import { chmod, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Client, type Pool } from 'pg';
-import { createPool, startEmbeddedPostgres, migrate } from '@chronicle/platform';
+import type { Pool } from 'pg';
+import { adminQuery, createPool, startEmbeddedPostgres, migrate } from '@chronicle/platform';
 
 export interface BenchDatabase {
   readonly url: string;
@@ -148,15 +148,5 @@ export async function withPool<T>(url: string, applicationName: string, work: (p
     return await work(pool);
   } finally {
     await pool.end();
-  }
-}
-
-async function adminQuery(serverUrl: string, sql: string): Promise<Array<Record<string, unknown>>> {
-  const client = new Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows;
-  } finally {
-    await client.end();
   }
 }

@@ -6,14 +6,13 @@ import {
   TEST_ENV,
   TEST_EVENT_LOG,
   databaseUrl,
-  adminQuery,
 } from '@chronicle/testing';
 import { statSync } from 'node:fs';
 import { ApiModule } from '@chronicle/api';
 import { ProjectorModule } from '@chronicle/projector';
 import { SchedulerModule } from '@chronicle/scheduler';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { createPool, migrate } from '@chronicle/platform';
+import { adminQuery, createPool, migrate } from '@chronicle/platform';
 import { randomBytes } from 'node:crypto';
 import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
 import type { ApiClient } from './support/api-client';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Client, type Pool } from 'pg';
+import type { Pool } from 'pg';
 import { PostgresEventStore, type EventStore } from '@chronicle/event-store';
-import { createPool } from '@chronicle/platform';
+import { adminQuery, createPool } from '@chronicle/platform';
 import { TEST_ENV, databaseUrl } from './test-environment';
 
 export interface TestDatabase {
@@ -59,17 +59,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** One statement on the server as its admin (CREATE and DROP DATABASE). */
-export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const client = new Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 function requiredEnv(name: string): string {
   const value = process.env[name];
   if (value === undefined)
@@ -85,6 +74,6 @@ export async function createEmptyDatabase(): Promise<Pick<TestDatabase, 'url' | 
   return {
     url: databaseUrl(serverUrl, name),
     name,
-    drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    drop: async () => void (await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
   };
 }

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Client, type Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { MIGRATIONS_DIR, SCHEMA_SNAPSHOT_FILE, migrate } from './migrate';
 import { createPool } from './pg-pool';
+import { adminQuery } from './admin-query';
 
 /**
  * migrations/schema.sql: the schema the migrations leave, in one file a person can read. Written by
@@ -397,16 +398,6 @@ export async function snapshotOfMigrations(serverUrl: string): Promise<string> {
     }
   } finally {
     await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  }
-}
-
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const client = new Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
   }
 }
 
