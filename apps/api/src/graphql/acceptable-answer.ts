@@ -1,3 +1,4 @@
+import { NotAcceptableException } from '@nestjs/common';
 import { GraphQLError } from 'graphql';
 import type { GraphqlContext } from './graphql-context';
 import type { ApolloPlugin } from './query-limits';
@@ -22,8 +23,12 @@ export function acceptableAnswerPlugin(): ApolloPlugin {
           const { req } = contextValue as GraphqlContext;
           // No Accept, or an empty one, takes JSON (as Apollo reads it).
           if ((req.headers.accept ?? '') !== '' && req.accepts(ANSWER_TYPES) === false)
-            // Apollo's own refusal (and its words) follows, as it finds no media type to answer in.
-            throw new GraphQLError('Accept takes no JSON', { extensions: { http: { status: 406 } } });
+            // Apollo's own refusal (and its words) follows, as it finds no media type to answer in. The
+            // cause is the client's: a 406 problem, not an internal error (nor a line logged as one).
+            throw new GraphQLError('Accept takes no JSON', {
+              extensions: { http: { status: 406 } },
+              originalError: new NotAcceptableException('Accept takes no JSON: ask for application/json'),
+            });
         },
       };
     },

@@ -56,6 +56,7 @@ export const SLUG_BY_STATUS: Record<number, string> = {
   404: 'not-found',
   410: 'gone',
   405: 'method-not-allowed',
+  406: 'not-acceptable',
   409: 'conflict',
   413: 'payload-too-large',
   415: 'unsupported-media-type',
