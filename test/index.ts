@@ -6,3 +6,4 @@ export * from './test-environment';
 export { waitFor, type WaitOptions } from '@chronicle/worker-sdk/testing';
 export * from './worker-handlers';
 export * from './query-plan';
+export * from './captured-logs';

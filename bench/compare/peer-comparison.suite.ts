@@ -57,7 +57,7 @@ function labelMatches(label: string, name: string): boolean {
   return name.startsWith('=') ? label === name.slice(1) : label.includes(name);
 }
 
-/** Issue 6: our product against pg-boss and graphile-worker, tuned and at their defaults, on one server. */
+/** Our product against pg-boss and graphile-worker, tuned and at their defaults, on one server. */
 export const peerComparison: BenchSuite = {
   name: 'peers',
   scenarios: [...SCENARIOS.map((s) => s.name), CEILING],

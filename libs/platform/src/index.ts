@@ -23,7 +23,7 @@ export { sqlList } from './database/sql-list';
 export { SQLSTATE, isUnavailable, sqlStateOf } from './database/sqlstate';
 export { ADMIN_TOKEN_HASH, CONFIG, EVENT_STORE, LOGGER, METRICS_REGISTRY, PG_POOL } from './di-tokens';
 export { findFreePort } from './free-port';
-export { JsonLogger, createLogger } from './logging/logger';
+export { JsonLogger, type LoggerOptions, createLogger } from './logging/logger';
 export { currentRequestContext, runInRequestContext } from './logging/request-context';
 export { createMetricsRegistry } from './metrics/metrics-registry';
 export { PassFailures, type PassFailuresOptions, PeriodicPass, type PeriodicPassOptions } from './periodic-pass';

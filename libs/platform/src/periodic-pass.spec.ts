@@ -1,29 +1,6 @@
-import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
-import { createLogger } from './logging/logger';
+import { capturedLogger, waitFor } from '@chronicle/testing';
 import { PASS_FAILURES_METRIC, PeriodicPass, type PeriodicPassOptions } from './periodic-pass';
-
-/** A logger writing into an array, one parsed object per line. */
-function capture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger({ destination }), lines };
-}
-
-/** Resolves once `condition` holds; fails the test past `timeoutMs`. */
-async function until(condition: () => boolean, description: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** How long a stopped pass is watched for one more start (the test that none comes): six of its 10 ms intervals. */
 const NO_PASS_AFTER_STOP_MS = 60;
@@ -41,7 +18,7 @@ describe('PeriodicPass', () => {
   });
 
   function periodic(options: Partial<PeriodicPassOptions>, work: () => Promise<void>) {
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLogger();
     const registry = new Registry();
     const pass = new PeriodicPass({ name: 'test', intervalMs: 10, logger, registry, ...options }, work);
     passes.push(pass);
@@ -59,7 +36,7 @@ describe('PeriodicPass', () => {
       done++;
     });
     pass.start();
-    await until(() => done >= 4, 'four passes');
+    await waitFor(() => done >= 4, { pollMs: 5, description: 'four passes' });
     expect(most).toBe(1);
   });
 
@@ -69,7 +46,7 @@ describe('PeriodicPass', () => {
     pass.start();
     await new Promise((resolve) => setImmediate(resolve));
     expect(started).toBe(0);
-    await until(() => started === 1, 'the first pass, one interval on');
+    await waitFor(() => started === 1, { pollMs: 5, description: 'the first pass, one interval on' });
   });
 
   it('logs and counts each failure, backs off while it fails, and returns to its interval once it succeeds', async () => {
@@ -80,7 +57,7 @@ describe('PeriodicPass', () => {
       if (failing) throw new Error('database unavailable');
     });
     pass.start();
-    await until(() => startedAt.length >= 4, 'four failed passes');
+    await waitFor(() => startedAt.length >= 4, { pollMs: 5, description: 'four failed passes' });
     failing = false;
     // Waits after 1, 2, 3 failures in a row: 40, 80, 160 ms, each at least twice the one before it.
     const waits = startedAt.slice(1, 4).map((t, i) => t - startedAt[i]!);
@@ -93,7 +70,7 @@ describe('PeriodicPass', () => {
     expect(await failuresCounted(registry, 'retention')).toBeGreaterThanOrEqual(3);
     // Back to the interval: two passes after a success come within a few intervals, not 320 ms.
     const before = startedAt.length;
-    await until(() => startedAt.length >= before + 3, 'passes at the interval again');
+    await waitFor(() => startedAt.length >= before + 3, { pollMs: 5, description: 'passes at the interval again' });
     const last = startedAt.slice(-2);
     expect(last[1]! - last[0]!).toBeLessThan(150);
   });
@@ -105,7 +82,7 @@ describe('PeriodicPass', () => {
       throw new RangeError('fenced');
     });
     pass.start();
-    await until(() => passesRun >= 5, 'five passes at the interval');
+    await waitFor(() => passesRun >= 5, { pollMs: 5, description: 'five passes at the interval' });
     expect(lines.filter((line) => line['level'] === 'error')).toEqual([]);
     expect(await failuresCounted(registry, 'test')).toBe(0);
   });
@@ -119,7 +96,7 @@ describe('PeriodicPass', () => {
       finished = true;
     });
     pass.start();
-    await until(() => started === 1, 'the first pass');
+    await waitFor(() => started === 1, { pollMs: 5, description: 'the first pass' });
     await pass.stop();
     expect(finished).toBe(true);
     const after = started;

@@ -1,20 +1,12 @@
-import { Writable } from 'node:stream';
 import { NotAcceptableException } from '@nestjs/common';
 import { GraphQLError } from 'graphql';
-import { createLogger } from '@chronicle/platform';
+import { capturedLogger } from '@chronicle/testing';
 import { graphqlErrorFormatter } from './graphql-errors';
 
 /** The formatter with a logger whose lines are kept, parsed. */
 function formatter() {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { format: graphqlErrorFormatter(createLogger({ destination }), { introspection: true }), lines };
+  const { logger, lines } = capturedLogger();
+  return { format: graphqlErrorFormatter(logger, { introspection: true }), lines };
 }
 
 describe('the GraphQL error formatter', () => {

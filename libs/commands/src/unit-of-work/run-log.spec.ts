@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import {
   decide,
   DomainError,
@@ -8,7 +7,8 @@ import {
   type RunCommand,
   type RunScheduledData,
 } from '@chronicle/domain';
-import { createLogger, type LogLevel } from '@chronicle/platform';
+import type { LogLevel } from '@chronicle/platform';
+import { capturedLogger } from '@chronicle/testing';
 import type { RunDecision } from './decide-runs';
 import { RunLog } from './run-log';
 
@@ -35,14 +35,8 @@ function decision(before: PresentRun, command: RunCommand): RunDecision {
 }
 
 function runLogAt(level: LogLevel) {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { runLog: new RunLog(createLogger({ level, destination })), lines };
+  const { logger, lines } = capturedLogger({ level });
+  return { runLog: new RunLog(logger), lines };
 }
 
 const ready = foldRun(decide({ type: 'ScheduleRun', run: scheduled }, foldRun([]))) as PresentRun;

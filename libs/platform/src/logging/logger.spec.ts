@@ -1,26 +1,9 @@
-import { Writable } from 'node:stream';
-import { createLogger, type LoggerOptions } from './logger';
+import { capturedLogger } from '@chronicle/testing';
 import { runInRequestContext } from './request-context';
-
-/** A logger writing into an array, one parsed object per line. */
-function capture(options: Omit<LoggerOptions, 'destination'> = {}) {
-  const lines: Array<Record<string, unknown>> = [];
-  const raw: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) {
-        raw.push(line);
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  return { logger: createLogger({ ...options, destination }), lines, raw };
-}
 
 describe('the logger (pino)', () => {
   it('writes one JSON line per event with the level by name, an ISO time and the fields given', () => {
-    const { logger, lines } = capture({ name: 'api' });
+    const { logger, lines } = capturedLogger({ name: 'api' });
     logger.info('ready', { port: 3000 });
     expect(lines).toEqual([
       {
@@ -37,7 +20,7 @@ describe('the logger (pino)', () => {
   });
 
   it('drops lines below its level, and says which levels are on', () => {
-    const { logger, lines } = capture({ level: 'warn' });
+    const { logger, lines } = capturedLogger({ level: 'warn' });
     logger.info('quiet');
     logger.debug('quieter');
     logger.warn('loud');
@@ -46,7 +29,7 @@ describe('the logger (pino)', () => {
   });
 
   it("takes Nest's calls: the context as the last string, an error's stack before it", () => {
-    const { logger, lines } = capture({ level: 'debug' });
+    const { logger, lines } = capturedLogger({ level: 'debug' });
     logger.log('Mapped {/v1/runs, GET} route', 'RouterExplorer');
     logger.verbose('detail', 'InstanceLoader');
     logger.error('boom', 'Error: boom\n    at somewhere', 'ExceptionHandler');
@@ -59,7 +42,7 @@ describe('the logger (pino)', () => {
   });
 
   it('writes an error as `err` with its type, message and stack', () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLogger();
     logger.error('scheduler pass failed', { err: new TypeError('no such run') });
     logger.error(new RangeError('out of range'));
     expect(lines[0]!['err']).toMatchObject({
@@ -71,7 +54,7 @@ describe('the logger (pino)', () => {
   });
 
   it('never writes tokens, authorization headers or payloads, but does write fencing tokens', () => {
-    const { logger, raw } = capture();
+    const { logger, raw } = capturedLogger();
     logger.info('leak?', {
       token: 'sched_team_secret1',
       headers: { authorization: 'Bearer secret2' },
@@ -85,7 +68,7 @@ describe('the logger (pino)', () => {
   });
 
   it("puts the request's id on every line logged while it is handled, children's too, and only then", async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLogger();
     const child = logger.child('commands');
     await runInRequestContext({ requestId: 'req-1' }, async () => {
       logger.info('in the request');
@@ -101,7 +84,7 @@ describe('the logger (pino)', () => {
   });
 
   it("binds a child's context once: a child of a child replaces it", () => {
-    const { logger, raw } = capture();
+    const { logger, raw } = capturedLogger();
     logger.child('scheduler').child('vacuum').info('vacuumed');
     expect(raw[0]!.match(/"context"/g)).toHaveLength(1);
     expect(JSON.parse(raw[0]!)).toMatchObject({ context: 'vacuum' });
