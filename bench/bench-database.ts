@@ -1,8 +1,5 @@
-import { chmod, mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import type { Pool } from 'pg';
-import { adminQuery, createPool, startEmbeddedPostgres, migrate } from '@chronicle/platform';
+import { adminQuery, createPool, migrate, openScratchServer } from '@chronicle/platform';
 
 export interface BenchDatabase {
   readonly url: string;
@@ -39,23 +36,12 @@ export interface BenchServer {
  * embedded PostgreSQL that stop() deletes.
  */
 export async function openBenchServer(): Promise<BenchServer> {
-  let serverUrl = process.env['DATABASE_URL'];
-  let stop = async (): Promise<void> => undefined;
-  let kind = 'DATABASE_URL';
-  if (serverUrl === undefined || serverUrl === '') {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-bench-pg-'));
-    await chmod(dataDir, 0o755);
-    // pg_stat_statements counts each system's statements (round trips) for the cost-per-run block.
-    const embedded = await startEmbeddedPostgres({
-      dataDir,
-      ephemeral: true,
-      settings: ['shared_preload_libraries=pg_stat_statements'],
-    });
-    serverUrl = embedded.connectionString;
-    stop = () => embedded.stop();
-    kind = 'embedded PostgreSQL (fsync on)';
-  }
-  const adminUrl = serverUrl;
+  // pg_stat_statements counts each system's statements (round trips) for the cost-per-run block.
+  const server = await openScratchServer('scheduler-bench-pg-', {
+    settings: ['shared_preload_libraries=pg_stat_statements'],
+  });
+  const kind = server.embedded ? 'embedded PostgreSQL (fsync on)' : 'DATABASE_URL';
+  const adminUrl = server.url;
   // The settings that decide what a run costs and whether the figures hold over time, in every table's header.
   const [settings] = await adminQuery(
     adminUrl,
@@ -80,7 +66,7 @@ export async function openBenchServer(): Promise<BenchServer> {
       if (found.length === 0) await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
       return scratchDatabase(adminUrl, name);
     },
-    stop,
+    stop: () => server.stop(),
   };
 }
 

@@ -5,13 +5,13 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 // By path, and only modules that import nothing by package name: jest loads its global setup outside its
 // module map, where @chronicle/... do not resolve.
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../libs/platform/src/database/embedded-postgres';
+import { startEmbeddedPostgres } from '../libs/platform/src/database/embedded-postgres';
 import { migrate } from '../libs/platform/src/database/migrate';
+import { openScratchServer, type ScratchServer } from '../libs/platform/src/database/scratch-server';
 import { TEST_ENV, databaseUrl } from './test-environment';
 
 declare global {
-  var __embeddedPostgres: EmbeddedPostgres | undefined;
-  var __embeddedDataDir: string | undefined;
+  var __scratchServer: ScratchServer | undefined;
 }
 
 /**
@@ -19,15 +19,13 @@ declare global {
  * way a template database is migrated once; each test file clones it.
  */
 export default async function globalSetup(): Promise<void> {
-  let serverUrl = process.env['DATABASE_URL'];
-  if (serverUrl === undefined || serverUrl === '') {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'scheduler-test-pg-'));
-    await chmod(dataDir, 0o755); // as root the server runs as 'postgres', which must enter it
-    globalThis.__embeddedPostgres = await startEmbeddedPostgres({ dataDir, ephemeral: true, unsafeFast: true });
-    globalThis.__embeddedDataDir = dataDir;
-    serverUrl = globalThis.__embeddedPostgres.connectionString;
-    process.stdout.write(`\nDATABASE_URL unset: tests run on an embedded PostgreSQL (${dataDir})\n`);
-  }
+  const server = await openScratchServer('scheduler-test-pg-', { unsafeFast: true });
+  globalThis.__scratchServer = server;
+  const serverUrl = server.url;
+  if (server.embedded)
+    process.stdout.write(`
+DATABASE_URL unset: tests run on an embedded PostgreSQL (${new URL(serverUrl).host})
+`);
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const template = `sched_tpl_${runId}`;
   const admin = new Client({ connectionString: serverUrl });

@@ -7,7 +7,7 @@ import { TEST_ENV } from './test-environment';
 export default async function globalTeardown(): Promise<void> {
   const serverUrl = process.env[TEST_ENV.adminUrl];
   const runId = process.env[TEST_ENV.runId];
-  if (serverUrl !== undefined && runId !== undefined && globalThis.__embeddedPostgres === undefined) {
+  if (serverUrl !== undefined && runId !== undefined && globalThis.__scratchServer?.embedded !== true) {
     // A shared server: leave no databases of this run behind.
     const admin = new Client({ connectionString: serverUrl });
     await admin.connect();
@@ -21,9 +21,7 @@ export default async function globalTeardown(): Promise<void> {
       await admin.end();
     }
   }
-  await globalThis.__embeddedPostgres?.stop();
-  if (globalThis.__embeddedDataDir !== undefined)
-    rmSync(globalThis.__embeddedDataDir, { recursive: true, force: true });
+  await globalThis.__scratchServer?.stop();
   stopRestartablePostgres();
 }
 

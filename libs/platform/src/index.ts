@@ -5,6 +5,7 @@ export { ConfigError } from './config/config-error';
 export { type Config, type LogLevel, type Role, loadConfig } from './config/config';
 export { adminQuery } from './database/admin-query';
 export { type CopyConnection, copyRows } from './database/copy-rows';
+export { type ScratchServer, openScratchServer } from './database/scratch-server';
 export {
   addDays,
   analyzeForWalk,

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Pool, PoolClient } from 'pg';
-import { startEmbeddedPostgres } from './embedded-postgres';
 import { MIGRATIONS_DIR, SCHEMA_SNAPSHOT_FILE, migrate } from './migrate';
 import { createPool } from './pg-pool';
 import { adminQuery } from './admin-query';
+import { openScratchServer } from './scratch-server';
 
 /**
  * migrations/schema.sql: the schema the migrations leave, in one file a person can read. Written by
@@ -406,24 +405,13 @@ export async function snapshotOfMigrations(serverUrl: string): Promise<string> {
  * database there, dropped after), else on an embedded PostgreSQL of its own, as the tests do.
  */
 async function main(): Promise<void> {
-  let serverUrl = process.env['DATABASE_URL'];
-  let stop = async (): Promise<void> => undefined;
-  if (serverUrl === undefined || serverUrl === '') {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'schema-snapshot-pg-'));
-    await chmod(dataDir, 0o755); // as root the server runs as 'postgres', which must enter it
-    const server = await startEmbeddedPostgres({ dataDir, ephemeral: true, unsafeFast: true });
-    serverUrl = server.connectionString;
-    stop = async () => {
-      await server.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    };
-  }
+  const server = await openScratchServer('schema-snapshot-pg-', { unsafeFast: true });
   try {
-    const snapshot = await snapshotOfMigrations(serverUrl);
+    const snapshot = await snapshotOfMigrations(server.url);
     await writeFile(SCHEMA_SNAPSHOT_PATH, snapshot);
     process.stdout.write(`wrote ${path.relative(process.cwd(), SCHEMA_SNAPSHOT_PATH)}\n`);
   } finally {
-    await stop();
+    await server.stop();
   }
 }
 
