@@ -17,7 +17,7 @@ const ajv = new Ajv({
   removeAdditional: false,
   useDefaults: false,
   unicodeRegExp: false, // patterns run as the domain's RegExp objects do, without the `u` flag
-  messages: false, // the refusal is written below, in the words class-validator used
+  messages: false, // the refusal is written below (refusal), in the words the API's answers have always used
   verbose: true, // errors carry the schema they broke, for those words
   strict: true,
   formats: {
@@ -173,7 +173,7 @@ function compilable(schema: Schema<unknown>): Schema<unknown> {
   return copy;
 }
 
-/** One violation in class-validator's words, with the path of the field (`runs.3.job must be a job name`). */
+/** One violation in the API's words, with the path of the field (`runs.3.job must be a job name`). */
 function refusal(error: ErrorObject, root: string): string {
   const path = error.instancePath
     .split('/')
