@@ -134,14 +134,19 @@ describe('delivery guarantees', () => {
     const snapshot = async (): Promise<unknown[]> => [
       (
         await db.pool.query(
-          'SELECT run_id, team, job, queue, priority, state, available_at, due_at, attempt, attempt_limit, lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, definition, revision FROM runs ORDER BY run_id',
+          'SELECT run_id, team, job, queue, priority, state, available_at, due_at, attempt, attempt_limit, lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision FROM runs ORDER BY run_id',
+        )
+      ).rows,
+      (
+        await db.pool.query(
+          'SELECT run_id, team, job, queue, due_at, kept_on, definition FROM run_listing ORDER BY run_id',
         )
       ).rows,
       (await db.pool.query('SELECT name, team, definition, version, paused, revision FROM jobs ORDER BY name')).rows,
     ];
     const before = await snapshot();
     expect((before[0] as unknown[]).length).toBeGreaterThan(5000);
-    await db.pool.query('TRUNCATE runs, jobs');
+    await db.pool.query('TRUNCATE runs, run_listing, jobs');
     await db.pool.query("DELETE FROM projection_checkpoints WHERE projection IN ('runs', 'jobs')");
     const logger = createLogger('error');
     // The runner reads the whole log: the teams' streams (the admin's changes) as well as the jobs' and runs'.

@@ -50,8 +50,11 @@ describe('large payloads by reference', () => {
       )
     ).rows[0]!.data;
   const rowBytes = async (runId: string): Promise<number> =>
-    (await db.pool.query<{ n: number }>('SELECT pg_column_size(definition) AS n FROM runs WHERE run_id = $1', [runId]))
-      .rows[0]!.n;
+    (
+      await db.pool.query<{ n: number }>('SELECT pg_column_size(definition) AS n FROM run_listing WHERE run_id = $1', [
+        runId,
+      ])
+    ).rows[0]!.n;
   const storedPayloads = async (): Promise<Array<{ sha256: string; bytes: number }>> =>
     (await db.pool.query<{ sha256: string; bytes: number }>('SELECT sha256, bytes FROM run_payloads ORDER BY sha256'))
       .rows;

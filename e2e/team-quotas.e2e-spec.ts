@@ -252,7 +252,7 @@ describe('team quotas over HTTP', () => {
       expect(
         (
           await db.pool.query(
-            "SELECT 1 FROM runs WHERE team = 'atomic' AND definition->>'idempotencyKey' LIKE 'second-%'",
+            "SELECT 1 FROM run_listing WHERE team = 'atomic' AND definition->>'idempotencyKey' LIKE 'second-%'",
           )
         ).rowCount,
       ).toBe(0);

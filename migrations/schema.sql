@@ -156,6 +156,7 @@ CREATE TABLE run_listing (
   queue text NOT NULL,
   due_at timestamp with time zone NOT NULL,
   kept_on date NOT NULL DEFAULT 'infinity'::date,
+  definition jsonb NOT NULL,
   CONSTRAINT run_listing_pkey PRIMARY KEY (run_id, kept_on)
 )
 PARTITION BY LIST (kept_on);
@@ -195,7 +196,6 @@ CREATE TABLE runs (
   discarded boolean NOT NULL DEFAULT false,
   revision bigint NOT NULL,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
-  definition jsonb NOT NULL,
   attempt_limit integer NOT NULL,
   fencing_token bigint,
   worker_id text,
@@ -328,6 +328,8 @@ CREATE INDEX run_activity_minutes_minute_idx ON public.run_activity_minutes USIN
 
 CREATE INDEX run_listing_job_idx ON public.run_listing USING btree (job, due_at DESC, run_id DESC);
 
+CREATE INDEX run_listing_payload_ref_idx ON public.run_listing USING btree ((((definition -> 'payloadRef'::text) ->> 'sha256'::text))) WHERE (definition ? 'payloadRef'::text);
+
 CREATE INDEX run_listing_queue_idx ON public.run_listing USING btree (queue, due_at DESC, run_id DESC);
 
 CREATE INDEX run_listing_team_idx ON public.run_listing USING btree (team, due_at DESC, run_id DESC);
@@ -339,8 +341,6 @@ CREATE INDEX runs_ended_job_idx ON public.runs USING btree (job, due_at DESC, ru
 CREATE INDEX runs_ended_team_idx ON public.runs USING btree (team, due_at DESC, run_id DESC) WHERE (state = ANY (ARRAY['dead'::text, 'cancelled'::text]));
 
 CREATE INDEX runs_leased_job_idx ON public.runs USING btree (job) WHERE (state = 'leased'::text);
-
-CREATE INDEX runs_payload_ref_idx ON public.runs USING btree ((((definition -> 'payloadRef'::text) ->> 'sha256'::text))) WHERE (definition ? 'payloadRef'::text);
 
 CREATE INDEX runs_pending_idx ON public.runs USING btree (team) WHERE (state = ANY (ARRAY['scheduled'::text, 'retry_wait'::text, 'leased'::text]));
 
@@ -521,14 +521,18 @@ BEGIN
   PERFORM pg_advisory_xact_lock(stream_lock_key(run_stream_id(u.id)))
      FROM unnest(p_run_ids) AS u(id) ORDER BY run_stream_id(u.id);
   RETURN QUERY
-    SELECT r.run_id::text, r.job::text, r.state, r.revision, r.definition, r.attempt, r.attempt_limit,
+    SELECT r.run_id::text, r.job::text, r.state, r.revision,
+           (SELECT l.definition FROM run_listing l WHERE l.run_id = r.run_id AND l.kept_on = r.kept_on),
+           r.attempt, r.attempt_limit,
            r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death,
            r.discarded, r.finished_at
       FROM runs r WHERE r.kept_on = ANY(v_recent) AND r.run_id = ANY(p_run_ids);
   GET DIAGNOSTICS v_found = ROW_COUNT;
   IF v_found < cardinality(p_run_ids) THEN
     RETURN QUERY
-      SELECT r.run_id::text, r.job::text, r.state, r.revision, r.definition, r.attempt, r.attempt_limit,
+      SELECT r.run_id::text, r.job::text, r.state, r.revision,
+             (SELECT l.definition FROM run_listing l WHERE l.run_id = r.run_id AND l.kept_on = r.kept_on),
+             r.attempt, r.attempt_limit,
              r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death,
              r.discarded, r.finished_at
         FROM runs r WHERE r.kept_on <> ALL(v_recent) AND r.run_id = ANY(p_run_ids);

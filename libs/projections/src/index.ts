@@ -18,6 +18,7 @@ export { ACTIVITY_RETENTION_HOURS, type ActivityMinuteRow, listActivityMinutes }
 export { runsProjection } from './runs/runs.projection';
 export {
   RUN_COLUMNS,
+  LOCKED_RUN_COLUMNS,
   type RunRow,
   WAITING_SQL,
   findJobRunLimits,

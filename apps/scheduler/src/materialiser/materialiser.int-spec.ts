@@ -127,7 +127,7 @@ describe('the materialiser and a large default payload', () => {
     expect(new Set(events.rows.map((r) => r.ref.sha256)).size).toBe(1);
     const stored = await db.pool.query<{ body: unknown }>('SELECT body FROM run_payloads');
     expect(stored.rows).toEqual([{ body: payload }]);
-    const rows = await db.pool.query<{ ref: unknown }>(`SELECT definition->'payloadRef' AS ref FROM runs`);
+    const rows = await db.pool.query<{ ref: unknown }>(`SELECT definition->'payloadRef' AS ref FROM run_listing`);
     expect(rows.rows.map((r) => r.ref)).toEqual([events.rows[0]!.ref, events.rows[0]!.ref]);
   });
 });

@@ -50,7 +50,8 @@ export async function lockOverlapTargets(
                     row_number() OVER (PARTITION BY w.job ORDER BY r.available_at DESC, r.run_id DESC) AS newest_first
                FROM running w
                JOIN runs r ON r.job = w.job AND r.state = 'scheduled' AND r.available_at <= now()
-              WHERE r.definition->>'source' IN ('schedule', 'catch_up')
+               JOIN run_listing d ON d.run_id = r.run_id AND d.kept_on = r.kept_on
+              WHERE d.definition->>'source' IN ('schedule', 'catch_up')
            ), targets AS MATERIALIZED (
              SELECT w.run_id, 'skip' AS action, w.policy, w.leased[1] AS other FROM waiting w
               WHERE (w.policy = 'skip' OR (w.policy = 'buffer_one' AND w.oldest_first > 1) OR (w.policy = 'cancel_other' AND w.newest_first > 1))

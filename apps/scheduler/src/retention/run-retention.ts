@@ -44,7 +44,14 @@ export const TABLES = ['runs', 'run_listing'] as const;
 const DAYS_AHEAD = 7;
 /** How long the ids of dropped runs answer 410 rather than 404. */
 export const RETIRED_DAYS = 365;
-const LOCK_TIMEOUT_MS = 2_000;
+/**
+ * How long a pass waits for a lock before it tries again at the next pass. Under PostgreSQL's
+ * deadlock_timeout (1 s by default), so that where a pass and a command wait for each other (a
+ * command reads a run's `runs` and `run_listing` rows, then updates the first, while a pass attaches
+ * the day's partitions of one table, then of the other), the pass gives up before the deadlock
+ * check could end the command's transaction instead.
+ */
+const LOCK_TIMEOUT_MS = 500;
 /** Dropped run ids per retired_runs row: 8 KB of hashes. */
 const HASHES_PER_ROW = 1_000;
 /** A day's runs partition: 0011's settings for a table every transition writes. */
@@ -164,7 +171,7 @@ export class RunRetention {
     const { rowCount } = await db.query(
       `DELETE FROM run_payloads p
         WHERE p.stored_at < $1::date
-          AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.definition ? 'payloadRef' AND r.definition->'payloadRef'->>'sha256' = p.sha256)`,
+          AND NOT EXISTS (SELECT 1 FROM run_listing l WHERE l.definition ? 'payloadRef' AND l.definition->'payloadRef'->>'sha256' = p.sha256)`,
       [keptSince],
     );
     const over = (streamIds: readonly string[]): Promise<ReadonlySet<string>> => this.overRuns(streamIds);

@@ -62,9 +62,9 @@ describe('the hot tables vacuum', () => {
     ).rows[0]!.name;
     // 20,000 runs of a day's work, finished (written here directly: only the table matters).
     await db.pool.query(
-      `INSERT INTO runs (run_id, team, job, queue, priority, state, available_at, due_at, attempt, revision, definition,
+      `INSERT INTO runs (run_id, team, job, queue, priority, state, available_at, due_at, attempt, revision,
                          attempt_limit, finished_at, kept_on)
-       SELECT 'run_done_' || g, 'ops', 'ops.churn', 'ops', 'default', 'succeeded', now(), now(), 1, 2, '{}', 1, now(),
+       SELECT 'run_done_' || g, 'ops', 'ops.churn', 'ops', 'default', 'succeeded', now(), now(), 1, 2, 1, now(),
               (now() AT TIME ZONE 'UTC')::date + 1
          FROM generate_series(1, 20000) g`,
     );

@@ -1,6 +1,6 @@
 import { perGroupLimit, PRIORITIES, type PresentRun, type PriorityWeights } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
-import { findJobRunLimits, RUN_COLUMNS, runFromRow, type RunRow, WAITING_SQL } from '@chronicle/projections';
+import { findJobRunLimits, LOCKED_RUN_COLUMNS, runFromRow, type RunRow, WAITING_SQL } from '@chronicle/projections';
 import { lockJobLimits } from '../runs/job-limits.sql';
 
 /**
@@ -168,7 +168,7 @@ const CLAIM_AND_READ_SQL = `WITH claimed AS MATERIALIZED (${CLAIM_SQL})
   SELECT x.*, c.capped
     FROM (SELECT coalesce(bool_or(claimed.capped), false) AS capped FROM claimed) c
     LEFT JOIN LATERAL (
-      SELECT ${RUN_COLUMNS}, now() AS db_now,
+      SELECT ${LOCKED_RUN_COLUMNS}, now() AS db_now,
              EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited
         FROM lock_and_read_runs(ARRAY(SELECT claimed.run_id FROM claimed)) r
        WHERE r.state IN (${WAITING_SQL}) AND r.available_at <= now() + $8 * interval '1 millisecond'

@@ -1,6 +1,6 @@
 import type { PresentRun } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
-import { RUN_COLUMNS, runFromRow, type RunRow } from '@chronicle/projections';
+import { LOCKED_RUN_COLUMNS, runFromRow, type RunRow } from '@chronicle/projections';
 
 /**
  * Decisions on runs the caller names (completions, heartbeats, a team's
@@ -16,7 +16,7 @@ export async function lockAndLoadRuns(
 ): Promise<{ runs: PresentRun[]; now: Date }> {
   const { rows } = await db.query<RunRow & { db_now: Date }>({
     name: 'lock_and_read_runs',
-    text: `SELECT ${RUN_COLUMNS}, now() AS db_now FROM lock_and_read_runs($1::text[]) r`,
+    text: `SELECT ${LOCKED_RUN_COLUMNS}, now() AS db_now FROM lock_and_read_runs($1::text[]) r`,
     values: [runIds],
   });
   return { runs: rows.map(runFromRow), now: rows[0]?.db_now ?? new Date() };

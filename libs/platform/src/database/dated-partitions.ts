@@ -113,7 +113,8 @@ export async function nextStreams(
 
 /**
  * `work` in a transaction whose locks wait `lockTimeoutMs` at most (a drop or an attach takes the
- * parent's ACCESS EXCLUSIVE lock for a moment); undefined when one did not come, for a later pass.
+ * parent's ACCESS EXCLUSIVE lock for a moment); undefined when one did not come, or when the
+ * transaction ended a deadlock, for a later pass.
  */
 export async function tryLocked<T>(
   db: PoolClient,
@@ -128,7 +129,8 @@ export async function tryLocked<T>(
     return result;
   } catch (err) {
     await db.query('ROLLBACK').catch(() => undefined);
-    if (sqlStateOf(err) === SQLSTATE.lockNotAvailable) return undefined;
+    const code = sqlStateOf(err);
+    if (code === SQLSTATE.lockNotAvailable || code === SQLSTATE.deadlockDetected) return undefined;
     throw err;
   }
 }

@@ -8,6 +8,8 @@ export const SQLSTATE = {
   programLimitExceeded: '54000',
   /** A lock not granted within lock_timeout (or NOWAIT). */
   lockNotAvailable: '55P03',
+  /** The transaction was chosen to end a deadlock. */
+  deadlockDetected: '40P01',
   /** Raised by es_append when a stream is not at its expected revision. */
   wrongExpectedRevision: 'ES409',
 } as const;

@@ -8,9 +8,22 @@ import { upcastData, WAITING_RUN_STATES, type PresentRun } from '@chronicle/doma
  */
 export const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
+/** The columns a transition writes, of `r` (a run's `runs` row, or lock_and_read_runs' row). */
+const STATE_COLUMNS =
+  'r.state, r.revision, r.attempt, r.attempt_limit, r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death, r.discarded, r.finished_at';
+
+/**
+ * The run's definition, of `runs r`: written once, in its `run_listing` row (migrations/0028), which is in
+ * the same partition as its `runs` row. A subquery, so that it is one probe of that row's key per run read.
+ */
+const DEFINITION_OF_R =
+  '(SELECT l.definition FROM run_listing l WHERE l.run_id = r.run_id AND l.kept_on = r.kept_on) AS definition';
+
 /** The columns a run's state is read from, of `runs r`: select these, then runFromRow. */
-export const RUN_COLUMNS =
-  'r.state, r.revision, r.definition, r.attempt, r.attempt_limit, r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death, r.discarded, r.finished_at';
+export const RUN_COLUMNS = `${STATE_COLUMNS}, ${DEFINITION_OF_R}`;
+
+/** RUN_COLUMNS of `lock_and_read_runs(...) r`, which reads the definition itself. */
+export const LOCKED_RUN_COLUMNS = `${STATE_COLUMNS}, r.definition`;
 
 /** A row of RUN_COLUMNS as node-postgres gives it. */
 export interface RunRow {
@@ -226,10 +239,10 @@ export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
  * read every row of the partitions into a hash for each batch).
  */
 const INSERT_NEW = (onConflict: string): string => `inserted AS (
-     INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, definition, state, available_at, attempt, attempt_limit,
+     INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision,
                             finished_at, kept_on, updated_at)
-     SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.definition, x.state, x.available_at, x.attempt, x.attempt_limit,
+     SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
             x.finished_at, x.kept_on, now()
        FROM x
@@ -237,8 +250,8 @@ const INSERT_NEW = (onConflict: string): string => `inserted AS (
      ${onConflict}
      RETURNING r.run_id, r.team, r.job, r.queue, r.priority, r.due_at, r.kept_on, r.state, r.available_at
      ), listed AS (
-     INSERT INTO run_listing (run_id, team, job, queue, due_at, kept_on)
-     SELECT run_id, team, job, queue, due_at, kept_on FROM inserted
+     INSERT INTO run_listing (run_id, team, job, queue, due_at, kept_on, definition)
+     SELECT i.run_id, i.team, i.job, i.queue, i.due_at, i.kept_on, x.definition FROM inserted i JOIN x ON x.run_id = i.run_id
      ON CONFLICT (run_id, kept_on) DO NOTHING
      )`;
 
@@ -277,7 +290,6 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
       'queue',
       'priority',
       'due_at',
-      'definition',
       'state',
       'available_at',
       'attempt',
@@ -303,7 +315,6 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         d.queue,
         d.priority,
         d.dueAt,
-        d,
         s.status,
         s.availableAt,
         s.attempt,
@@ -340,7 +351,7 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
   await copyRows(
     db,
     'run_listing',
-    ['run_id', 'team', 'job', 'queue', 'due_at', 'kept_on'],
+    ['run_id', 'team', 'job', 'queue', 'due_at', 'kept_on', 'definition'],
     states.map((s) => [
       s.definition.runId,
       s.definition.team,
@@ -348,6 +359,7 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
       s.definition.queue,
       s.definition.dueAt,
       keptOn(s),
+      s.definition,
     ]),
   );
 }
@@ -425,7 +437,7 @@ export async function lockRunSnapshots(db: Queryable, runIds: readonly string[])
   if (runIds.length === 0) return [];
   const { rows } = await db.query<RunRow>({
     name: 'runs_lock_snapshots',
-    text: `SELECT ${RUN_COLUMNS} FROM lock_and_read_runs($1::text[]) r`,
+    text: `SELECT ${LOCKED_RUN_COLUMNS} FROM lock_and_read_runs($1::text[]) r`,
     values: [runIds],
   });
   return rows.map(runFromRow);
