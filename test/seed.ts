@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { defineNewJobs, newRunScheduled, scheduleNewRuns } from '@chronicle/commands';
-import type { JobDefinition, RunSource } from '@chronicle/domain';
+import { RUN_EVENT_SCHEMA_VERSION, type JobDefinition, type RunSource } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 
 /** A job definition for tests, with overrides. */
@@ -33,6 +33,7 @@ export async function seedRuns(
     const scheduled = runs.map((r) =>
       newRunScheduled(r.job, 1, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
     );
-    await scheduleNewRuns(uow, scheduled, {});
+    // The metadata's schema version, as every command records it: the log reads back as what was written through.
+    await scheduleNewRuns(uow, scheduled, { schemaVersion: RUN_EVENT_SCHEMA_VERSION });
   });
 }

@@ -1,7 +1,13 @@
-import { createTestDatabase, type TestDatabase, waitFor, catchUpUntil } from '@chronicle/testing';
+import { createTestDatabase, type TestDatabase, waitFor, catchUpUntil, seedRuns, testJob } from '@chronicle/testing';
 import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
 import { type Queryable, createLogger } from '@chronicle/platform';
-import { streamActivityProjection, type Projection, loadCheckpoint, ProjectionRunner } from '@chronicle/projections';
+import {
+  runsProjection,
+  streamActivityProjection,
+  type Projection,
+  loadCheckpoint,
+  ProjectionRunner,
+} from '@chronicle/projections';
 import { Client } from 'pg';
 import { Registry } from 'prom-client';
 
@@ -119,6 +125,20 @@ describe('projection runner (stream-activity on PostgreSQL)', () => {
     expect(await catchUpUntil(new ProjectionRunner(store, db.pool, next, logger), 5)).toBe(5);
     expect(await activity()).toEqual(expected);
     expect((await loadCheckpoint(db.pool, 'stream-activity'))?.version).toBe(next.version);
+  });
+
+  it('leaves the rows commands wrote through as they are when it starts a written-through projection, never emptying them', async () => {
+    const job = testJob({ name: 'ops.export', queue: 'ops' });
+    await seedRuns(db.pool, store, [job], [{ job, runId: 'run_first', dueAt: new Date() }]);
+    const rowVersion = async (): Promise<unknown[]> =>
+      (await db.pool.query("SELECT ctid, xmin::text FROM runs WHERE run_id = 'run_first'")).rows;
+    const before = await rowVersion();
+    expect(before).toHaveLength(1);
+    // Its first start: no checkpoint yet. Emptied, the run would read as absent until its events came
+    // round again; folded over by revision, its row is the same row version.
+    expect(await catchUpUntil(new ProjectionRunner(store, db.pool, runsProjection, logger), 2)).toBe(2);
+    expect(await rowVersion()).toEqual(before);
+    expect((await loadCheckpoint(db.pool, 'runs'))?.version).toBe(runsProjection.version);
   });
 
   it('keeps no row for run streams: the runs read model is their activity', async () => {

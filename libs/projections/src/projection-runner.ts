@@ -157,7 +157,13 @@ export class ProjectionRunner {
     }
   }
 
-  /** Each projection's position to resume from; a new or changed projection starts over, emptied. */
+  /**
+   * Each projection's position to resume from; a new or changed projection starts over from the start of
+   * the log. A changed one (another version) starts from emptied tables. A new one written through keeps
+   * its tables as they are: they hold only rows commands wrote with their events, which it folds over by
+   * revision; emptied, a run enqueued and leased before this runner's first start would read as absent
+   * until the runner replayed its events (a completion answered 404).
+   */
   private async prepare(): Promise<LogPosition[]> {
     return Promise.all(
       this.projections.map(async (projection) => {
@@ -168,7 +174,7 @@ export class ProjectionRunner {
           version: projection.version,
         });
         await withTransaction(this.pool, async (tx) => {
-          await projection.reset(tx);
+          if (stored !== undefined || !projection.writtenThrough) await projection.reset(tx);
           await resetCheckpoint(tx, projection.name, projection.version);
         });
         return (await loadCheckpoint(this.pool, projection.name))!.position;

@@ -65,7 +65,8 @@ describe('bulk builds of projections (rebuild and verify fill their shadows thro
       if (appends.length === 0) break;
       await store.appendToStreams(appends);
     }
-    // The live tables from the projector, a few events at a time (the rows the seed wrote through, emptied first).
+    // The live tables: the rows the seed wrote through, and the rest from the projector, a few events at a
+    // time (starting anew, it folds over the written-through rows by revision and does not empty them).
     // The whole log: a read stops before any transaction still open in the cluster (other test files').
     await db.pool.query('DELETE FROM projection_checkpoints');
     const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events');
