@@ -3,7 +3,7 @@ import { CLAIM_SQL, claimReadyRuns } from '@chronicle/commands';
 import { type Priority, perGroupLimit, DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createPool, withTransaction, migrate } from '@chronicle/platform';
-import { seedRuns, testJob } from '@chronicle/testing';
+import { runDecisions, seedRuns, testJob } from '@chronicle/testing';
 import type { BenchServer } from './bench-database';
 import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, quantile } from './table';
@@ -66,10 +66,11 @@ async function measure(server: BenchServer, readyRuns: number, options: SuiteOpt
     const request = { queues: [QUEUE], max: CLAIM_SIZE, waitSeconds: 0, leaseSeconds: 300, workerId: 'bench' };
     const { buffers: claimBuffers, scans } = await explainClaim(pool);
     const latencies: number[] = [];
+    const decisions = runDecisions(store, pool);
     for (let i = 0; i < CLAIMS; i++) {
       const started = process.hrtime.bigint();
-      const { leases } = await store.unitOfWork(pool, (uow) =>
-        claimReadyRuns(uow, worker, request, DEFAULT_PRIORITY_WEIGHTS, TEAMS),
+      const { leases } = await decisions.unitOfWork((work) =>
+        claimReadyRuns(work, worker, request, DEFAULT_PRIORITY_WEIGHTS, TEAMS),
       );
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       if (leases.length !== CLAIM_SIZE) throw new Error(`claim ${i} leased ${leases.length} runs, not ${CLAIM_SIZE}`);

@@ -3,7 +3,7 @@ import { defineNewJobs } from '@chronicle/commands';
 import type { JobDefinition } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
 import { type Clock, createPool, migrate } from '@chronicle/platform';
-import { testJob } from '@chronicle/testing';
+import { runDecisions, testJob } from '@chronicle/testing';
 import type { BenchServer } from './bench-database';
 import type { BenchSuite, SuiteOptions } from './compare/peer-comparison.suite';
 import { formatCount, formatTable, median, quantile } from './table';
@@ -103,7 +103,8 @@ async function measure(server: BenchServer, options: SuiteOptions): Promise<Repo
   await migrate(db.url);
   const pool = createPool({ connectionString: db.url, max: 4, applicationName: 'bench-schedules' });
   const store = new PostgresEventStore(pool);
-  const materialiser = (clock: Clock): Materialiser => new Materialiser(store, pool, clock, LOOKAHEAD_SECONDS);
+  const materialiser = (clock: Clock): Materialiser =>
+    new Materialiser(runDecisions(store, pool), pool, clock, LOOKAHEAD_SECONDS);
   try {
     // The one scheduler node, granted every shard.
     const scope = await soleNodeScope(pool);

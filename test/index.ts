@@ -7,3 +7,4 @@ export { waitFor, type WaitOptions } from '@chronicle/worker-sdk/testing';
 export * from './worker-handlers';
 export * from './query-plan';
 export * from './captured-logs';
+export * from './run-decisions';

@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
-import { defineNewJobs, newRunScheduled, scheduleNewRuns } from '@chronicle/commands';
+import { defineNewJobs, newRunScheduled } from '@chronicle/commands';
 import { RUN_EVENT_SCHEMA_VERSION, type JobDefinition, type RunSource } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
+import { runDecisions } from './run-decisions';
 
 /** A job definition for tests, with overrides. */
 export function testJob(overrides: Partial<JobDefinition> & Pick<JobDefinition, 'name'>): JobDefinition {
@@ -20,7 +21,7 @@ export function testJob(overrides: Partial<JobDefinition> & Pick<JobDefinition, 
 
 /**
  * Jobs and their runs, as the API and the materialiser write them: events appended, rows written
- * through, in one unit of work.
+ * through, the jobs' in one unit of work, then the runs' in another.
  */
 export async function seedRuns(
   pool: Pool,
@@ -28,12 +29,12 @@ export async function seedRuns(
   jobs: readonly JobDefinition[],
   runs: ReadonlyArray<{ job: JobDefinition; runId: string; dueAt: Date; source?: RunSource }>,
 ): Promise<void> {
-  await store.unitOfWork(pool, async (uow) => {
-    if (jobs.length > 0) await defineNewJobs(uow, jobs, 'test');
-    const scheduled = runs.map((r) =>
-      newRunScheduled(r.job, 1, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
-    );
-    // The metadata's schema version, as every command records it: the log reads back as what was written through.
-    await scheduleNewRuns(uow, scheduled, { schemaVersion: RUN_EVENT_SCHEMA_VERSION });
-  });
+  if (jobs.length > 0) await store.unitOfWork(pool, (uow) => defineNewJobs(uow, jobs, 'test'));
+  const scheduled = runs.map((r) =>
+    newRunScheduled(r.job, 1, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
+  );
+  // The metadata's schema version, as every command records it: the log reads back as what was written through.
+  await runDecisions(store, pool).unitOfWork((work) =>
+    work.schedule({ runs: scheduled, metadata: { schemaVersion: RUN_EVENT_SCHEMA_VERSION } }),
+  );
 }

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { PayloadsModule, RunMetricsModule, RunReservationsModule } from '@chronicle/commands';
+import { PayloadsModule, RunDecisionsModule, RunMetricsModule } from '@chronicle/commands';
 import { SchedulerService } from './scheduler.service';
 
 /**
  * The scheduler role: materialises cron runs 60 s ahead and reaps expired leases (docs/architecture.md, "Shards and
  * scheduler nodes").
  */
-@Module({ imports: [RunReservationsModule, RunMetricsModule, PayloadsModule], providers: [SchedulerService] })
+@Module({ imports: [RunDecisionsModule, RunMetricsModule, PayloadsModule], providers: [SchedulerService] })
 export class SchedulerModule {}

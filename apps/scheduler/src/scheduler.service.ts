@@ -3,9 +3,8 @@ import type { Pool } from 'pg';
 import {
   ensureCanaryJobs,
   notifyRunsReady,
-  RunLog,
+  RunDecisions,
   RunMetrics,
-  RunReservations,
   PAYLOAD_STORE,
   type PayloadStore,
 } from '@chronicle/commands';
@@ -65,8 +64,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(LOGGER) private readonly logger: JsonLogger,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
-    private readonly reservations: RunReservations,
-    private readonly runLog: RunLog,
+    private readonly decisions: RunDecisions,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
@@ -83,10 +81,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     await ownership.start();
     const shardMetrics = new ShardMetrics(this.registry);
     if (this.config.canaries) await ensureCanaryJobs(this.eventStore, this.pool, this.config.shards);
-    const reaper = new LeaseReaper(this.eventStore, this.pool, this.reservations, this.runLog, this.metrics);
-    const overlaps = new OverlapResolver(this.eventStore, this.pool, this.reservations, this.runLog);
+    const reaper = new LeaseReaper(this.decisions, this.metrics);
+    const overlaps = new OverlapResolver(this.decisions);
     const materialiser = new Materialiser(
-      this.eventStore,
+      this.decisions,
       this.pool,
       this.clock,
       this.config.materialiseLookaheadSeconds,

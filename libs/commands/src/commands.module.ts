@@ -27,6 +27,7 @@ import { CreateTeamHandler } from './teams/create-team.command';
 import { GrantQueueHandler, ListGrantsHandler } from './teams/grant-queue.command';
 import { IssueTokenHandler } from './teams/issue-token.command';
 import { RunLog } from './unit-of-work/run-log';
+import { RunDecisions } from './unit-of-work/run-decisions';
 import { RunReservations } from './unit-of-work/run-reservations';
 import { CompleteRunsHandler } from './workers/complete-runs.command';
 import { HeartbeatRunsHandler } from './workers/heartbeat-runs.command';
@@ -35,9 +36,10 @@ import { ReadyBroadcast, ReadySignal } from './workers/ready-signal';
 import { TeamsServed } from './workers/teams-served';
 
 /**
- * The process's one RunReservations: the API's claims and decisions and the
- * scheduler's passes share it when they run in one process (npm start).
- * With it, the lines about runs (RunLog) that both write.
+ * The process's one RunDecisions, where every run event is appended, with its
+ * RunReservations and the lines about runs (RunLog): the API's claims and
+ * decisions and the scheduler's passes share them when they run in one
+ * process (npm start).
  */
 @Module({
   providers: [
@@ -47,10 +49,11 @@ import { TeamsServed } from './workers/teams-served';
       useFactory: (logger: JsonLogger) => new RunReservations(logger.child('run-reservations')),
     },
     { provide: RunLog, inject: [LOGGER], useFactory: (logger: JsonLogger) => new RunLog(logger.child('runs')) },
+    RunDecisions,
   ],
-  exports: [RunReservations, RunLog],
+  exports: [RunDecisions, RunLog],
 })
-export class RunReservationsModule {}
+export class RunDecisionsModule {}
 
 /**
  * Every command and query, routed by @nestjs/cqrs (wiring only: nothing
@@ -58,7 +61,7 @@ export class RunReservationsModule {}
  * writes through itself; the API's controllers and resolvers only send.
  */
 @Module({
-  imports: [CqrsModule.forRoot(), RunReservationsModule, RunMetricsModule, PayloadsModule],
+  imports: [CqrsModule.forRoot(), RunDecisionsModule, RunMetricsModule, PayloadsModule],
   providers: [
     ReadModelGauges,
     ReadySignal,

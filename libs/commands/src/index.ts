@@ -4,7 +4,7 @@
  */
 export { QUEUE_HISTORY_MAX_MINUTES, QueueHistory, type QueueHistoryPoint } from './activity/queue-history.query';
 export { CANARY_QUEUE, CANARY_TEAM, canaryJobName, ensureCanaryJobs } from './canary/canary-jobs';
-export { CommandsModule, RunReservationsModule } from './commands.module';
+export { CommandsModule, RunDecisionsModule } from './commands.module';
 export { type AttemptView, attemptHistory } from './dlq/attempt-history';
 export { GetDeadLetter } from './dlq/get-dead-letter.query';
 export { ListDeadLetters } from './dlq/list-dead-letters.query';
@@ -35,7 +35,6 @@ export { EnqueueRuns } from './runs/enqueue-runs.command';
 export { GetRun, GetRunAsOf, GetRunEvents } from './runs/get-run.query';
 export { newRunScheduled, scheduledRunId } from './runs/new-run';
 export { isRetiredRun, retiredRunIds } from './runs/retired-runs.sql';
-export { scheduleNewRuns } from './runs/schedule-runs';
 export { TransitionRun, TransitionRunHandler } from './runs/transition-run.command';
 export { backfillRequests } from './schedules/backfill';
 export { ListShards, type ShardView } from './shards/list-shards.query';
@@ -45,7 +44,8 @@ export { CreateTeam } from './teams/create-team.command';
 export { GrantQueue, ListGrants } from './teams/grant-queue.command';
 export { IssueToken, type IssuedToken } from './teams/issue-token.command';
 export { type QueueGrant, type TokenListing, findToken } from './teams/tokens.sql';
-export { decideLockedRunsInBatches } from './unit-of-work/decide-locked-runs';
+export { type DecideRuns, RunDecisions, type RunsUnitOfWork, type ScheduleRuns } from './unit-of-work/run-decisions';
+export type { LockedRuns, RunPass } from './unit-of-work/run-pass';
 export { RunLog } from './unit-of-work/run-log';
 export { RunReservations } from './unit-of-work/run-reservations';
 export { executeStreamCommand } from './unit-of-work/stream-command';

@@ -1,7 +1,14 @@
 import { Registry } from 'prom-client';
 import { CANARY_QUEUE, CANARY_TEAM, canaryJobName, ensureCanaryJobs, shardOf, successesOf } from '@chronicle/commands';
 import type { Clock } from '@chronicle/platform';
-import { CompleteRuns, createTestDatabase, LeaseRuns, workerHandlers, type TestDatabase } from '@chronicle/testing';
+import {
+  CompleteRuns,
+  createTestDatabase,
+  LeaseRuns,
+  runDecisions,
+  workerHandlers,
+  type TestDatabase,
+} from '@chronicle/testing';
 import { Materialiser } from '../materialiser/materialiser';
 import { soleNodeScope, type ShardScope } from '../shards/shard-ownership';
 import { CanaryChecker, CanaryMetrics } from './canary-checker';
@@ -57,9 +64,9 @@ describe('canaries (docs/operations.md, "Canaries")', () => {
 
     // The materialiser makes the canary runs of the next minute (base + 2 min); the built-in worker
     // would lease them when due: here, shard 0's only, through the same claim, then completes it.
-    await new Materialiser(db.eventStore, db.pool, { now: () => new Date(base + MINUTE + 30_000) }).materialiseOnce(
-      scope,
-    );
+    await new Materialiser(runDecisions(db.eventStore, db.pool), db.pool, {
+      now: () => new Date(base + MINUTE + 30_000),
+    }).materialiseOnce(scope);
     const due = base + 2 * MINUTE;
     // Its row and its place in the claim's queue (ready_runs), as if its time had come.
     for (const table of ['runs', 'ready_runs'])

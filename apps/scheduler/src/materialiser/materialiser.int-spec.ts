@@ -11,7 +11,7 @@ import {
 import { upsertJob } from '@chronicle/projections';
 import { PostgresEventStore } from '@chronicle/event-store';
 import type { Clock } from '@chronicle/platform';
-import { testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { testJob, createTestDatabase, runDecisions, type TestDatabase } from '@chronicle/testing';
 import { soleNodeScope, type ShardScope } from '../shards/shard-ownership';
 import { MATERIALISE_BATCH_JOBS, Materialiser } from './materialiser';
 
@@ -48,8 +48,8 @@ describe('the materialiser over many schedules', () => {
   it('materialises the top of the hour of every job in one pass, each once, spread by jitter over the minute', async () => {
     // Two schedulers at once: they take different batches (SKIP LOCKED) or meet at the same run ids.
     const passes = await Promise.all([
-      new Materialiser(store, db.pool, at(beforeTheHour)).materialiseOnce(scope),
-      new Materialiser(store, db.pool, at(beforeTheHour)).materialiseOnce(scope),
+      new Materialiser(runDecisions(store, db.pool), db.pool, at(beforeTheHour)).materialiseOnce(scope),
+      new Materialiser(runDecisions(store, db.pool), db.pool, at(beforeTheHour)).materialiseOnce(scope),
     ]);
     expect(passes[0] + passes[1]).toBe(jobs.length);
     const runs = await runsPerJob();
@@ -73,10 +73,14 @@ describe('the materialiser over many schedules', () => {
       );
     await db.pool.query("UPDATE schedule_cursors SET updated_at = now() - interval '2 hours'");
     const quarterPast = new Date('2026-06-01T11:15:00Z');
-    expect(await new Materialiser(store, db.pool, at(quarterPast)).materialiseOnce(scope)).toBe(0);
+    expect(await new Materialiser(runDecisions(store, db.pool), db.pool, at(quarterPast)).materialiseOnce(scope)).toBe(
+      0,
+    );
     expect(await touched()).toBe(0);
     const beforeNextHour = new Date('2026-06-01T11:59:30Z');
-    expect(await new Materialiser(store, db.pool, at(beforeNextHour)).materialiseOnce(scope)).toBe(jobs.length);
+    expect(
+      await new Materialiser(runDecisions(store, db.pool), db.pool, at(beforeNextHour)).materialiseOnce(scope),
+    ).toBe(jobs.length);
     expect([...(await runsPerJob()).values()].every((due) => due.length === 2)).toBe(true);
   });
 
@@ -91,7 +95,13 @@ describe('the materialiser over many schedules', () => {
       metadata: { actor: 'test', schemaVersion: 1 },
     });
     // 14:29:30 Berlin: the half-past fire time of the new schedule is due; the others wait for 15:00.
-    expect(await new Materialiser(store, db.pool, at(new Date('2026-06-01T12:29:30Z'))).materialiseOnce(scope)).toBe(1);
+    expect(
+      await new Materialiser(
+        runDecisions(store, db.pool),
+        db.pool,
+        at(new Date('2026-06-01T12:29:30Z')),
+      ).materialiseOnce(scope),
+    ).toBe(1);
     const due = (await runsPerJob()).get('ops.fleet-0000')!;
     expect(due.map((d) => d.slice(11, 16))).toEqual(['11:00', '12:00', '12:30']);
   });
@@ -116,8 +126,12 @@ describe('the materialiser and a large default payload', () => {
     });
     await store.unitOfWork(db.pool, (uow) => defineNewJobs(uow, [minutely], 'test'));
     // 12:00:30: the next minute's fire time within the lookahead, then the one after.
-    await new Materialiser(store, db.pool, at(new Date('2026-06-01T12:00:30Z'))).materialiseOnce(scope);
-    await new Materialiser(store, db.pool, at(new Date('2026-06-01T12:01:30Z'))).materialiseOnce(scope);
+    await new Materialiser(runDecisions(store, db.pool), db.pool, at(new Date('2026-06-01T12:00:30Z'))).materialiseOnce(
+      scope,
+    );
+    await new Materialiser(runDecisions(store, db.pool), db.pool, at(new Date('2026-06-01T12:01:30Z'))).materialiseOnce(
+      scope,
+    );
 
     const events = await db.pool.query<{ payload: unknown; ref: { sha256: string; bytes: number } }>(
       `SELECT data->'payload' AS payload, data->'payloadRef' AS ref FROM events WHERE event_type = 'RunScheduled'`,

@@ -2,8 +2,8 @@ import type { Pool } from 'pg';
 import {
   newRunScheduled,
   PostgresPayloadStore,
+  type RunDecisions,
   scheduledRunId,
-  scheduleNewRuns,
   storeLargePayloads,
   type PayloadStore,
 } from '@chronicle/commands';
@@ -14,7 +14,7 @@ import {
   RUN_ALL_CAP,
   parseScheduleSpec,
 } from '@chronicle/domain';
-import { WrongExpectedRevisionError, type EventStore } from '@chronicle/event-store';
+import { WrongExpectedRevisionError } from '@chronicle/event-store';
 import type { Clock } from '@chronicle/platform';
 import { findRunSnapshots } from '@chronicle/projections';
 import { holdShards } from '../shards/shard-fence';
@@ -47,8 +47,8 @@ export interface MaterialisedBatch {
  */
 export class Materialiser {
   constructor(
-    private readonly eventStore: EventStore,
-    private readonly pool: Pool,
+    private readonly decisions: RunDecisions,
+    pool: Pool,
     private readonly clock: Clock,
     private readonly lookaheadSeconds = 60,
     private readonly payloads: PayloadStore = new PostgresPayloadStore(pool),
@@ -73,9 +73,9 @@ export class Materialiser {
   /** One unit of work over up to MATERIALISE_BATCH_JOBS due jobs of the scope's shards. */
   async materialiseBatch(scope: ShardScope): Promise<MaterialisedBatch> {
     const now = this.clock.now();
-    return this.eventStore
-      .unitOfWork(this.pool, async (uow) => {
-        const tx = uow.tx;
+    return this.decisions
+      .unitOfWork(async (work) => {
+        const tx = work.tx;
         const due = await lockDueSchedules(
           tx,
           new Date(now.getTime() + this.lookaheadSeconds * 1000),
@@ -119,7 +119,10 @@ export class Materialiser {
         const fresh = scheduled.filter((s) => !existing.has(s.runId));
         // A job's large default payload is stored once, before the append names it (its runs share it).
         const lean = await storeLargePayloads(this.payloads, fresh);
-        await scheduleNewRuns(uow, lean, { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION });
+        await work.schedule({
+          runs: lean,
+          metadata: { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION },
+        });
         await advanceCursors(
           tx,
           planned.map((p) => p.move),

@@ -1,15 +1,8 @@
 import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
-import {
-  claimReadyRuns,
-  ReadySignal,
-  RunLog,
-  RunReservations,
-  TransitionRun,
-  TransitionRunHandler,
-} from '@chronicle/commands';
+import { claimReadyRuns, ReadySignal, RunReservations, TransitionRun, TransitionRunHandler } from '@chronicle/commands';
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
-import { seedRuns, testJob, createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { seedRuns, testJob, createTestDatabase, runDecisions, type TestDatabase } from '@chronicle/testing';
 import { OverlapResolver } from './overlap-resolver';
 import { soleNodeScope } from '../shards/shard-ownership';
 
@@ -52,10 +45,10 @@ describe('overlap policies of scheduled jobs', () => {
   afterAll(() => db?.drop());
 
   const claim = (queue: string, max = 10): Promise<string[]> =>
-    store
-      .unitOfWork(db.pool, (uow) =>
+    runDecisions(store, db.pool, reservations)
+      .unitOfWork((work) =>
         claimReadyRuns(
-          uow,
+          work,
           { kind: 'worker', team: 'ops', queues: [queue] },
           { queues: [queue], max, leaseSeconds: 60, workerId: 'w' },
           DEFAULT_PRIORITY_WEIGHTS,
@@ -76,12 +69,9 @@ describe('overlap policies of scheduled jobs', () => {
       [`ops.${policy}-${fire}`],
     );
     const transitions = new TransitionRunHandler(
-      store,
-      db.pool,
       { now: () => new Date() },
       new ReadySignal(),
-      reservations,
-      new RunLog(createLogger('error')),
+      runDecisions(store, db.pool, reservations),
     );
     await transitions.execute(
       new TransitionRun({ kind: 'worker', team: 'ops', queues: [`q-${policy}`] }, `ops.${policy}-${fire}`, (now) => ({
@@ -99,9 +89,7 @@ describe('overlap policies of scheduled jobs', () => {
   beforeAll(async () => {
     // Fire 1 of every job is leased first (a claim of one takes the oldest).
     for (const policy of POLICIES) expect(await claim(`q-${policy}`, 1)).toEqual(['fire-1']);
-    await new OverlapResolver(store, db.pool, reservations, new RunLog(createLogger('error'))).resolveOnce(
-      await soleNodeScope(db.pool),
-    );
+    await new OverlapResolver(runDecisions(store, db.pool, reservations)).resolveOnce(await soleNodeScope(db.pool));
   });
 
   it('skip: the fires due while fire 1 runs are skipped, each saying why', async () => {

@@ -1,7 +1,5 @@
-import type { Pool } from 'pg';
-import { decideLockedRunsInBatches, type RunLog, type RunReservations } from '@chronicle/commands';
+import type { RunDecisions } from '@chronicle/commands';
 import { DomainError, decide, type RunCommand, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
 import { findRunSnapshotsAt } from '@chronicle/projections';
 import { holdShards } from '../shards/shard-fence';
 import type { ShardScope } from '../shards/shard-ownership';
@@ -16,30 +14,22 @@ const BATCH = 500;
  * `overlap_superseded`; `detail` names the other run. The events say why.
  */
 export class OverlapResolver {
-  constructor(
-    private readonly eventStore: EventStore,
-    private readonly pool: Pool,
-    private readonly reservations: RunReservations,
-    private readonly runLog: RunLog,
-  ) {}
+  constructor(private readonly decisions: RunDecisions) {}
 
   /** One pass over the scope's shards; resolves with the number of runs decided. */
   async resolveOnce(scope: ShardScope): Promise<number> {
-    return decideLockedRunsInBatches(
-      { pool: this.pool, store: this.eventStore, reservations: this.reservations, runLog: this.runLog },
-      {
-        batch: BATCH,
-        lockAndLoad: async (tx, limit, reserved) => {
-          const targets = new Map((await lockOverlapTargets(tx, limit, reserved, scope)).map((t) => [t.run_id, t]));
-          if (targets.size === 0) return null;
-          await holdShards(tx, scope);
-          return { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
-        },
-        decideOne: (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
-        actor: 'scheduler:overlap-policy',
-        schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+    return this.decisions.pass({
+      batch: BATCH,
+      lockAndLoad: async (tx, limit, reserved) => {
+        const targets = new Map((await lockOverlapTargets(tx, limit, reserved, scope)).map((t) => [t.run_id, t]));
+        if (targets.size === 0) return null;
+        await holdShards(tx, scope);
+        return { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
       },
-    );
+      decideOne: (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
+      actor: 'scheduler:overlap-policy',
+      schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+    });
   }
 }
 

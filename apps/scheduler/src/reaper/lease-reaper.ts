@@ -1,8 +1,6 @@
 import { randomInt } from 'node:crypto';
-import type { Pool } from 'pg';
-import { decideLockedRunsInBatches, type RunLog, type RunMetrics, type RunReservations } from '@chronicle/commands';
+import type { RunDecisions, RunMetrics } from '@chronicle/commands';
 import { decide, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
 import { holdShards } from '../shards/shard-fence';
 import type { ShardScope } from '../shards/shard-ownership';
 import { lockExpiredLeases, loadExpiredLeases } from './reap-expired-leases.sql';
@@ -16,30 +14,24 @@ const BATCH = 500;
  */
 export class LeaseReaper {
   constructor(
-    private readonly eventStore: EventStore,
-    private readonly pool: Pool,
-    private readonly reservations: RunReservations,
-    private readonly runLog: RunLog,
+    private readonly decisions: RunDecisions,
     private readonly metrics: RunMetrics,
   ) {}
 
   /** One pass over the scope's shards; resolves with the number of runs reaped. */
   async reapOnce(scope: ShardScope): Promise<number> {
-    return decideLockedRunsInBatches(
-      { pool: this.pool, store: this.eventStore, reservations: this.reservations, runLog: this.runLog },
-      {
-        batch: BATCH,
-        lockAndLoad: async (tx, limit, reserved) => {
-          const ids = await lockExpiredLeases(tx, limit, reserved, scope);
-          if (ids.length === 0) return null;
-          await holdShards(tx, scope);
-          return { ...(await loadExpiredLeases(tx, ids)), context: null };
-        },
-        decideOne: (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),
-        actor: 'scheduler:lease-reaper',
-        schemaVersion: RUN_EVENT_SCHEMA_VERSION,
-        onCommitted: (decisions) => this.metrics.countDecisions(decisions),
+    return this.decisions.pass({
+      batch: BATCH,
+      lockAndLoad: async (tx, limit, reserved) => {
+        const ids = await lockExpiredLeases(tx, limit, reserved, scope);
+        if (ids.length === 0) return null;
+        await holdShards(tx, scope);
+        return { ...(await loadExpiredLeases(tx, ids)), context: null };
       },
-    );
+      decideOne: (run, now) => decide({ type: 'ExpireLease', now, draw: randomInt(1_000_000) / 1_000_000 }, run),
+      actor: 'scheduler:lease-reaper',
+      schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+      onCommitted: (decisions) => this.metrics.countDecisions(decisions),
+    });
   }
 }

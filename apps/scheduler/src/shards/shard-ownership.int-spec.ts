@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { defineNewJobs, shardOf } from '@chronicle/commands';
 import type { JobDefinition } from '@chronicle/domain';
 import { ConfigError, createPool, withTransaction } from '@chronicle/platform';
-import { createTestDatabase, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, runDecisions, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
 import { Materialiser } from '../materialiser/materialiser';
 import { holdShards, ShardFencedError } from './shard-fence';
 import { ShardOwnership, type ShardScope } from './shard-ownership';
@@ -121,11 +121,13 @@ describe('shards: ownership, spread, takeover and the fence', () => {
 
     // The new owner materialises first; then the paused node wakes up and tries with its old epochs.
     const now = new Date(Math.ceil(Date.now() / 60_000) * 60_000 - 30_000);
-    const materialiser = new Materialiser(db.eventStore, db.pool, { now: () => now });
+    const materialiser = new Materialiser(runDecisions(db.eventStore, db.pool), db.pool, { now: () => now });
     expect(await materialiser.materialiseOnce(taken!)).toBe(jobs.length);
     b.serve(taken!);
     // A minute on, every job is due again: the paused node's pass finds them, and its write is refused.
-    const minuteOn = new Materialiser(db.eventStore, db.pool, { now: () => new Date(now.getTime() + 60_000) });
+    const minuteOn = new Materialiser(runDecisions(db.eventStore, db.pool), db.pool, {
+      now: () => new Date(now.getTime() + 60_000),
+    });
     await expect(minuteOn.materialiseBatch(stale)).rejects.toBeInstanceOf(ShardFencedError);
     // Nothing was written twice: one RunScheduled per job and minute.
     const { rows } = await db.log.query<{ n: number; runs: number }>(

@@ -10,11 +10,8 @@ import {
   type RunEvent,
   type TeamCaller,
 } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
-import { type Clock, CLOCK, EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
-import { decideAndAppendRuns } from '../unit-of-work/decide-runs';
-import { RunLog } from '../unit-of-work/run-log';
-import { RunReservations } from '../unit-of-work/run-reservations';
+import { type Clock, CLOCK, PG_POOL, type Queryable } from '@chronicle/platform';
+import { RunDecisions } from '../unit-of-work/run-decisions';
 import { lockAndLoadRuns } from '../workers/complete-runs.sql';
 import { ReadySignal } from '../workers/ready-signal';
 import { sqlValues } from '../listings/sql-values';
@@ -66,12 +63,10 @@ const BATCH = 100;
 @CommandHandler(ActOnDeadLetters)
 export class ActOnDeadLettersHandler implements ICommandHandler<ActOnDeadLetters> {
   constructor(
-    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly ready: ReadySignal,
-    private readonly reservations: RunReservations,
-    private readonly runLog: RunLog,
+    private readonly decisions: RunDecisions,
   ) {}
 
   async execute({ caller, action, selection, dryRun, onProgress }: ActOnDeadLetters): Promise<DeadLettersProgress> {
@@ -89,9 +84,9 @@ export class ActOnDeadLettersHandler implements ICommandHandler<ActOnDeadLetters
       const keys = await findDeadRuns(this.pool, caller.team, bounded, after, BATCH);
       if (keys.length === 0) break;
       after = keys[keys.length - 1];
-      const decided = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
+      const decided = await this.decisions.unitOfWork(async (work) => {
         const { runs, now: dbNow } = await lockAndLoadRuns(
-          uow.tx,
+          work.tx,
           keys.map((k) => k.runId),
         );
         const chosen = runs.filter((run) => run.definition.team === caller.team && selects(bounded, run));
@@ -99,9 +94,10 @@ export class ActOnDeadLettersHandler implements ICommandHandler<ActOnDeadLetters
           action === 'replay'
             ? { type: 'ReplayRun' as const, now: dbNow }
             : { type: 'DiscardRun' as const, now: dbNow };
-        return decideAndAppendRuns(uow, chosen, (run) => decideOrSkip(() => decide(command, run)), metadata);
+        const decideOne = (run: PresentRun): RunEvent[] | null => decideOrSkip(() => decide(command, run));
+        const [these] = await work.decide({ batches: [{ runs: chosen, decideOne, metadata }] });
+        return these!;
       });
-      this.runLog.decided(decided, metadata);
       if (action === 'replay' && decided.length > 0) this.ready.notify();
       progress = {
         matched,

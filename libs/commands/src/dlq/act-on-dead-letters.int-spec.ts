@@ -1,8 +1,14 @@
 import { DEFAULT_PRIORITY_WEIGHTS, runStreamId, type TeamCaller, type WorkerCaller } from '@chronicle/domain';
 import { createLogger } from '@chronicle/platform';
-import { createTestDatabase, seedRuns, testJob, workerHandlers, type TestDatabase } from '@chronicle/testing';
+import {
+  createTestDatabase,
+  runDecisions,
+  seedRuns,
+  testJob,
+  workerHandlers,
+  type TestDatabase,
+} from '@chronicle/testing';
 import { TransitionRun, TransitionRunHandler } from '../runs/transition-run.command';
-import { RunLog } from '../unit-of-work/run-log';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns } from '../workers/claim-ready-runs';
 import { CompleteRuns } from '../workers/complete-runs.command';
@@ -18,7 +24,7 @@ const clock = { now: () => new Date() };
 describe('dead letters in bulk, while they change', () => {
   let db: TestDatabase;
   const reservations = new RunReservations(createLogger('error'));
-  const runLog = new RunLog(createLogger('error'));
+  const decisions = (): ReturnType<typeof runDecisions> => runDecisions(db.eventStore, db.pool, reservations);
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -31,9 +37,9 @@ describe('dead letters in bulk, while they change', () => {
     await seedRuns(db.pool, db.eventStore, [job], runs);
     const complete = workerHandlers(db.eventStore, db.pool, reservations).complete;
     for (;;) {
-      const { leases } = await db.eventStore.unitOfWork(db.pool, (uow) =>
+      const { leases } = await decisions().unitOfWork((work) =>
         claimReadyRuns(
-          uow,
+          work,
           worker,
           { queues: ['ops'], max: 100, leaseSeconds: 30, workerId: 'w' },
           DEFAULT_PRIORITY_WEIGHTS,
@@ -59,15 +65,8 @@ describe('dead letters in bulk, while they change', () => {
   });
 
   it('skips the run discarded after the first batch, and replays every other one once', async () => {
-    const handler = new ActOnDeadLettersHandler(db.eventStore, db.pool, clock, new ReadySignal(), reservations, runLog);
-    const transitions = new TransitionRunHandler(
-      db.eventStore,
-      db.pool,
-      clock,
-      new ReadySignal(),
-      reservations,
-      runLog,
-    );
+    const handler = new ActOnDeadLettersHandler(db.pool, clock, new ReadySignal(), decisions());
+    const transitions = new TransitionRunHandler(clock, new ReadySignal(), decisions());
     const { rows } = await db.pool.query<{ run_id: string }>(
       "SELECT run_id FROM runs WHERE state = 'dead' ORDER BY dead_at, run_id",
     );

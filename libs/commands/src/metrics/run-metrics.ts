@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '@chronicle/platform';
 import { LAG_BUCKET_BOUNDS_MS, scheduleLagMs } from '@chronicle/projections';
-import type { RunDecision } from '../unit-of-work/decide-runs';
+import type { RunDecision } from '../unit-of-work/run-batch';
 
 const QUEUE_PRIORITY = ['queue', 'priority'] as const;
 

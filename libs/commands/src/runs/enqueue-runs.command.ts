@@ -11,16 +11,16 @@ import {
   type RunScheduledData,
   type TeamCaller,
 } from '@chronicle/domain';
-import { uuidV7, type EventStore } from '@chronicle/event-store';
-import { EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
+import { uuidV7 } from '@chronicle/event-store';
+import { PG_POOL, type Queryable } from '@chronicle/platform';
 import { findJobRunLimits, findRunSnapshots } from '@chronicle/projections';
 import { PAYLOAD_STORE, storeLargePayloads, type PayloadStore } from '../payloads/payload-store';
 import { admitEnqueue } from '../quotas/admit-enqueue';
 import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
+import { RunDecisions } from '../unit-of-work/run-decisions';
 import { ReadySignal } from '../workers/ready-signal';
 import { lockJobLimits } from './job-limits.sql';
 import { derivedRunId, newRunScheduled } from './new-run';
-import { scheduleNewRuns } from './schedule-runs';
 
 export interface EnqueueRequest {
   readonly payload?: unknown;
@@ -58,9 +58,9 @@ export class EnqueueRuns extends Command<EnqueuedRun[]> {
 @CommandHandler(EnqueueRuns)
 export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
   constructor(
-    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly ready: ReadySignal,
+    private readonly decisions: RunDecisions,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
 
@@ -96,11 +96,11 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       const created =
         fresh.size === 0 && rejectIfBusy.length === 0
           ? []
-          : await this.eventStore.unitOfWork(this.pool, async (uow) => {
+          : await this.decisions.unitOfWork(async (work) => {
               // Locks and reads only before the append: es_append must come before the transaction's first write.
-              await refuseBusyJobs(uow.tx, rejectIfBusy);
-              const takeTokens = await admitEnqueue(uow.tx, caller.team, fresh.size);
-              const runs = await scheduleNewRuns(uow, lean, metadata);
+              await refuseBusyJobs(work.tx, rejectIfBusy);
+              const takeTokens = await admitEnqueue(work.tx, caller.team, fresh.size);
+              const runs = await work.schedule({ runs: lean, metadata });
               await takeTokens();
               return runs;
             });

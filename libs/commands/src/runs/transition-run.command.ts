@@ -1,6 +1,5 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { Pool } from 'pg';
 import {
   ABSENT,
   actorOf,
@@ -12,11 +11,8 @@ import {
   type RunCommand,
   type RunEvent,
 } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
-import { type Clock, CLOCK, EVENT_STORE, PG_POOL } from '@chronicle/platform';
-import { changedWhileDecided, decideAndAppendRuns } from '../unit-of-work/decide-runs';
-import { RunLog } from '../unit-of-work/run-log';
-import { RunReservations } from '../unit-of-work/run-reservations';
+import { type Clock, CLOCK } from '@chronicle/platform';
+import { changedWhileDecided, RunDecisions } from '../unit-of-work/run-decisions';
 import { lockAndLoadRuns } from '../workers/complete-runs.sql';
 import { ReadySignal } from '../workers/ready-signal';
 import { visibleRun } from './run-stream';
@@ -44,25 +40,22 @@ export class TransitionRun extends Command<PresentRun> {
 @CommandHandler(TransitionRun)
 export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
   constructor(
-    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
-    @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly ready: ReadySignal,
-    private readonly reservations: RunReservations,
-    private readonly runLog: RunLog,
+    private readonly decisions: RunDecisions,
   ) {}
 
   async execute({ caller, runId, command }: TransitionRun): Promise<PresentRun> {
     let proposed: readonly RunEvent[] = [];
     const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-    const { before, decided } = await this.reservations.unitOfWork(this.eventStore, this.pool, async (uow) => {
-      const { runs } = await lockAndLoadRuns(uow.tx, [runId]);
+    const { before, decided } = await this.decisions.unitOfWork(async (work) => {
+      const { runs } = await lockAndLoadRuns(work.tx, [runId]);
       // Authorised on the row the command decides from: a run of another team reads as absent.
       const before = visibleRun(caller, runs[0] ?? ABSENT, runId);
       const decideOne = (run: PresentRun): RunEvent[] => (proposed = decide(command(this.clock.now()), run));
-      return { before, decided: await decideAndAppendRuns(uow, [before], decideOne, metadata) };
+      const [decided] = await work.decide({ batches: [{ runs: [before], decideOne, metadata }] });
+      return { before, decided: decided! };
     });
-    this.runLog.decided(decided, metadata);
     if (proposed.length === 0) return before;
     const run = decided[0]?.after;
     if (run === undefined) throw changedWhileDecided(runId);

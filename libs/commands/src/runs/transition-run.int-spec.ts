@@ -8,8 +8,14 @@ import {
 } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
-import { createTestDatabase, seedRuns, testJob, workerHandlers, type TestDatabase } from '@chronicle/testing';
-import { RunLog } from '../unit-of-work/run-log';
+import {
+  createTestDatabase,
+  runDecisions,
+  seedRuns,
+  testJob,
+  workerHandlers,
+  type TestDatabase,
+} from '@chronicle/testing';
 import { RunReservations } from '../unit-of-work/run-reservations';
 import { claimReadyRuns } from '../workers/claim-ready-runs';
 import { CompleteRuns } from '../workers/complete-runs.command';
@@ -51,12 +57,9 @@ describe("a team's transitions of a run, decided from the runs read model", () =
     [log, readModels] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     store = new PostgresEventStore(log.pool);
     transitions = new TransitionRunHandler(
-      store,
-      readModels.pool,
       { now: () => new Date() },
       new ReadySignal(),
-      reservations,
-      new RunLog(createLogger('error')),
+      runDecisions(store, readModels.pool, reservations),
     );
     const due = new Date(Date.now() - 1000);
     await seedRuns(
@@ -70,9 +73,9 @@ describe("a team's transitions of a run, decided from the runs read model", () =
       ],
     );
     // Two dead runs: leased, then failed with their one attempt spent.
-    const { leases } = await store.unitOfWork(readModels.pool, (uow) =>
+    const { leases } = await runDecisions(store, readModels.pool, reservations).unitOfWork((work) =>
       claimReadyRuns(
-        uow,
+        work,
         worker,
         { queues: ['ops-dying'], max: 2, leaseSeconds: 30, workerId: 'w' },
         DEFAULT_PRIORITY_WEIGHTS,

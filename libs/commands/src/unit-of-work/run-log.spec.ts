@@ -9,7 +9,7 @@ import {
 } from '@chronicle/domain';
 import type { LogLevel } from '@chronicle/platform';
 import { capturedLogger } from '@chronicle/testing';
-import type { RunDecision } from './decide-runs';
+import type { RunDecision } from './run-batch';
 import { RunLog } from './run-log';
 
 const T0 = new Date('2026-03-15T01:00:00.000Z');

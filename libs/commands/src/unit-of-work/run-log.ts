@@ -1,6 +1,6 @@
 import type { DomainError, RunEvent } from '@chronicle/domain';
 import type { JsonLogger, LogLevel } from '@chronicle/platform';
-import type { RunBatch, RunDecision } from './decide-runs';
+import type { RunBatch, RunDecision } from './run-batch';
 
 /**
  * Each run event's line: debug for the hot path's (a lease, a success: one

@@ -1,6 +1,15 @@
 import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { seedRuns, testJob, createTestDatabase, queryPlan, waitFor, type TestDatabase } from '@chronicle/testing';
+import {
+  seedRuns,
+  testJob,
+  createTestDatabase,
+  queryPlan,
+  runDecisions,
+  waitFor,
+  type TestDatabase,
+} from '@chronicle/testing';
+import { runsUnitOfWork } from '../unit-of-work/run-decisions';
 import { claimReadyRuns } from './claim-ready-runs';
 
 const job = testJob({ name: 'ops.one-at-a-time', concurrency: 2 });
@@ -25,15 +34,17 @@ describe('claims of a job with a concurrency limit', () => {
 
   it('counts the headroom under the job lock: a second claim waits for the first to commit, then takes what is left', async () => {
     const claim = (max: number) =>
-      store.unitOfWork(db.pool, (uow) => claimReadyRuns(uow, caller, request(max), DEFAULT_PRIORITY_WEIGHTS));
+      runDecisions(store, db.pool).unitOfWork((work) =>
+        claimReadyRuns(work, caller, request(max), DEFAULT_PRIORITY_WEIGHTS),
+      );
     // The first claim's unit of work stays open until the test lets it commit.
     let commitFirst!: () => void;
     const firstMayCommit = new Promise<void>((resolve) => (commitFirst = resolve));
     let firstClaimed!: (claimed: { leases: number; pid: number }) => void;
     const firstLeases = new Promise<{ leases: number; pid: number }>((resolve) => (firstClaimed = resolve));
-    const first = store.unitOfWork(db.pool, async (uow) => {
-      const { leases } = await claimReadyRuns(uow, caller, request(1), DEFAULT_PRIORITY_WEIGHTS);
-      const { rows } = await uow.tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const first = runDecisions(store, db.pool).unitOfWork(async (work) => {
+      const { leases } = await claimReadyRuns(work, caller, request(1), DEFAULT_PRIORITY_WEIGHTS);
+      const { rows } = await work.tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       firstClaimed({ leases: leases.length, pid: rows[0]!.pid });
       await firstMayCommit;
     });
@@ -187,7 +198,7 @@ describe("the claim's scan of ready runs, on the generic plan the server runs it
     try {
       await client.query('BEGIN');
       await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      const uow = { tx: client, atomic: true, append: store.appendWith.bind(store, client) };
+      const uow = runsUnitOfWork({ tx: client, atomic: true, append: store.appendWith.bind(store, client) });
       // The first claim plans its statements (reading every partition's index roots); the second runs on them.
       expect((await claimReadyRuns(uow, caller, request(10), DEFAULT_PRIORITY_WEIGHTS)).leases).toHaveLength(10);
       const before = await pagesRead(client);

@@ -7,11 +7,11 @@ import {
   type WorkerCaller,
   workerActor,
 } from '@chronicle/domain';
-import type { UnitOfWork } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { payloadOf, type PayloadStore } from '../payloads/payload-store';
-import { decideAndAppendBatches, type RunBatch, type RunDecision } from '../unit-of-work/decide-runs';
+import type { RunBatch, RunDecision } from '../unit-of-work/run-batch';
+import type { RunsUnitOfWork } from '../unit-of-work/run-decisions';
 import { lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
 
 /** What a worker asks a claim for. */
@@ -25,28 +25,27 @@ export interface ClaimRequest {
 }
 
 /**
- * One claim in the caller's unit of work, two round trips for the whole
- * batch: lock candidates (the dispatch policy) and read them, then append
- * every RunLeased (expecting the revision read, under the lock no other
- * writer can move it) with the rows written through; two more when a
- * concurrency-limited job's runs are among them. Committing is the caller's. `capped`: runs of
- * a limited job were left out for its headroom, so the batch may be short. `decided` and `metadata`:
- * for the lines about runs (RunLog) and the counters (RunMetrics), once committed.
- * `reserved`: runs not to propose (RunReservations.reservedRunIds).
+ * One claim in the caller's unit of work on runs, two round trips for the
+ * whole batch: lock candidates (the dispatch policy) and read them, then
+ * append every RunLeased (expecting the revision read, under the lock no
+ * other writer can move it) with the rows written through; two more when a
+ * concurrency-limited job's runs are among them. Committing is the caller's.
+ * `capped`: runs of a limited job were left out for its headroom, so the
+ * batch may be short. `decided`: for the counters (RunMetrics), once
+ * committed. `reserved`: runs not to propose (RunDecisions.reservedRunIds).
  */
 export async function claimReadyRuns(
-  uow: UnitOfWork,
+  work: RunsUnitOfWork,
   caller: WorkerCaller,
   request: ClaimRequest,
   weights: PriorityWeights,
   teamsServed = 1,
   reserved: readonly string[] = [],
-): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[]; metadata: RunBatch['metadata'] }> {
-  const claim = await prepareClaim(uow.tx, caller, request, weights, teamsServed, reserved);
-  const { metadata } = claim.batch;
-  if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped, decided: [], metadata };
-  const [decided] = await decideAndAppendBatches(uow, [claim.batch]);
-  return { leases: leasesOf(decided!), capped: claim.capped, decided: decided!, metadata };
+): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[] }> {
+  const claim = await prepareClaim(work.tx, caller, request, weights, teamsServed, reserved);
+  if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped, decided: [] };
+  const [decided] = await work.decide({ batches: [claim.batch] });
+  return { leases: leasesOf(decided!), capped: claim.capped, decided: decided! };
 }
 
 /**

@@ -1,18 +1,15 @@
 import { randomInt } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { Pool } from 'pg';
 import type { DomainError, PresentRun, RunCommand, WorkerCaller } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
-import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { type Config, CONFIG } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
-import { decideAndAppendBatches } from '../unit-of-work/decide-runs';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
 import { leasesOf, prepareClaim, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
 import { prepareWorkerDecisions } from './decide-for-worker';
 import { RunLog } from '../unit-of-work/run-log';
 import { RunMetrics } from '../metrics/run-metrics';
-import { RunReservations } from '../unit-of-work/run-reservations';
+import { RunDecisions } from '../unit-of-work/run-decisions';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
 
@@ -68,12 +65,10 @@ export class CompleteRuns extends Command<CompletionAnswer> {
 @CommandHandler(CompleteRuns)
 export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
   constructor(
-    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
-    @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
-    private readonly reservations: RunReservations,
+    private readonly decisions: RunDecisions,
     private readonly runLog: RunLog,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
@@ -89,34 +84,25 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       draw: randomInt(1_000_000) / 1_000_000,
     });
     const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
-    const reserved = next === undefined ? [] : await this.reservations.reservedRunIds(this.pool);
-    const { decisions, leased, logged, ...claimed } = await this.reservations.unitOfWork(
-      this.eventStore,
-      this.pool,
-      async (uow) => {
-        // Every lock before the first write: the completions' streams, then the claim's candidates.
-        const completing = await prepareWorkerDecisions(uow.tx, caller, [...wanted.keys()], command);
-        const claim =
-          next === undefined
-            ? undefined
-            : await prepareClaim(uow.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
-        const [completed, leased] = await decideAndAppendBatches(
-          uow,
-          claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
-        );
-        return {
-          decisions: completing.answer(completed!),
-          leases: leased === undefined ? [] : leasesOf(leased),
-          leased: leased ?? [],
-          logged: [
-            { decided: completed!, metadata: completing.batch.metadata },
-            { decided: leased ?? [], metadata: claim?.batch.metadata ?? {} },
-          ],
-        };
-      },
-    );
-    for (const batch of logged) this.runLog.decided(batch.decided, batch.metadata);
-    this.metrics.countDecisions(logged.flatMap((batch) => batch.decided));
+    const reserved = next === undefined ? [] : await this.decisions.reservedRunIds();
+    const { decisions, completed, leased, ...claimed } = await this.decisions.unitOfWork(async (work) => {
+      // Every lock before the first write: the completions' streams, then the claim's candidates.
+      const completing = await prepareWorkerDecisions(work.tx, caller, [...wanted.keys()], command);
+      const claim =
+        next === undefined
+          ? undefined
+          : await prepareClaim(work.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
+      const [completed, leased] = await work.decide({
+        batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
+      });
+      return {
+        decisions: completing.answer(completed!),
+        leases: leased === undefined ? [] : leasesOf(leased),
+        completed: completed!,
+        leased: leased ?? [],
+      };
+    });
+    this.metrics.countDecisions([...completed, ...leased]);
     if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     const results = completions.map(({ runId }): CompletionResult => {

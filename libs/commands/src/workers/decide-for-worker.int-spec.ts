@@ -1,6 +1,13 @@
 import { DEFAULT_PRIORITY_WEIGHTS, runStreamId, type WorkerCaller } from '@chronicle/domain';
 import { PostgresEventStore } from '@chronicle/event-store';
-import { createTestDatabase, seedRuns, testJob, workerHandlers, type TestDatabase } from '@chronicle/testing';
+import {
+  createTestDatabase,
+  runDecisions,
+  seedRuns,
+  testJob,
+  workerHandlers,
+  type TestDatabase,
+} from '@chronicle/testing';
 import { claimReadyRuns } from './claim-ready-runs';
 import { CompleteRuns } from './complete-runs.command';
 
@@ -28,9 +35,9 @@ describe('worker decisions with a log of its own', () => {
   });
 
   it('refuses a completion decided from a row behind its stream as a conflict, and writes nothing', async () => {
-    const { leases } = await store.unitOfWork(readModels.pool, (uow) =>
+    const { leases } = await runDecisions(store, readModels.pool).unitOfWork((work) =>
       claimReadyRuns(
-        uow,
+        work,
         caller,
         { queues: ['ops'], max: 1, leaseSeconds: 30, workerId: 'w' },
         DEFAULT_PRIORITY_WEIGHTS,

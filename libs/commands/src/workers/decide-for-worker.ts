@@ -1,4 +1,3 @@
-import type { Pool } from 'pg';
 import {
   decide,
   DomainError,
@@ -9,15 +8,9 @@ import {
   type WorkerCaller,
   workerActor,
 } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
-import {
-  changedWhileDecided,
-  decideAndAppendBatches,
-  type RunBatch,
-  type RunDecision,
-} from '../unit-of-work/decide-runs';
-import type { RunReservations } from '../unit-of-work/run-reservations';
+import type { RunBatch, RunDecision } from '../unit-of-work/run-batch';
+import { changedWhileDecided, type RunDecisions } from '../unit-of-work/run-decisions';
 import { lockAndLoadRuns } from './complete-runs.sql';
 
 /** Per run of a worker's batch: the run after the decision, or why that run alone was refused. */
@@ -35,16 +28,14 @@ export type WorkerDecision =
  * Runs appended whose rows then fail to commit stay reserved.
  */
 export function decideForWorker(
-  store: EventStore,
-  pool: Pool,
-  reservations: RunReservations,
+  decisions: RunDecisions,
   caller: WorkerCaller,
   runIds: readonly string[],
   command: (run: PresentRun, now: Date) => RunCommand,
 ): Promise<WorkerDecision[]> {
-  return reservations.unitOfWork(store, pool, async (uow) => {
-    const prepared = await prepareWorkerDecisions(uow.tx, caller, runIds, command);
-    const [decided] = await decideAndAppendBatches(uow, [prepared.batch]);
+  return decisions.unitOfWork(async (work) => {
+    const prepared = await prepareWorkerDecisions(work.tx, caller, runIds, command);
+    const [decided] = await work.decide({ batches: [prepared.batch] });
     return prepared.answer(decided!);
   });
 }

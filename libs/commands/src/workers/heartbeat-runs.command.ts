@@ -1,11 +1,7 @@
-import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { Pool } from 'pg';
 import type { DomainError, WorkerCaller } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
-import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { RunDecisions } from '../unit-of-work/run-decisions';
 import { RunLog } from '../unit-of-work/run-log';
-import { RunReservations } from '../unit-of-work/run-reservations';
 import { decideForWorker } from './decide-for-worker';
 
 export interface Heartbeat {
@@ -36,27 +32,18 @@ export class HeartbeatRuns extends Command<HeartbeatResult[]> {
 @CommandHandler(HeartbeatRuns)
 export class HeartbeatRunsHandler implements ICommandHandler<HeartbeatRuns> {
   constructor(
-    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
-    @Inject(PG_POOL) private readonly pool: Pool,
-    private readonly reservations: RunReservations,
+    private readonly decisions: RunDecisions,
     private readonly runLog: RunLog,
   ) {}
 
   async execute({ caller, heartbeats }: HeartbeatRuns): Promise<HeartbeatResult[]> {
     const wanted = new Map(heartbeats.map((h) => [h.runId, h]));
-    const decisions = await decideForWorker(
-      this.eventStore,
-      this.pool,
-      this.reservations,
-      caller,
-      [...wanted.keys()],
-      (run, now) => ({
-        type: 'ExtendLease',
-        fencingToken: wanted.get(run.definition.runId)!.fencingToken,
-        leaseSeconds: wanted.get(run.definition.runId)!.leaseSeconds,
-        now,
-      }),
-    );
+    const decisions = await decideForWorker(this.decisions, caller, [...wanted.keys()], (run, now) => ({
+      type: 'ExtendLease',
+      fencingToken: wanted.get(run.definition.runId)!.fencingToken,
+      leaseSeconds: wanted.get(run.definition.runId)!.leaseSeconds,
+      now,
+    }));
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     return heartbeats.map(({ runId }) => {
       const decision = byRun.get(runId)!;

@@ -2,12 +2,10 @@ import { Inject, type OnModuleDestroy } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import type { WorkerCaller } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
-import { type Config, CONFIG, EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { type Config, CONFIG, PG_POOL } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
-import { RunLog } from '../unit-of-work/run-log';
 import { RunMetrics } from '../metrics/run-metrics';
-import { RunReservations } from '../unit-of-work/run-reservations';
+import { RunDecisions } from '../unit-of-work/run-decisions';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
 import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
 import { nextAvailableAt } from './claim-ready-runs.sql';
@@ -48,13 +46,11 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   private polls = 0;
 
   constructor(
-    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
-    private readonly reservations: RunReservations,
-    private readonly runLog: RunLog,
+    private readonly decisions: RunDecisions,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
@@ -116,16 +112,15 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
    */
   private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
     const teamsServed = await this.teamsServed.of(caller, request.queues);
-    const reserved = await this.reservations.reservedRunIds(this.pool);
+    const reserved = await this.decisions.reservedRunIds();
     const leases: LeasedRun[] = [];
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const wanted = { ...request, max: request.max - leases.length };
       const claimed = await this.timedClaim(() =>
-        this.reservations.unitOfWork(this.eventStore, this.pool, (uow) =>
-          claimReadyRuns(uow, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
+        this.decisions.unitOfWork((work) =>
+          claimReadyRuns(work, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
         ),
       );
-      this.runLog.decided(claimed.decided, claimed.metadata);
       this.metrics.countDecisions(claimed.decided);
       leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
       if (!claimed.capped || claimed.leases.length === 0) break;
