@@ -6,6 +6,10 @@
 -- of them: 1,425 of the 3,750 WAL bytes the run cost. `run_listing` has a row per run already, written
 -- once as the run is created, in the same partition (the run's due day, or the kept runs) and moved
 -- with it by retention: the definition goes there, and `runs` keeps the state a transition changes.
+--
+-- On a database with many kept runs this migration rewrites every `run_listing` row once (the UPDATE
+-- below), holding its lock meanwhile: the listings wait for it. `runs` keeps the old column's bytes in
+-- its existing rows until they are next written or vacuumed full; rows written from now on are lean.
 ALTER TABLE run_listing ADD COLUMN definition jsonb;
 
 UPDATE run_listing l SET definition = r.definition
