@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { adminTokenId, bearerToken, hashToken, isAdminTokenHash, ADMIN_TOKEN_HASH, PG_POOL } from '@chronicle/platform';
 import { DomainError, type Caller } from '@chronicle/domain';
 import { findToken } from '@chronicle/commands';
-import { FailedAuthLimiter } from './failed-auth-limiter';
+import { addressKey, FailedAuthLimiter, tokenKey } from './failed-auth-limiter';
 
 /** Every /v1 call, and every GraphQL request: `Authorization: Bearer <token>`, or 401. */
 @Injectable()
@@ -24,26 +24,34 @@ export class AuthGuard implements CanActivate {
   }
 
   /**
-   * The caller of an Authorization header's bearer token, or an `unauthorized` refusal; an address
-   * that failed too often is refused `rate-limited` before its token is looked up (a token known
-   * already still passes).
+   * The caller of an Authorization header's bearer token, or an `unauthorized` refusal. Refused
+   * `rate-limited` instead: a token that failed too often (without a lookup), and, from an address that
+   * failed too often, no token or one that is not valid. A valid token passes from any address.
    */
   async authenticate(authorization: string | undefined, address: string): Promise<Caller> {
     const token = bearerToken(authorization);
+    const fromAddress = addressKey(address);
     if (token === undefined) {
-      this.limiter.refuseIfLimited(address);
-      this.limiter.recordFailure(address, 'missing');
+      this.limiter.refuseIfLimited(fromAddress);
+      this.limiter.recordFailure([fromAddress], 'missing');
       throw unauthorized('send Authorization: Bearer <token>');
     }
     const hash = hashToken(token);
     if (isAdminTokenHash(hash, this.adminTokenHash)) return { kind: 'admin', tokenId: adminTokenId(hash) };
     const known = this.known.get(hash);
     if (known !== undefined && known.until > Date.now()) return known.caller;
-    this.limiter.refuseIfLimited(address);
+    const presented = tokenKey(hash);
+    this.limiter.refuseIfLimited(presented);
     try {
       return await this.callerOf(hash);
     } catch (err) {
-      if (err instanceof DomainError && err.code === 'unauthorized') this.limiter.recordFailure(address, 'unknown');
+      if (err instanceof DomainError && err.code === 'unauthorized') {
+        if (this.limiter.isLimited(fromAddress)) {
+          this.limiter.countFailure([presented]);
+          this.limiter.refuseIfLimited(fromAddress);
+        }
+        this.limiter.recordFailure([fromAddress, presented], 'unknown');
+      }
       throw err;
     }
   }

@@ -32,7 +32,8 @@ const MEANING: Record<ProblemSlug, string> = {
   'quota-exceeded': "over the team's enqueue quota (`quota` names it); nothing was enqueued, retry after `Retry-After`",
   'secret-in-payload':
     "a payload carries what looks like a credential (`field` names where, never the value): name the secret instead, or allow the path in the job's `secretsAllowed`",
-  'rate-limited': 'too many failed authentications from this address; retry after `Retry-After`',
+  'rate-limited':
+    'too many failed authentications with this token, or from this address (a valid token still passes); retry after `Retry-After`',
   unavailable: 'the database is not reachable right now; retry after `Retry-After`',
   'internal-error': 'the server could not complete the request; it has been logged',
 };
