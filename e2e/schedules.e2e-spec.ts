@@ -237,18 +237,24 @@ describe('the materialiser', () => {
       async () => (await db.pool.query("SELECT 1 FROM schedule_cursors WHERE job = 'cron.resumed'")).rows.length === 1,
       10_000,
     );
+    // The scheduler's clock stands half a minute before the minute the job was defined in, and the job is
+    // as if it had stayed paused for the 3 minutes before that: its missed fires are the 3 minutes before
+    // its definition, of which no run can exist, in whatever minute the test runs (the real clock, passing
+    // a minute meanwhile, would have the fires already materialised counted as missed).
+    const definedIn = Math.floor(Date.now() / 60_000) * 60_000;
+    stoppedAt = new Date(definedIn - 30_000);
     await team.post('/v1/jobs/cron.resumed:pause');
-    // As if it had stayed paused for the last 3 minutes.
-    await db.pool.query(
-      "UPDATE schedule_cursors SET materialised_through = date_trunc('minute', now()) - interval '3 minutes' + interval '1 second' WHERE job = 'cron.resumed'",
-    );
+    await db.pool.query("UPDATE schedule_cursors SET materialised_through = $1 WHERE job = 'cron.resumed'", [
+      new Date(definedIn - 4 * 60_000 + 1_000),
+    ]);
     await materialiserPasses(1);
     expect((await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up')).toHaveLength(0);
     await team.post('/v1/jobs/cron.resumed:resume');
-    // The materialiser's next pass after the resume (a pass or two on a machine busy with other test files).
     await waitFor(
       async () => (await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up').length === 3,
-      { timeoutMs: 20_000, description: 'the three missed fires as catch-up runs' },
+      { timeoutMs: 10_000, description: 'the three missed fires as catch-up runs' },
     );
+    const caughtUp = (await scheduledRuns('cron.resumed')).filter((r) => r.source === 'catch_up');
+    expect(caughtUp.map((r) => Date.parse(r.dueAt) - definedIn)).toEqual([-180_000, -120_000, -60_000]);
   });
 });
