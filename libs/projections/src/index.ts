@@ -19,6 +19,7 @@ export { runsProjection } from './runs/runs.projection';
 export {
   RUN_COLUMNS,
   LOCKED_RUN_COLUMNS,
+  runColumnsWith,
   type RunRow,
   WAITING_SQL,
   findJobRunLimits,

@@ -1,6 +1,6 @@
 import { sqlList, type Queryable } from '@chronicle/platform';
 import { RunState, type PresentRun } from '@chronicle/domain';
-import { RUN_COLUMNS, runFromRow, WAITING_SQL, type RunRow } from '@chronicle/projections';
+import { RUN_COLUMNS, runColumnsWith, runFromRow, WAITING_SQL, type RunRow } from '@chronicle/projections';
 import { sqlValues } from './sql-values';
 
 /** What runs a listing keeps: each field given narrows it. `team` is the team already allowed. */
@@ -115,6 +115,8 @@ export async function listRunsOfJobs(
 interface Source {
   readonly from: string;
   readonly keys: 'l' | 'r';
+  /** What a row of the page is read as (runColumnsWith). */
+  readonly columns: string;
 }
 
 /**
@@ -126,8 +128,10 @@ const BY_LISTING: Source = {
   from: `run_listing l CROSS JOIN LATERAL (
            SELECT * FROM runs r WHERE r.run_id = l.run_id AND r.kept_on = l.kept_on OFFSET 0) r`,
   keys: 'l',
+  // The run's definition is in the listing row the page is read from.
+  columns: runColumnsWith('l.definition'),
 };
-const BY_STATE: Source = { from: 'runs r', keys: 'r' };
+const BY_STATE: Source = { from: 'runs r', keys: 'r', columns: RUN_COLUMNS };
 
 function sourceOf(state: RunState | undefined): Source {
   return state === undefined || state === RunState.succeeded ? BY_LISTING : BY_STATE;
@@ -135,7 +139,7 @@ function sourceOf(state: RunState | undefined): Source {
 
 function pageSql(source: Source, conditions: readonly string[], limit: string): string {
   const k = source.keys;
-  return `SELECT ${RUN_COLUMNS}, ${k}.due_at AS list_due_at, ${k}.run_id AS list_run_id
+  return `SELECT ${source.columns}, ${k}.due_at AS list_due_at, ${k}.run_id AS list_run_id
             FROM ${source.from}
            WHERE ${conditions.join(' AND ')}
            ORDER BY ${k}.due_at DESC, ${k}.run_id DESC

@@ -13,17 +13,24 @@ const STATE_COLUMNS =
   'r.state, r.revision, r.attempt, r.attempt_limit, r.available_at, r.fencing_token, r.worker_id, r.leased_at, r.lease_expires_at, r.last_error, r.death, r.discarded, r.finished_at';
 
 /**
- * The run's definition, of `runs r`: written once, in its `run_listing` row (migrations/0028), which is in
- * the same partition as its `runs` row. A subquery, so that it is one probe of that row's key per run read.
+ * The columns a run's state is read from, then runFromRow: those of `r`, with the run's definition from
+ * `definition`, an expression of a query that has the run's `run_listing` row at hand (migrations/0028: the
+ * definition is written there once).
  */
-const DEFINITION_OF_R =
-  '(SELECT l.definition FROM run_listing l WHERE l.run_id = r.run_id AND l.kept_on = r.kept_on) AS definition';
+export function runColumnsWith(definition: string): string {
+  return `${STATE_COLUMNS}, ${definition} AS definition`;
+}
 
-/** The columns a run's state is read from, of `runs r`: select these, then runFromRow. */
-export const RUN_COLUMNS = `${STATE_COLUMNS}, ${DEFINITION_OF_R}`;
+/**
+ * runColumnsWith for a query of `runs r` alone: the definition from the run's `run_listing` row, in the
+ * same partition, by a subquery (one probe of that row's key per run read).
+ */
+export const RUN_COLUMNS = runColumnsWith(
+  '(SELECT l.definition FROM run_listing l WHERE l.run_id = r.run_id AND l.kept_on = r.kept_on)',
+);
 
-/** RUN_COLUMNS of `lock_and_read_runs(...) r`, which reads the definition itself. */
-export const LOCKED_RUN_COLUMNS = `${STATE_COLUMNS}, r.definition`;
+/** runColumnsWith for `lock_and_read_runs(...) r`, which reads the definition itself. */
+export const LOCKED_RUN_COLUMNS = runColumnsWith('r.definition');
 
 /** A row of RUN_COLUMNS as node-postgres gives it. */
 export interface RunRow {
