@@ -124,6 +124,8 @@ CREATE TABLE ready_runs (
   priority text NOT NULL,
   job text COLLATE "C" NOT NULL,
   available_at timestamp with time zone NOT NULL,
+  state text NOT NULL,
+  due_at timestamp with time zone NOT NULL,
   CONSTRAINT ready_runs_pkey PRIMARY KEY (run_id)
 )
 WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
@@ -148,6 +150,18 @@ CREATE TABLE run_activity_minutes (
   lag_counts integer[] NOT NULL,
   CONSTRAINT run_activity_minutes_pkey PRIMARY KEY (team, minute, queue, priority)
 );
+
+CREATE TABLE run_leases (
+  run_id text COLLATE "C" NOT NULL,
+  job text COLLATE "C" NOT NULL,
+  team text NOT NULL,
+  queue text NOT NULL,
+  priority text NOT NULL,
+  due_at timestamp with time zone NOT NULL,
+  lease_expires_at timestamp with time zone NOT NULL,
+  CONSTRAINT run_leases_pkey PRIMARY KEY (job, run_id)
+)
+WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
 
 CREATE TABLE run_listing (
   run_id text COLLATE "C" NOT NULL,
@@ -204,6 +218,12 @@ CREATE TABLE runs (
   death jsonb,
   finished_at timestamp with time zone,
   kept_on date NOT NULL DEFAULT 'infinity'::date,
+  ended text,
+  CONSTRAINT runs_ended_check CHECK ((NOT (ended IS DISTINCT FROM
+CASE
+    WHEN (state = ANY (ARRAY['dead'::text, 'cancelled'::text])) THEN state
+    ELSE NULL::text
+END))),
   CONSTRAINT runs_pkey PRIMARY KEY (run_id, kept_on),
   CONSTRAINT runs_priority_check CHECK ((priority = ANY (ARRAY['critical'::text, 'default'::text, 'bulk'::text]))),
   CONSTRAINT runs_state_check CHECK ((state = ANY (ARRAY['scheduled'::text, 'leased'::text, 'succeeded'::text, 'retry_wait'::text, 'dead'::text, 'cancelled'::text])))
@@ -212,10 +232,10 @@ PARTITION BY LIST (kept_on);
 -- and its partitions by date, runs_dYYYYMMDD (left out: they depend on the day)
 
 CREATE TABLE runs_kept PARTITION OF runs FOR VALUES IN ('infinity')
-WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
+WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000, fillfactor=50);
 
 CREATE TABLE runs_unsorted PARTITION OF runs DEFAULT
-WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
+WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000, fillfactor=50);
 
 CREATE TABLE schedule_cursors (
   job text COLLATE "C" NOT NULL,
@@ -326,6 +346,8 @@ CREATE INDEX ready_runs_job_idx ON public.ready_runs USING btree (job, available
 
 CREATE INDEX run_activity_minutes_minute_idx ON public.run_activity_minutes USING btree (minute);
 
+CREATE INDEX run_leases_expiry_idx ON public.run_leases USING btree (lease_expires_at);
+
 CREATE INDEX run_listing_job_idx ON public.run_listing USING btree (job, due_at DESC, run_id DESC);
 
 CREATE INDEX run_listing_payload_ref_idx ON public.run_listing USING btree ((((definition -> 'payloadRef'::text) ->> 'sha256'::text))) WHERE (definition ? 'payloadRef'::text);
@@ -334,19 +356,11 @@ CREATE INDEX run_listing_queue_idx ON public.run_listing USING btree (queue, due
 
 CREATE INDEX run_listing_team_idx ON public.run_listing USING btree (team, due_at DESC, run_id DESC);
 
-CREATE INDEX runs_dlq_idx ON public.runs USING btree (team, dead_at DESC, run_id DESC) WHERE ((state = 'dead'::text) AND (NOT discarded));
+CREATE INDEX runs_dlq_idx ON public.runs USING btree (team, dead_at DESC, run_id DESC) WHERE ((ended = 'dead'::text) AND (NOT discarded));
 
-CREATE INDEX runs_ended_job_idx ON public.runs USING btree (job, due_at DESC, run_id DESC) WHERE (state = ANY (ARRAY['dead'::text, 'cancelled'::text]));
+CREATE INDEX runs_ended_job_idx ON public.runs USING btree (job, due_at DESC, run_id DESC) WHERE (ended IS NOT NULL);
 
-CREATE INDEX runs_ended_team_idx ON public.runs USING btree (team, due_at DESC, run_id DESC) WHERE (state = ANY (ARRAY['dead'::text, 'cancelled'::text]));
-
-CREATE INDEX runs_leased_job_idx ON public.runs USING btree (job) WHERE (state = 'leased'::text);
-
-CREATE INDEX runs_pending_idx ON public.runs USING btree (team) WHERE (state = ANY (ARRAY['scheduled'::text, 'retry_wait'::text, 'leased'::text]));
-
-CREATE INDEX runs_ready_job_idx ON public.runs USING btree (job, available_at) WHERE (state = ANY (ARRAY['scheduled'::text, 'retry_wait'::text]));
-
-CREATE INDEX runs_reap_idx ON public.runs USING btree (lease_expires_at) WHERE (state = 'leased'::text);
+CREATE INDEX runs_ended_team_idx ON public.runs USING btree (team, due_at DESC, run_id DESC) WHERE (ended IS NOT NULL);
 
 CREATE INDEX schedule_cursors_due_idx ON public.schedule_cursors USING btree (next_fire_at) WHERE (next_fire_at IS NOT NULL);
 
@@ -478,7 +492,7 @@ CREATE OR REPLACE FUNCTION public.leased_runs_by_job()
 AS $function$
 BEGIN
   RETURN QUERY
-    SELECT r.job::text, count(*) FROM runs r WHERE r.state = 'leased' GROUP BY r.job;
+    SELECT l.job::text, count(*) FROM run_leases l GROUP BY l.job;
 END
 $function$;
 
@@ -501,10 +515,10 @@ BEGIN
     RETURN;
   ELSIF cardinality(v_jobs) <= c_probes THEN
     RETURN QUERY
-      SELECT r.job::text, count(*) FROM runs r WHERE r.state = 'leased' AND r.job = ANY(v_jobs) GROUP BY r.job;
+      SELECT l.job::text, count(*) FROM run_leases l WHERE l.job = ANY(v_jobs) GROUP BY l.job;
   ELSE
     RETURN QUERY
-      SELECT r.job::text, count(*) FROM runs r WHERE r.state = 'leased' GROUP BY r.job;
+      SELECT l.job::text, count(*) FROM run_leases l GROUP BY l.job;
   END IF;
 END
 $function$;

@@ -13,10 +13,10 @@ export interface OverlapTarget {
 /**
  * What the overlap policies decide now, with each run stream's lock taken
  * (try-lock, as the reaper does). Only jobs with a leased run can overlap:
- * the pass starts from them (leased_runs_by_job, migrations/0023: an index
- * scan of the leased runs, which marks the entries of runs finished since
- * dead), so its cost follows the runs in flight, not the number of
- * schedules. For each such job with `skip`, `buffer_one` or
+ * the pass starts from them (leased_runs_by_job, migrations/0029: the rows
+ * of `run_leases`), so its cost follows the runs in flight, not the number
+ * of schedules. Their due fires are read from `ready_runs`, each with its
+ * listing row in its due day's partition (or the kept runs'). For each such job with `skip`, `buffer_one` or
  * `cancel_other`, its due fires (schedule and catch-up runs, scheduled and
  * ready):
  *  - skip: every one is skipped;
@@ -39,7 +39,7 @@ export async function lockOverlapTargets(
     name: 'overlap_lock_targets',
     text: `WITH running AS MATERIALIZED (
              SELECT j.name AS job, job_overlap_policy(j.definition) AS policy,
-                    (SELECT array_agg(l.run_id ORDER BY l.run_id) FROM runs l WHERE l.job = j.name AND l.state = 'leased') AS leased
+                    (SELECT array_agg(l.run_id ORDER BY l.run_id) FROM run_leases l WHERE l.job = j.name) AS leased
                FROM leased_runs_by_job() x
                JOIN jobs j ON j.name = x.job
               WHERE jsonb_typeof(j.definition->'schedule') = 'object' AND chronicle_shard(x.job, $3) = ANY($4::int[])
@@ -49,8 +49,8 @@ export async function lockOverlapTargets(
                     row_number() OVER (PARTITION BY w.job ORDER BY r.available_at, r.run_id) AS oldest_first,
                     row_number() OVER (PARTITION BY w.job ORDER BY r.available_at DESC, r.run_id DESC) AS newest_first
                FROM running w
-               JOIN runs r ON r.job = w.job AND r.state = 'scheduled' AND r.available_at <= now()
-               JOIN run_listing d ON d.run_id = r.run_id AND d.kept_on = r.kept_on
+               JOIN ready_runs r ON r.job = w.job AND r.state = 'scheduled' AND r.available_at <= now()
+               JOIN run_listing d ON d.run_id = r.run_id AND d.kept_on IN ((r.due_at AT TIME ZONE 'UTC')::date, 'infinity')
               WHERE d.definition->>'source' IN ('schedule', 'catch_up')
            ), targets AS MATERIALIZED (
              SELECT w.run_id, 'skip' AS action, w.policy, w.leased[1] AS other FROM waiting w

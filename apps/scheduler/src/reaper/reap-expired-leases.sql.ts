@@ -7,7 +7,7 @@ import { RUN_COLUMNS, runFromRow, type RunRow } from '@chronicle/projections';
  * Leased runs whose lease has expired, oldest expiry first, each with its
  * run stream's lock taken (try-lock: a worker completing the run right now
  * holds it, and the reaper simply comes back). Plan: Index Scan using
- * runs_reap_idx, the partial index of leased runs by expiry. `reserved`:
+ * run_leases_expiry_idx, the leased runs by expiry. `reserved`:
  * runs whose rows lag what this process appended (RunReservations), left out.
  * Only the runs of the scope's shards.
  */
@@ -20,10 +20,10 @@ export async function lockExpiredLeases(
   const { rows } = await db.query<{ run_id: string }>({
     name: 'reap_lock_expired',
     text: `WITH expired AS MATERIALIZED (
-             SELECT r.run_id FROM runs r
-              WHERE r.state = 'leased' AND r.lease_expires_at <= now() AND r.run_id <> ALL($2::text[])
-                AND chronicle_shard(r.job, $3) = ANY($4::int[])
-              ORDER BY r.lease_expires_at
+             SELECT l.run_id FROM run_leases l
+              WHERE l.lease_expires_at <= now() AND l.run_id <> ALL($2::text[])
+                AND chronicle_shard(l.job, $3) = ANY($4::int[])
+              ORDER BY l.lease_expires_at
               LIMIT $1
            )
            SELECT e.run_id FROM expired e WHERE pg_try_advisory_xact_lock(run_lock_key(e.run_id))`,

@@ -54,9 +54,12 @@ export const RETIRED_DAYS = 365;
 const LOCK_TIMEOUT_MS = 500;
 /** Dropped run ids per retired_runs row: 8 KB of hashes. */
 const HASHES_PER_ROW = 1_000;
-/** A day's runs partition: 0011's settings for a table every transition writes. */
+/**
+ * A day's runs partition: 0011's settings for a table every transition writes, and 0029's room on each
+ * page for the row versions transitions write beside the old ones.
+ */
 const HOT_PARTITION_SETTINGS =
-  'autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0, autovacuum_analyze_scale_factor = 0.02';
+  'autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0, autovacuum_analyze_scale_factor = 0.02, fillfactor = 50';
 /** Runs retention owns: one pass at a time over all schedulers. */
 const RETENTION_LOCK = 'run-retention';
 

@@ -147,7 +147,7 @@ function selectionSql(
   selection: DeadLetterSelection,
 ): { where: string; values: unknown[]; param: (v: unknown) => string } {
   const { values, param } = sqlValues();
-  const conditions = [`r.team = ${param(team)}`, `r.state = 'dead'`, 'NOT r.discarded'];
+  const conditions = [`r.team = ${param(team)}`, `r.ended = 'dead'`, 'NOT r.discarded'];
   if (selection.job !== undefined) conditions.push(`r.job = ${param(selection.job)}`);
   if (selection.errorContains !== undefined)
     conditions.push(`strpos(lower(coalesce(r.last_error, '')), lower(${param(selection.errorContains)})) > 0`);

@@ -10,7 +10,7 @@ export interface DlqCursor {
 /** A page of one team's dead runs not discarded ($1 job or null, $2 and $3 the cursor, $4 the limit). */
 function deadRunsOf(team: string): string {
   return `SELECT ${RUN_COLUMNS}, r.dead_at AS list_dead_at, r.run_id AS list_run_id FROM runs r
-           WHERE r.team = ${team} AND r.state = 'dead' AND NOT r.discarded
+           WHERE r.team = ${team} AND r.ended = 'dead' AND NOT r.discarded
              AND ($1::text IS NULL OR r.job = $1)
              AND ($2::timestamptz IS NULL OR (r.dead_at, r.run_id) < ($2::timestamptz, $3::text))
            ORDER BY r.dead_at DESC, r.run_id DESC

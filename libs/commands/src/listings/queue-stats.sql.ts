@@ -1,6 +1,5 @@
 import { sqlList, type Queryable } from '@chronicle/platform';
 import { RunState } from '@chronicle/domain';
-import { WAITING_SQL } from '@chronicle/projections';
 
 /** The runs of one queue and priority that are waiting, running or dead. */
 export interface QueueStatsRow {
@@ -14,10 +13,10 @@ export interface QueueStatsRow {
 }
 
 /**
- * Counts per (queue, priority), of one team or (undefined) of all. Three parts, each read from the
- * partial index of its states (never the finished runs, which are most of the table): the waiting runs
- * (runs_ready_job_idx), the leased (runs_reap_idx), the dead not discarded (runs_dlq_idx). A run is
- * `ready` once its time has come (`now`, the clock the views show states with), `retry_wait` until then.
+ * Counts per (queue, priority), of one team or (undefined) of all. Three parts, each read from where
+ * its runs are (never the finished runs, which are most of `runs`): the waiting runs (`ready_runs`),
+ * the leased (`run_leases`), the dead not discarded (runs_dlq_idx). A run is `ready` once its time has
+ * come (`now`, the clock the views show states with), `retry_wait` until then.
  */
 export async function countQueueRuns(db: Queryable, team: string | undefined, now: Date): Promise<QueueStatsRow[]> {
   const ofTeam = team === undefined ? '' : 'AND team = $2';
@@ -27,13 +26,13 @@ export async function countQueueRuns(db: Queryable, team: string | undefined, no
                     count(*) FILTER (WHERE available_at <= $1) AS ready, 0 AS leased,
                     count(*) FILTER (WHERE state = ${sqlList([RunState.retryWait])} AND available_at > $1) AS retry_wait,
                     0 AS dead, min(available_at) FILTER (WHERE available_at <= $1) AS oldest_ready_at
-               FROM runs WHERE state IN (${WAITING_SQL}) ${ofTeam} GROUP BY queue, priority
+               FROM ready_runs WHERE true ${ofTeam} GROUP BY queue, priority
              UNION ALL
              SELECT queue, priority, 0, count(*), 0, 0, NULL
-               FROM runs WHERE state = ${sqlList([RunState.leased])} ${ofTeam} GROUP BY queue, priority
+               FROM run_leases WHERE true ${ofTeam} GROUP BY queue, priority
              UNION ALL
              SELECT queue, priority, 0, 0, 0, count(*), NULL
-               FROM runs WHERE state = ${sqlList([RunState.dead])} AND NOT discarded ${ofTeam} GROUP BY queue, priority
+               FROM runs WHERE ended = ${sqlList([RunState.dead])} AND NOT discarded ${ofTeam} GROUP BY queue, priority
            )
            SELECT queue, priority, sum(ready)::int AS ready, sum(leased)::int AS leased,
                   sum(retry_wait)::int AS retry_wait, sum(dead)::int AS dead, min(oldest_ready_at) AS oldest_ready_at

@@ -1,6 +1,6 @@
 import { sqlList, type Queryable } from '@chronicle/platform';
 import { RunState, type PresentRun } from '@chronicle/domain';
-import { RUN_COLUMNS, runColumnsWith, runFromRow, WAITING_SQL, type RunRow } from '@chronicle/projections';
+import { RUN_COLUMNS, runColumnsWith, runFromRow, type RunRow } from '@chronicle/projections';
 import { sqlValues } from './sql-values';
 
 /** What runs a listing keeps: each field given narrows it. `team` is the team already allowed. */
@@ -47,10 +47,10 @@ type ListedRow = RunRow & { readonly list_due_at: Date; readonly list_run_id: st
  *     Limit -> Nested Loop -> Index Only Scan using run_listing_team_idx on run_listing l
  *                                 Index Cond: ((team = $1) AND (ROW(due_at, run_id) < ROW($2, $3)))
  *                          -> Index Scan using runs_pkey on runs r   Index Cond: (run_id = l.run_id)
- * - Another state: `runs` alone, where the run's state is: the dead and cancelled by
- *   runs_ended_team_idx or runs_ended_job_idx in their order, the waiting and leased (the work not
- *   done, a bounded few) by their partial indexes (runs_pending_idx, runs_ready_job_idx,
- *   runs_leased_job_idx), sorted.
+ * - The dead and cancelled: `runs` alone, by runs_ended_team_idx or runs_ended_job_idx in their
+ *   order.
+ * - The waiting and leased (the work not done, a bounded few): `ready_runs` or `run_leases`, sorted,
+ *   each run of the page then read by its key.
  *
  * The admin's listing of every team merges a page of each team's (teams are few) and sorts only those.
  * The SQL text holds only the filters given, so that each statement is planned for the index it can
@@ -114,7 +114,7 @@ export async function listRunsOfJobs(
 /** Where a page is read from: `keys` is the alias whose team, job, queue, due_at and run_id order it. */
 interface Source {
   readonly from: string;
-  readonly keys: 'l' | 'r';
+  readonly keys: 'l' | 'r' | 'q';
   /** What a row of the page is read as (runColumnsWith). */
   readonly columns: string;
 }
@@ -133,8 +133,36 @@ const BY_LISTING: Source = {
 };
 const BY_STATE: Source = { from: 'runs r', keys: 'r', columns: RUN_COLUMNS };
 
+/**
+ * The work not done, a bounded few, from the table that holds it (`ready_runs`, `run_leases`: migrations
+ * 0026, 0029), sorted; each run of the page is read from its due day's partition (or the kept runs').
+ */
+function byWorkTable(table: 'ready_runs' | 'run_leases'): Source {
+  return {
+    from: `${table} q CROSS JOIN LATERAL (
+             SELECT * FROM runs r WHERE r.run_id = q.run_id
+                AND r.kept_on IN ((q.due_at AT TIME ZONE 'UTC')::date, 'infinity'::date) OFFSET 0) r`,
+    keys: 'q',
+    columns: RUN_COLUMNS,
+  };
+}
+const BY_WAITING = byWorkTable('ready_runs');
+const BY_LEASED = byWorkTable('run_leases');
+
 function sourceOf(state: RunState | undefined): Source {
-  return state === undefined || state === RunState.succeeded ? BY_LISTING : BY_STATE;
+  switch (state) {
+    case undefined:
+    case RunState.succeeded:
+      return BY_LISTING;
+    case RunState.ready:
+    case RunState.scheduled:
+    case RunState.retryWait:
+      return BY_WAITING;
+    case RunState.leased:
+      return BY_LEASED;
+    default:
+      return BY_STATE;
+  }
 }
 
 function pageSql(source: Source, conditions: readonly string[], limit: string): string {
@@ -167,19 +195,24 @@ function filterConditions(
   return conditions;
 }
 
-/** The runs a user sees in a state: `ready` is a waiting run whose time has come (visibleState). */
+/**
+ * The runs a user sees in a state: `ready` is a waiting run whose time has come (visibleState). Waiting
+ * runs are read from `ready_runs` (q), which has their state; the dead and cancelled by runs.ended, which
+ * the indexes of ended runs are partial on.
+ */
 function stateCondition(state: RunState, now: () => string): string {
   switch (state) {
     case 'ready':
-      return `r.state IN (${WAITING_SQL}) AND r.available_at <= ${now()}::timestamptz`;
+      return `q.available_at <= ${now()}::timestamptz`;
     case 'scheduled':
     case 'retry_wait':
-      return `r.state = ${sqlList([state])} AND r.available_at > ${now()}::timestamptz`;
+      return `q.state = ${sqlList([state])} AND q.available_at > ${now()}::timestamptz`;
     case 'leased':
     case 'succeeded':
+      return `r.state = ${sqlList([state])}`;
     case 'dead':
     case 'cancelled':
-      return `r.state = ${sqlList([state])}`;
+      return `r.ended = ${sqlList([state])}`;
     default: {
       const unknown: never = state;
       throw new Error(`unknown run state ${String(unknown)}`);

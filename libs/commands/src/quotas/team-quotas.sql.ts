@@ -1,8 +1,4 @@
-import { PENDING_RUN_STATES } from '@chronicle/domain';
-import { sqlList, type Queryable } from '@chronicle/platform';
-
-/** runs_pending_idx is partial on these states. */
-const PENDING_SQL = sqlList(PENDING_RUN_STATES);
+import type { Queryable } from '@chronicle/platform';
 
 export interface TeamQuotasRow {
   enqueue_rate_per_second: number | null;
@@ -40,19 +36,22 @@ export async function lockTeamQuotas(db: Queryable, team: string): Promise<void>
 
 /**
  * Under the lock, so the count includes every enqueue that committed before
- * this one, and none can commit in between. The count reads
- * runs_pending_idx (a team's finished runs are not in it) and stops at the
- * limit: the decision needs whether pending + new exceeds it, not the size of
- * the backlog, so at most max_pending_runs rows are read. (A bitmap plan still
- * walks the team's pending index entries, which the limit itself keeps near
- * max_pending_runs; only materialised runs, which are not limited, add to them.)
+ * this one, and none can commit in between. The pending runs are the team's
+ * rows in `ready_runs` (waiting) and `run_leases` (leased), found by the
+ * team's jobs (ready_runs_job_idx, run_leases_pkey: a probe per job of the
+ * team), and the count stops at the limit: the decision needs whether pending
+ * + new exceeds it, not the size of the backlog, so at most max_pending_runs
+ * rows are read.
  */
 export async function readQuotaState(db: Queryable, team: string): Promise<QuotaStateRow | undefined> {
   const { rows } = await db.query<QuotaStateRow>(
     `SELECT q.enqueue_rate_per_second, q.enqueue_burst, q.max_pending_runs, q.tokens, q.refilled_at, clock_timestamp() AS now,
-            (SELECT count(*) FROM (SELECT 1 FROM runs r
-                                    WHERE r.team = q.team AND r.state IN (${PENDING_SQL})
-                                    LIMIT coalesce(q.max_pending_runs, 0)) p)::int AS pending_runs
+            (SELECT count(*) FROM (SELECT 1 FROM ready_runs r
+                                    WHERE r.job = ANY (ARRAY(SELECT j.name FROM jobs j WHERE j.team = q.team)) AND r.team = q.team
+                                   UNION ALL
+                                   SELECT 1 FROM run_leases l
+                                    WHERE l.job = ANY (ARRAY(SELECT j.name FROM jobs j WHERE j.team = q.team)) AND l.team = q.team
+                                   LIMIT coalesce(q.max_pending_runs, 0)) p)::int AS pending_runs
        FROM team_quotas q WHERE q.team = $1`,
     [team],
   );

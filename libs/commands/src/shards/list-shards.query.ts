@@ -42,9 +42,8 @@ export class ListShardsHandler implements IQueryHandler<ListShards> {
     const { rows } = await this.pool.query<ShardRow>({
       name: 'admin_list_shards',
       text: `WITH due AS (
-               SELECT chronicle_shard(r.job, $1) AS shard, count(*)::int AS n FROM runs r
-                WHERE r.state IN ('scheduled', 'retry_wait')
-                  AND r.available_at > now() AND r.available_at <= now() + interval '1 minute'
+               SELECT chronicle_shard(r.job, $1) AS shard, count(*)::int AS n FROM ready_runs r
+                WHERE r.available_at > now() AND r.available_at <= now() + interval '1 minute'
                 GROUP BY 1
              )
              SELECT s.shard, l.owner, coalesce(l.epoch, 0) AS epoch, l.lease_expires_at,

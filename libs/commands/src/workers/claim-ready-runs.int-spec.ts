@@ -83,6 +83,22 @@ describe('claims of a job with a concurrency limit', () => {
   });
 });
 
+/** These waiting runs leased, as a claim's write-through leaves them: their rows, out of ready_runs, into run_leases. */
+async function leaseRuns(db: TestDatabase, runIds: readonly string[]): Promise<void> {
+  await db.pool.query(
+    `WITH leased AS (
+       UPDATE runs SET state = 'leased', fencing_token = 1, worker_id = 'w', leased_at = now(),
+                       lease_expires_at = now() + interval '1 minute'
+        WHERE run_id = ANY($1::text[])
+       RETURNING run_id, job, team, queue, priority, due_at, lease_expires_at
+     ), unready AS (
+       DELETE FROM ready_runs WHERE run_id IN (SELECT run_id FROM leased)
+     )
+     INSERT INTO run_leases (run_id, job, team, queue, priority, due_at, lease_expires_at) SELECT * FROM leased`,
+    [runIds],
+  );
+}
+
 describe("the claim's count of leased runs per job (leased_runs_by_job, migrations/0023 and 0027)", () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
@@ -109,16 +125,21 @@ describe("the claim's count of leased runs per job (leased_runs_by_job, migratio
       [1, 2, 3].map((n) => ({ job, runId: `run_${job.name}_${n}`, dueAt: new Date() })),
     );
     await seedRuns(db.pool, store, [busy, free, elsewhere], [...runs, ...others]);
-    const lease = `UPDATE runs SET state = 'leased', fencing_token = 1, worker_id = 'w', leased_at = now(),
-                          lease_expires_at = now() + interval '1 minute'
-                    WHERE run_id = ANY($1::text[])`;
-    await db.pool.query(lease, [others.map((r) => r.runId)]);
-    // 2,000 runs leased and finished since, 5 leased now: the partial index of leased runs keeps an
+    await leaseRuns(
+      db,
+      others.map((r) => r.runId),
+    );
+    // 2,000 runs leased and finished since, 5 leased now: the index of leased runs by job keeps an
     // entry for each of the 2,005 until a vacuum.
-    await db.pool.query(lease, [runs.map((r) => r.runId)]);
-    await db.pool.query(`UPDATE runs SET state = 'succeeded', finished_at = now() WHERE run_id = ANY($1::text[])`, [
-      runs.slice(5).map((r) => r.runId),
-    ]);
+    await leaseRuns(
+      db,
+      runs.map((r) => r.runId),
+    );
+    await db.pool.query(
+      `WITH finished AS (UPDATE runs SET state = 'succeeded', finished_at = now() WHERE run_id = ANY($1::text[]) RETURNING run_id)
+       DELETE FROM run_leases WHERE run_id IN (SELECT run_id FROM finished)`,
+      [runs.slice(5).map((r) => r.runId)],
+    );
   });
   afterAll(() => db?.drop());
 
@@ -151,11 +172,9 @@ describe('the count of leased runs with more limited jobs in the served queues t
     store = new PostgresEventStore(db.pool);
     const runs = schedules.map((job, n) => ({ job, runId: `run_h${n}`, dueAt: new Date() }));
     await seedRuns(db.pool, store, schedules, runs);
-    await db.pool.query(
-      `UPDATE runs SET state = 'leased', fencing_token = 1, worker_id = 'w', leased_at = now(),
-                       lease_expires_at = now() + interval '1 minute'
-        WHERE run_id = ANY($1::text[])`,
-      [runs.slice(0, 60).map((r) => r.runId)],
+    await leaseRuns(
+      db,
+      runs.slice(0, 60).map((r) => r.runId),
     );
   });
   afterAll(() => db?.drop());

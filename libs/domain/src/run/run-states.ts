@@ -32,7 +32,7 @@ export const PENDING_RUN_STATES = [...WAITING_RUN_STATES, RunState.leased] as co
 
 /**
  * Ended without success: they pile up like the succeeded but are few among them, so listings by state
- * read them from partial indexes of their own (runs_ended_team_idx, runs_ended_job_idx).
+ * read them from partial indexes of their own (runs_ended_team_idx, runs_ended_job_idx, by runs.ended).
  */
 export const UNSUCCESSFUL_RUN_STATES = [RunState.dead, RunState.cancelled] as const satisfies readonly RunState[];
 

@@ -93,7 +93,7 @@ describe('projections rebuilt and verified beside the live ones', () => {
     const indexesBefore = await indexesOfRuns();
     const partitionsBefore = await partitionsOfRuns();
     expect(partitionsBefore).toContain('public.runs_kept');
-    expect(indexesBefore).toContain('runs_reap_idx');
+    expect(indexesBefore).toContain('runs_dlq_idx');
     const before = leased.size;
     const report = await rebuildProjection(store, db.pool, runsProjection, { batchSize: 100, lockTimeoutMs: 500 });
     const whileRebuilding = leased.size - before;

@@ -13,7 +13,7 @@ export const runsProjection: Projection = {
   name: 'runs',
   version: 1,
   eventTypes: new Set(Object.values(RunEventType)),
-  tables: ['runs', 'run_listing', 'ready_runs'],
+  tables: ['runs', 'run_listing', 'ready_runs', 'run_leases'],
   writtenThrough: true,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
@@ -40,7 +40,7 @@ export const runsProjection: Projection = {
   bulkBuild: buildRunsInBulk,
 
   async reset(db: Queryable): Promise<void> {
-    await db.query('TRUNCATE runs, run_listing, ready_runs');
+    await db.query('TRUNCATE runs, run_listing, ready_runs, run_leases');
   },
 };
 

@@ -122,7 +122,13 @@ describe('runs by id', () => {
       await db.pool.query(runsInsert(spread.map((r) => ({ ...r, status: 'scheduled', revision: 0, lease: null }))));
       expect(runsUpdate(spread).name).toBe('runs_update_any_day');
       expect(runsUpdate(spread.slice(0, 3)).name).toBe('runs_update');
-      await db.pool.query(runsUpdate(spread.map((r) => ({ ...r, status: 'leased', revision: 1 }))));
+      const lease = {
+        fencingToken: 1,
+        workerId: 'w',
+        leasedAt: new Date().toISOString(),
+        expiresAt: new Date().toISOString(),
+      };
+      await db.pool.query(runsUpdate(spread.map((r) => ({ ...r, status: 'leased', revision: 1, lease }))));
       const { rows } = await db.pool.query<{ run_id: string; state: string; at: string }>(
         `SELECT run_id, state, tableoid::regclass::text AS at FROM runs WHERE run_id LIKE 'run_day_%' ORDER BY run_id`,
       );

@@ -1,10 +1,10 @@
 import type { ReadModelWrite } from '@chronicle/event-store';
 import { copyRows, sqlList, type CopyConnection, type Queryable } from '@chronicle/platform';
-import { upcastData, WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
+import { upcastData, UNSUCCESSFUL_RUN_STATES, WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
 
 /**
- * The waiting states as the SQL literal list the partial index runs_ready_job_idx is written with, and
- * the runs `ready_runs` holds (FOLLOW_READY): a query that selects waiting runs uses this, never its own list.
+ * The waiting states as the SQL literal list `ready_runs` holds the runs of (followRows): a query that selects
+ * waiting runs by state uses this, never its own list.
  */
 export const WAITING_SQL = sqlList(WAITING_RUN_STATES);
 
@@ -107,7 +107,7 @@ export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
      UPDATE runs AS r SET ${SET_STATE('x')}, updated_at = now()
        FROM x WHERE ${rows} AND r.revision < x.revision
      RETURNING ${READY_COLUMNS}, r.state
-     ), ${FOLLOW_READY}`,
+     )${FOLLOW_ROWS}`,
     ),
     values: [JSON.stringify(states.map(stateFields)), ...days],
   };
@@ -171,7 +171,16 @@ const SET_STATE = (from: string): string =>
    attempt_limit = ${from}.attempt_limit, lease_expires_at = ${from}.lease_expires_at,
    fencing_token = ${from}.fencing_token, worker_id = ${from}.worker_id, leased_at = ${from}.leased_at,
    last_error = ${from}.last_error, dead_at = ${from}.dead_at, death = ${from}.death,
-   discarded = ${from}.discarded, revision = ${from}.revision, finished_at = ${from}.finished_at`;
+   discarded = ${from}.discarded, revision = ${from}.revision, finished_at = ${from}.finished_at,
+   ended = ${ENDED(from)}`;
+
+/**
+ * A row's `ended` (migrations/0029): its state when the run is dead or cancelled, NULL otherwise. The partial
+ * indexes of ended runs are by it, not by `state`, so that a transition between the other states changes no
+ * indexed column and updates the row in place.
+ */
+const ENDED = (from: string): string =>
+  `CASE WHEN ${from}.state IN (${sqlList(UNSUCCESSFUL_RUN_STATES)}) THEN ${from}.state END`;
 
 /** A new row's partition key (migrations/0025): the UTC day the run is due. */
 function KEPT_ON(from: string): string {
@@ -211,7 +220,7 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
      ), ${INSERT_NEW(`ON CONFLICT (run_id, kept_on) DO UPDATE SET ${SET_STATE('EXCLUDED')}, updated_at = now()
       WHERE r.revision < EXCLUDED.revision`)}, changed AS (
      SELECT * FROM updated UNION ALL SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
-     ), ${FOLLOW_READY}`,
+     )${FOLLOW_ROWS}`,
     ),
     values: [JSON.stringify(states.map(rowFields)), ...days],
   };
@@ -231,7 +240,8 @@ export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
      SELECT x.*, ${KEPT_ON('x')} AS kept_on FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
      ), ${INSERT_NEW('ON CONFLICT (run_id, kept_on) DO NOTHING')}, changed AS (
      SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
-     ), ${FOLLOW_READY}`,
+     )
+     ${followRows(true)}`,
     ),
     values: [JSON.stringify(states.map(rowFields))],
   };
@@ -248,39 +258,61 @@ export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
 const INSERT_NEW = (onConflict: string): string => `inserted AS (
      INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision,
-                            finished_at, kept_on, updated_at)
+                            finished_at, kept_on, updated_at, ended)
      SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
-            x.finished_at, x.kept_on, now()
+            x.finished_at, x.kept_on, now(), ${ENDED('x')}
        FROM x
       WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.kept_on IN (x.kept_on, 'infinity') OFFSET 0)
      ${onConflict}
-     RETURNING r.run_id, r.team, r.job, r.queue, r.priority, r.due_at, r.kept_on, r.state, r.available_at
+     RETURNING r.run_id, r.team, r.job, r.queue, r.priority, r.due_at, r.kept_on, r.state, r.available_at, r.lease_expires_at
      ), listed AS (
      INSERT INTO run_listing (run_id, team, job, queue, due_at, kept_on, definition)
      SELECT i.run_id, i.team, i.job, i.queue, i.due_at, i.kept_on, x.definition FROM inserted i JOIN x ON x.run_id = i.run_id
      ON CONFLICT (run_id, kept_on) DO NOTHING
      )`;
 
-/** The columns of a run's `ready_runs` row (migrations/0026), of `runs r`. */
-const READY_COLUMNS = 'r.run_id, r.queue, r.team, r.priority, r.job, r.available_at';
+/** The columns of CTE `changed` that its runs' `ready_runs` and `run_leases` rows are written from, of `runs r`. */
+const READY_COLUMNS = 'r.run_id, r.queue, r.team, r.priority, r.job, r.due_at, r.available_at, r.lease_expires_at';
 
 /**
- * `ready_runs` (migrations/0026) after the rows of CTE `changed` (READY_COLUMNS and state): a run that
- * waits (scheduled, retry_wait) has its row there, with its new time; the others have none. The end of
- * the statement that writes their `runs` rows, so the claim's queue and the runs never disagree.
+ * What follows CTE `changed` (READY_COLUMNS and state) in a statement that writes `runs` rows: more CTEs
+ * (with their leading comma) and the statement's last part. `ready_runs` (migrations/0026, 0029) after the rows of `changed`: a run that
+ * waits (scheduled, retry_wait) has its row there, with its state and time; the others have none. And
+ * `run_leases`: a leased run has its row there, with its lease's expiry (updated for a heartbeat, inserted
+ * otherwise: a plain insert, which an upsert's speculative insertion would log twice). The end of the statement that
+ * writes their `runs` rows, so the claim's queue, the leases and the runs never disagree. `created`: the
+ * runs were just created, and only the waiting ones' rows are written (a new run is in neither table).
  */
-const FOLLOW_READY = `unready AS (
+function followRows(created: boolean): string {
+  const waiting = `INSERT INTO ready_runs AS q (run_id, queue, team, priority, job, available_at, state, due_at)
+     SELECT c.run_id, c.queue, c.team, c.priority, c.job, c.available_at, c.state, c.due_at FROM changed c
+      WHERE c.state IN (${WAITING_SQL})
+     ON CONFLICT (run_id) DO UPDATE SET available_at = EXCLUDED.available_at, state = EXCLUDED.state`;
+  if (created) return waiting;
+  return `, unready AS (
      DELETE FROM ready_runs q
       WHERE q.run_id = ANY (ARRAY(SELECT c.run_id FROM changed c WHERE c.state NOT IN (${WAITING_SQL})))
+     ), unleased AS (
+     DELETE FROM run_leases l USING changed c
+      WHERE c.state <> 'leased' AND l.job = c.job AND l.run_id = c.run_id
+     ), relet AS (
+     UPDATE run_leases l SET lease_expires_at = c.lease_expires_at FROM changed c
+      WHERE c.state = 'leased' AND l.job = c.job AND l.run_id = c.run_id
+     RETURNING l.run_id
+     ), leased AS (
+     INSERT INTO run_leases (run_id, job, team, queue, priority, due_at, lease_expires_at)
+     SELECT c.run_id, c.job, c.team, c.queue, c.priority, c.due_at, c.lease_expires_at FROM changed c
+      WHERE c.state = 'leased' AND c.run_id NOT IN (SELECT run_id FROM relet)
      )
-     INSERT INTO ready_runs AS q (run_id, queue, team, priority, job, available_at)
-     SELECT c.run_id, c.queue, c.team, c.priority, c.job, c.available_at FROM changed c WHERE c.state IN (${WAITING_SQL})
-     ON CONFLICT (run_id) DO UPDATE SET available_at = EXCLUDED.available_at`;
+     ${waiting}`;
+}
+
+const FOLLOW_ROWS = followRows(false);
 
 /**
  * Runs that have no row yet, into tables that have none of them (a rebuild's shadows, filled from
- * empty): the rows upsertRuns would have written, and their `ready_runs` and `run_listing` rows, by COPY (no
+ * empty): the rows upsertRuns would have written, and their `ready_runs`, `run_leases` and `run_listing` rows, by COPY (no
  * conflict checks, no JSON for the server to take apart). `updated_at` takes its default, now().
  */
 export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]): Promise<void> {
@@ -312,6 +344,7 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
       'revision',
       'finished_at',
       'kept_on',
+      'ended',
     ],
     states.map((s) => {
       const d = s.definition;
@@ -337,13 +370,14 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         s.revision,
         s.finishedAt,
         keptOn(s),
+        (UNSUCCESSFUL_RUN_STATES as readonly string[]).includes(s.status) ? s.status : null,
       ];
     }),
   );
   await copyRows(
     db,
     'ready_runs',
-    ['run_id', 'queue', 'team', 'priority', 'job', 'available_at'],
+    ['run_id', 'queue', 'team', 'priority', 'job', 'available_at', 'state', 'due_at'],
     states
       .filter((s) => (WAITING_RUN_STATES as readonly string[]).includes(s.status))
       .map((s) => [
@@ -353,6 +387,24 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         s.definition.priority,
         s.definition.job,
         s.availableAt,
+        s.status,
+        s.definition.dueAt,
+      ]),
+  );
+  await copyRows(
+    db,
+    'run_leases',
+    ['run_id', 'job', 'team', 'queue', 'priority', 'due_at', 'lease_expires_at'],
+    states
+      .filter((s) => s.status === 'leased')
+      .map((s) => [
+        s.definition.runId,
+        s.definition.job,
+        s.definition.team,
+        s.definition.queue,
+        s.definition.priority,
+        s.definition.dueAt,
+        s.lease!.expiresAt,
       ]),
   );
   await copyRows(
@@ -504,13 +556,13 @@ export interface JobRunLimit {
 
 /**
  * Of these jobs, those with a run limit (jobs.run_limit: concurrency, or 1 for a non-overlapping
- * schedule), with their leased and ready runs now (runs_leased_job_idx, ready_runs_job_idx).
+ * schedule), with their leased and ready runs now (run_leases_pkey, ready_runs_job_idx).
  */
 export async function findJobRunLimits(db: Queryable, jobs: readonly string[]): Promise<JobRunLimit[]> {
   if (jobs.length === 0) return [];
   const { rows } = await db.query<JobRunLimit>({
     name: 'jobs_run_limits',
-    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM runs r WHERE r.job = j.name AND r.state = 'leased') AS leased,
+    text: `SELECT j.name AS job, j.run_limit, (SELECT count(*)::int FROM run_leases l WHERE l.job = j.name) AS leased,
                     (SELECT count(*)::int FROM ready_runs r WHERE r.job = j.name AND r.available_at <= now()) AS ready
              FROM jobs j WHERE j.name = ANY($1::text[]) AND j.run_limit IS NOT NULL`,
     values: [jobs],
