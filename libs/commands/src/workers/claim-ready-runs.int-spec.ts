@@ -99,7 +99,7 @@ async function leaseRuns(db: TestDatabase, runIds: readonly string[]): Promise<v
   );
 }
 
-describe("the claim's count of leased runs per job (leased_runs_by_job, migrations/0023 and 0027)", () => {
+describe("the claim's count of leased runs per job (leased_runs_by_job, migrations/0027 and 0029)", () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
   const busy = testJob({ name: 'ops.busy', concurrency: 5_000 });

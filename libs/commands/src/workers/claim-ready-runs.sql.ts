@@ -91,10 +91,9 @@ export const CLAIM_SQL = `WITH served AS (
  * range read in order, each run's job checked as it is read, stopping at
  * the limit); a job below its limit gives at most its
  * headroom (limit - leased runs). The leased runs of the limited jobs in
- * the served queues are counted by leased_runs_by_job (migrations/0023,
- * 0027: none counted where no job has a limit), so their number bounds that cost:
- * its index scan marks the entries of runs finished since dead, where a
- * bitmap scan read them all again at every claim until a vacuum. A claim that had to leave some out says
+ * the served queues are counted by leased_runs_by_job (migrations/0027,
+ * 0029: none counted where no job has a limit; the rows of `run_leases`
+ * by its key), so their number bounds that cost. A claim that had to leave some out says
  * so (`capped`), and the lease takes another claim to fill the batch: the
  * job's waiting runs never hide other jobs' runs behind them. The headroom
  * is checked again under the job's lock (withinConcurrencyLimits).
