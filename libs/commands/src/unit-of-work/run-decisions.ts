@@ -126,7 +126,7 @@ async function scheduleNewRuns(
         events: events.map((e) => ({ type: e.type, data: e.data, metadata: withTeam })),
       };
     }),
-    runsInsert(created),
+    runsInsert(created, { alone: uow.atomic }),
   );
   return created;
 }

@@ -100,6 +100,21 @@ describe('runs by id', () => {
       expect((await findRunSnapshots(db.pool, ['run_new']))[0]?.definition.runId).toBe('run_new');
     });
 
+    it("writes the rows of runs created in the append's own transaction as plain inserts, their ready rows with them", async () => {
+      const write = runsInsert(['run_alone_1', 'run_alone_2'].map(scheduled), { alone: true });
+      expect(write.text).not.toMatch(/ON CONFLICT/);
+      await db.pool.query(write);
+      const { rows } = await db.pool.query<{ run_id: string; state: string; listed: number; ready: string }>(
+        `SELECT r.run_id, r.state, (SELECT count(*)::int FROM run_listing l WHERE l.run_id = r.run_id) AS listed,
+                (SELECT q.state FROM ready_runs q WHERE q.run_id = r.run_id) AS ready
+           FROM runs r WHERE r.run_id LIKE 'run_alone_%' ORDER BY r.run_id`,
+      );
+      expect(rows).toEqual([
+        { run_id: 'run_alone_1', state: 'scheduled', listed: 1, ready: 'scheduled' },
+        { run_id: 'run_alone_2', state: 'scheduled', listed: 1, ready: 'scheduled' },
+      ]);
+    });
+
     it('checks for an existing row by key, in the two partitions it can be in, never reading one whole', async () => {
       const batch = Array.from({ length: 1_000 }, (_, i) => scheduled(`run_batch_${i}`));
       const plan = await planOf(runsInsert(batch));

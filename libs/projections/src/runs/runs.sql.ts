@@ -229,19 +229,24 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
 /**
  * The rows of runs just created (scheduleNewRuns: each append expected no stream, so no transition of
  * theirs can be in a row yet): runsUpsert without its update and its retention filter, which new runs
- * never need. A row the projector wrote first (a log of its own) is left as it is.
+ * never need. A row the projector wrote first (a log of its own) is left as it is. `alone`: the append
+ * shares this statement's transaction (UnitOfWork.atomic), so no other writer can have written these
+ * runs' rows, and the rows are plain inserts: an upsert's speculative insertion writes each row's WAL
+ * twice (its HEAP_CONFIRM), for a conflict that cannot come.
  */
-export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
+export function runsInsert(states: readonly PresentRun[], { alone = false }: { alone?: boolean } = {}): ReadModelWrite {
+  const name = alone ? 'runs_insert_alone' : 'runs_insert';
+  const onConflict = (clause: string): string => (alone ? '' : clause);
   return {
-    name: 'runs_insert',
+    name,
     text: fixedText(
-      'runs_insert',
+      name,
       () => `WITH x AS MATERIALIZED (
      SELECT x.*, ${KEPT_ON('x')} AS kept_on FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
-     ), ${INSERT_NEW('ON CONFLICT (run_id, kept_on) DO NOTHING')}, changed AS (
+     ), ${INSERT_NEW(onConflict('ON CONFLICT (run_id, kept_on) DO NOTHING'))}, changed AS (
      SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
      )
-     ${followRows(true)}`,
+     ${followRows(true, onConflict)}`,
     ),
     values: [JSON.stringify(states.map(rowFields))],
   };
@@ -249,7 +254,8 @@ export function runsInsert(states: readonly PresentRun[]): ReadModelWrite {
 
 /**
  * The rows of CTE `x` whose run has none (CTE `inserted`), and their `run_listing` rows: CTEs of a
- * statement whose WITH list defines `x` (with `kept_on`), `onConflict` for a row written meanwhile. run_id is unique
+ * statement whose WITH list defines `x` (with `kept_on`), `onConflict` for a row written meanwhile (its listing row's
+ * too, unless empty). run_id is unique
  * across partitions because writers check: a run's row can only be in its due day's partition or in
  * `runs_kept`, so "none" is asked of those two, a probe of each one's key (PostgreSQL prunes the others
  * for each run as it runs the subquery; OFFSET 0 keeps it a probe per run: as an anti join, the planner
@@ -269,7 +275,7 @@ const INSERT_NEW = (onConflict: string): string => `inserted AS (
      ), listed AS (
      INSERT INTO run_listing (run_id, team, job, queue, due_at, kept_on, definition)
      SELECT i.run_id, i.team, i.job, i.queue, i.due_at, i.kept_on, x.definition FROM inserted i JOIN x ON x.run_id = i.run_id
-     ON CONFLICT (run_id, kept_on) DO NOTHING
+     ${onConflict === '' ? '' : 'ON CONFLICT (run_id, kept_on) DO NOTHING'}
      )`;
 
 /** The columns of CTE `changed` that its runs' `ready_runs` and `run_leases` rows are written from, of `runs r`. */
@@ -282,13 +288,14 @@ const READY_COLUMNS = 'r.run_id, r.queue, r.team, r.priority, r.job, r.due_at, r
  * `run_leases`: a leased run has its row there, with its lease's expiry (updated for a heartbeat, inserted
  * otherwise: a plain insert, which an upsert's speculative insertion would log twice). The end of the statement that
  * writes their `runs` rows, so the claim's queue, the leases and the runs never disagree. `created`: the
- * runs were just created, and only the waiting ones' rows are written (a new run is in neither table).
+ * runs were just created, and only the waiting ones' rows are written (a new run is in neither table);
+ * `onConflict` gives the clause for a row written meanwhile (runsInsert's `alone`: none).
  */
-function followRows(created: boolean): string {
+function followRows(created: boolean, onConflict: (clause: string) => string = (clause) => clause): string {
   const waiting = `INSERT INTO ready_runs AS q (run_id, queue, team, priority, job, available_at, state, due_at)
      SELECT c.run_id, c.queue, c.team, c.priority, c.job, c.available_at, c.state, c.due_at FROM changed c
       WHERE c.state IN (${WAITING_SQL})
-     ON CONFLICT (run_id) DO UPDATE SET available_at = EXCLUDED.available_at, state = EXCLUDED.state`;
+     ${onConflict('ON CONFLICT (run_id) DO UPDATE SET available_at = EXCLUDED.available_at, state = EXCLUDED.state')}`;
   if (created) return waiting;
   return `, unready AS (
      DELETE FROM ready_runs q
