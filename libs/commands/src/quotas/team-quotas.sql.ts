@@ -46,13 +46,13 @@ export async function lockTeamQuotas(db: Queryable, team: string): Promise<void>
 export async function readQuotaState(db: Queryable, team: string): Promise<QuotaStateRow | undefined> {
   const { rows } = await db.query<QuotaStateRow>(
     `SELECT q.enqueue_rate_per_second, q.enqueue_burst, q.max_pending_runs, q.tokens, q.refilled_at, clock_timestamp() AS now,
-            (SELECT count(*) FROM (SELECT 1 FROM ready_runs r
-                                    WHERE r.job = ANY (ARRAY(SELECT j.name FROM jobs j WHERE j.team = q.team)) AND r.team = q.team
+            (SELECT count(*) FROM (SELECT 1 FROM ready_runs r WHERE r.job = ANY (t.jobs) AND r.team = q.team
                                    UNION ALL
-                                   SELECT 1 FROM run_leases l
-                                    WHERE l.job = ANY (ARRAY(SELECT j.name FROM jobs j WHERE j.team = q.team)) AND l.team = q.team
+                                   SELECT 1 FROM run_leases l WHERE l.job = ANY (t.jobs) AND l.team = q.team
                                    LIMIT coalesce(q.max_pending_runs, 0)) p)::int AS pending_runs
-       FROM team_quotas q WHERE q.team = $1`,
+       FROM team_quotas q
+      CROSS JOIN LATERAL (SELECT ARRAY(SELECT j.name FROM jobs j WHERE j.team = q.team) AS jobs) t
+      WHERE q.team = $1`,
     [team],
   );
   return rows[0];

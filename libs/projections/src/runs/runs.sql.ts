@@ -243,7 +243,7 @@ export function runsInsert(states: readonly PresentRun[], { alone = false }: { a
       name,
       () => `WITH x AS MATERIALIZED (
      SELECT x.*, ${KEPT_ON('x')} AS kept_on FROM jsonb_to_recordset($1::jsonb) AS x(${ROW_FIELDS})
-     ), ${INSERT_NEW(onConflict('ON CONFLICT (run_id, kept_on) DO NOTHING'))}, changed AS (
+     ), ${INSERT_NEW(onConflict('ON CONFLICT (run_id, kept_on) DO NOTHING'), onConflict(LISTED_ONCE))}, changed AS (
      SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
      )
      ${followRows(true, onConflict)}`,
@@ -254,14 +254,17 @@ export function runsInsert(states: readonly PresentRun[], { alone = false }: { a
 
 /**
  * The rows of CTE `x` whose run has none (CTE `inserted`), and their `run_listing` rows: CTEs of a
- * statement whose WITH list defines `x` (with `kept_on`), `onConflict` for a row written meanwhile (its listing row's
- * too, unless empty). run_id is unique
+ * statement whose WITH list defines `x` (with `kept_on`), `onConflict` for a row written meanwhile and
+ * `listingOnConflict` for its listing row. run_id is unique
  * across partitions because writers check: a run's row can only be in its due day's partition or in
  * `runs_kept`, so "none" is asked of those two, a probe of each one's key (PostgreSQL prunes the others
  * for each run as it runs the subquery; OFFSET 0 keeps it a probe per run: as an anti join, the planner
  * read every row of the partitions into a hash for each batch).
  */
-const INSERT_NEW = (onConflict: string): string => `inserted AS (
+/** A listing row written meanwhile (by the projector, with a log of its own) is left as it is. */
+const LISTED_ONCE = 'ON CONFLICT (run_id, kept_on) DO NOTHING';
+
+const INSERT_NEW = (onConflict: string, listingOnConflict = LISTED_ONCE): string => `inserted AS (
      INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision,
                             finished_at, kept_on, updated_at, ended)
@@ -275,7 +278,7 @@ const INSERT_NEW = (onConflict: string): string => `inserted AS (
      ), listed AS (
      INSERT INTO run_listing (run_id, team, job, queue, due_at, kept_on, definition)
      SELECT i.run_id, i.team, i.job, i.queue, i.due_at, i.kept_on, x.definition FROM inserted i JOIN x ON x.run_id = i.run_id
-     ${onConflict === '' ? '' : 'ON CONFLICT (run_id, kept_on) DO NOTHING'}
+     ${listingOnConflict}
      )`;
 
 /** The columns of CTE `changed` that its runs' `ready_runs` and `run_leases` rows are written from, of `runs r`. */
