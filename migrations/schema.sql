@@ -416,15 +416,16 @@ DECLARE
 BEGIN
   -- Lock first, write later (see 0001): sorted, and none for a stream expected not to exist.
   PERFORM pg_advisory_xact_lock(stream_lock_key(u.s))
-     FROM unnest(p_streams, p_expected) AS u(s, e) WHERE u.e <> -1 ORDER BY u.s;
+     FROM unnest(p_streams, p_expected) AS u(s, e) WHERE u.e >= -3 AND u.e <> -1 ORDER BY u.s;
 
   WITH heads AS (
     SELECT u.i, u.s, u.e, u.l, h.stream_revision AS current, h.transaction_id AS writer, h.event_id AS last_id,
            h.kept_on AS home
       FROM unnest(p_streams, p_expected, p_last_ids) WITH ORDINALITY AS u(s, e, l, i)
       LEFT JOIN LATERAL (
+        -- A new stream (-4) is not looked for: a one-time filter, so no partition is read for it.
         SELECT e.stream_revision, e.transaction_id, e.event_id, e.kept_on FROM events e
-         WHERE e.stream_id = u.s ORDER BY e.stream_revision DESC LIMIT 1
+         WHERE u.e <> -4 AND e.stream_id = u.s ORDER BY e.stream_revision DESC LIMIT 1
       ) h ON true
   ), judged AS (
     SELECT heads.*,

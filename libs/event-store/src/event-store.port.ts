@@ -6,10 +6,17 @@ import type { Queryable } from '@chronicle/platform';
  * offers, and what the contract suite in `testing/` checks each one against.
  */
 
-/** What the writer expects the stream to be before its append. */
-export type ExpectedRevision = 'no_stream' | 'any' | 'stream_exists' | bigint;
+/**
+ * What the writer expects the stream to be before its append. 'new_stream' is
+ * 'no_stream' for a stream whose id was made for this append (random, such as
+ * a UUIDv7): it cannot exist, so a store may write without looking for it, and
+ * a retry of the append is not recognised as one (with an id made for one
+ * append there is none). Anything else that expects no stream says 'no_stream'.
+ */
+export type ExpectedRevision = 'no_stream' | 'new_stream' | 'any' | 'stream_exists' | bigint;
 
 export const NO_STREAM = 'no_stream' satisfies ExpectedRevision;
+export const NEW_STREAM = 'new_stream' satisfies ExpectedRevision;
 export const ANY = 'any' satisfies ExpectedRevision;
 export const STREAM_EXISTS = 'stream_exists' satisfies ExpectedRevision;
 

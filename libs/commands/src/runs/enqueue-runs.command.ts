@@ -81,6 +81,7 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
       // A run id made for this request names no run yet: only those derived from it are looked up.
       const derived = scheduled.filter((_, i) => derivesRunId(items[i]!.request));
+      const madeIds = new Set(scheduled.filter((_, i) => !derivesRunId(items[i]!.request)).map((s) => s.runId));
       const existing = new Map(
         (
           await findRunSnapshots(
@@ -100,7 +101,7 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
               // Locks and reads only before the append: es_append must come before the transaction's first write.
               await refuseBusyJobs(work.tx, rejectIfBusy);
               const takeTokens = await admitEnqueue(work.tx, caller.team, fresh.size);
-              const runs = await work.schedule({ runs: lean, metadata });
+              const runs = await work.schedule({ runs: lean, metadata, madeIds });
               await takeTokens();
               return runs;
             });

@@ -106,8 +106,7 @@ function runPlaceMetadata({ definition }: PresentRun): RunPlaceMetadata {
  */
 async function scheduleNewRuns(
   uow: UnitOfWork,
-  runs: readonly RunScheduledData[],
-  metadata: Readonly<Record<string, unknown>>,
+  { runs, metadata, madeIds }: ScheduleRuns,
 ): Promise<PresentRun[]> {
   if (runs.length === 0) return [];
   const decided = runs.map((run) => {
@@ -122,7 +121,7 @@ async function scheduleNewRuns(
       const withTeam = { ...recorded, team: run.team };
       return {
         streamId: runStreamId(run.runId),
-        expected: 'no_stream' as const,
+        expected: madeIds?.has(run.runId) === true ? ('new_stream' as const) : ('no_stream' as const),
         events: events.map((e) => ({ type: e.type, data: e.data, metadata: withTeam })),
       };
     }),
@@ -140,6 +139,12 @@ export interface DecideRuns {
 export interface ScheduleRuns {
   readonly runs: readonly RunScheduledData[];
   readonly metadata: Readonly<Record<string, unknown>>;
+  /**
+   * The runs whose ids were made for this call (random): their streams cannot exist, so the log
+   * does not look for them. A derived id (from an idempotency key or a fire time) may name a run
+   * that exists, and is left out.
+   */
+  readonly madeIds?: ReadonlySet<string>;
 }
 
 /**
@@ -176,7 +181,7 @@ export function runsUnitOfWork(
       for (const [i, batch] of batches.entries()) decided(decisions[i]!, batch.metadata);
       return decisions;
     },
-    schedule: ({ runs, metadata }) => scheduleNewRuns(uow, runs, metadata),
+    schedule: (options) => scheduleNewRuns(uow, options),
   };
 }
 

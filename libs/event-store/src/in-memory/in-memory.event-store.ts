@@ -76,7 +76,7 @@ export class InMemoryEventStore implements EventStore {
       const current = this.currentRevision(streamId);
       const ok =
         expected === 'any' ||
-        (expected === 'no_stream' && current === undefined) ||
+        ((expected === 'no_stream' || expected === 'new_stream') && current === undefined) ||
         (expected === 'stream_exists' && current !== undefined) ||
         (typeof expected === 'bigint' && current === expected);
       if (!ok) throw new WrongExpectedRevisionError(streamId, expected, current ?? 'no_stream');

@@ -101,7 +101,7 @@ export class KurrentDbEventStore implements EventStore {
     const [prepared] = prepareAppends([{ streamId, expected, events }]);
     const lib = await loadKurrent();
     const result = await this.client
-      .appendToStream(streamId, toEventData(lib, prepared!.events), { streamState: expected })
+      .appendToStream(streamId, toEventData(lib, prepared!.events), { streamState: toStreamState(expected) })
       .catch((err: unknown) => Promise.reject(mapKurrentError(err, { expected: new Map([[streamId, expected]]) })));
     // Only with throwOnAppendFailure=false in the connection string does a conflict come back as a result; its
     // revision is then unreliable (the batch-append path reports a boolean), so the actual revision stays unknown.
@@ -123,7 +123,7 @@ export class KurrentDbEventStore implements EventStore {
     const lib = await loadKurrent();
     const requests = prepared.map(({ streamId, expected, events }) => ({
       streamName: streamId,
-      expectedState: expected,
+      expectedState: toStreamState(expected),
       events: toEventData(lib, events),
     }));
     const expectedByStream = new Map(prepared.map(({ streamId, expected }) => [streamId, expected]));
@@ -473,6 +473,11 @@ export function mapKurrentError(err: unknown, context: KurrentErrorContext = {})
  */
 function isKurrentError<E extends CommandError>(err: unknown, type: `${E['type']}`): err is E {
   return err instanceof Error && (err as { type?: unknown }).type === type;
+}
+
+/** The server checks for a stream cheaply, by its index: a new stream is expected as any other absent one. */
+function toStreamState(expected: ExpectedRevision): AppendStreamState {
+  return expected === 'new_stream' ? 'no_stream' : expected;
 }
 
 /** Older servers report expectations in their numeric form: -1 no stream, -2 any, -4 stream exists. */

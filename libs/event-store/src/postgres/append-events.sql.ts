@@ -14,6 +14,7 @@ const EXPECTED_CODE: Record<Exclude<ExpectedRevision, bigint>, bigint> = {
   no_stream: -1n,
   any: -2n,
   stream_exists: -3n,
+  new_stream: -4n,
 };
 
 const APPEND_SQL = 'SELECT * FROM es_append($1::text[], $2::bigint[], $3::uuid[], $4::json)';

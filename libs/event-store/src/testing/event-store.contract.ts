@@ -128,6 +128,23 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect(await store.readStream(stream('retry'))).toHaveLength(2);
     });
 
+    it('begins streams whose ids were made for the append (new_stream) beside one it continues', async () => {
+      const continued = stream('continued');
+      await store.appendToStream(continued, 'no_stream', [event('C0')]);
+      const [made, other, next] = await store.appendToStreams([
+        { streamId: stream('made'), expected: 'new_stream', events: [event('M0'), event('M1')] },
+        { streamId: stream('made-too'), expected: 'new_stream', events: [event('T0')] },
+        { streamId: continued, expected: 0n, events: [event('C1')] },
+      ]);
+      expect([made!.nextRevision, other!.nextRevision, next!.nextRevision]).toEqual([1n, 0n, 1n]);
+      expect((await store.readStream(stream('made'))).map((e) => [e.type, e.revision])).toEqual([
+        ['M0', 0n],
+        ['M1', 1n],
+      ]);
+      await store.appendToStream(stream('made'), 1n, [event('M2')]);
+      expect((await store.readStream(stream('made'))).map((e) => e.type)).toEqual(['M0', 'M1', 'M2']);
+    });
+
     it('reads a stream forwards and backwards, from a revision, a page, and as of a time', async () => {
       const s = stream('history');
       await store.appendToStream(s, 'no_stream', [event('E0'), event('E1'), event('E2')]);
