@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApiModule } from '@chronicle/api';
-import { LeaseRunsHandler } from '@chronicle/commands';
-import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
+import { LeaseRunsHandler, runSlot, slotOf } from '@chronicle/commands';
+import { createTestDatabase, seedRuns, testJob, type TestDatabase, waitFor } from '@chronicle/testing';
 import { apiClient, type ApiClient } from './support/api-client';
 import { startApp, type RunningApp } from './support/start-app';
 
@@ -237,6 +237,42 @@ describe('run lifecycle over HTTP', () => {
       expect([first.status, second.status]).toEqual([201, 200]);
       expect(second.body.runId).toBe(first.body.runId);
       expect(first.body.idempotencyKey).toBe('invoice-2026-03');
+      await leaseAll();
+    });
+
+    it("gives a new run an id that names its job's slot, and finds a run made before that by its Idempotency-Key", async () => {
+      await job('billing.slotted');
+      const made = await team.post<{ runId: string }>('/v1/jobs/billing.slotted/runs', {});
+      const keyed = await team.post<{ runId: string }>(
+        '/v1/jobs/billing.slotted/runs',
+        {},
+        { 'idempotency-key': 'k1' },
+      );
+      for (const { body } of [made, keyed]) {
+        expect(body.runId).toMatch(/^run_[0-9a-f]{12}8[0-9a-f]{19}$/);
+        expect(runSlot(body.runId)).toBe(slotOf('billing.slotted'));
+      }
+      // A run enqueued with this key before run ids named their slot has the id of then.
+      const legacyId = legacyDerivedId('billing.slotted', 'invoice-2025');
+      await seedRuns(
+        db.pool,
+        db.eventStore,
+        [],
+        [
+          {
+            job: testJob({ name: 'billing.slotted', team: 'billing', queue: 'billing' }),
+            runId: legacyId,
+            dueAt: new Date(),
+          },
+        ],
+      );
+      const again = await team.post<{ runId: string }>(
+        '/v1/jobs/billing.slotted/runs',
+        {},
+        { 'idempotency-key': 'invoice-2025' },
+      );
+      expect(again.status).toBe(200);
+      expect(again.body.runId).toBe(legacyId);
       await leaseAll();
     });
 
@@ -777,3 +813,8 @@ describe('run lifecycle over HTTP', () => {
     });
   });
 });
+
+/** A run id derived from (job, Idempotency-Key) as it was made before run ids named their slot. */
+function legacyDerivedId(job: string, key: string): string {
+  return `run_${createHash('sha256').update(job).update('\u0000').update(key).digest('base64url').slice(0, 27)}`;
+}

@@ -33,12 +33,12 @@ export {
 export { GetTeamQuotas, SetTeamQuotas } from './quotas/team-quotas.command';
 export { EnqueueRuns } from './runs/enqueue-runs.command';
 export { GetRun, GetRunAsOf, GetRunEvents } from './runs/get-run.query';
-export { newRunScheduled, scheduledRunId } from './runs/new-run';
+export { findDerivedRuns, newRunScheduled, scheduledRunId, scheduledRunIdBefore } from './runs/new-run';
 export { isRetiredRun, retiredRunIds } from './runs/retired-runs.sql';
 export { TransitionRun, TransitionRunHandler } from './runs/transition-run.command';
 export { backfillRequests } from './schedules/backfill';
 export { ListShards, type ShardView } from './shards/list-shards.query';
-export { shardOf } from './shards/shard-of';
+export { runSlot, shardOf, slotOf, SLOTS } from './shards/shard-of';
 export { acceptSchedule, parseSchedule, previewFireTimes } from './schedules/schedule-preview';
 export { CreateTeam } from './teams/create-team.command';
 export { GrantQueue, ListGrants } from './teams/grant-queue.command';

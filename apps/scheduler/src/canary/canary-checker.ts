@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { canaryJobName, scheduledRunId } from '@chronicle/commands';
+import { canaryJobName, scheduledRunId, scheduledRunIdBefore } from '@chronicle/commands';
 import { withTransaction, type Clock } from '@chronicle/platform';
 import { holdShards } from '../shards/shard-fence';
 import type { ShardScope } from '../shards/shard-ownership';
@@ -89,12 +89,13 @@ export class CanaryChecker {
         const first = Math.max(from, lastDue.getTime() - (MAX_MINUTES - 1) * MINUTE);
         const minutes: Date[] = [];
         for (let t = first; t <= lastDue.getTime(); t += MINUTE) minutes.push(new Date(t));
-        return { shard, job, was, minutes, runIds: minutes.map((m) => scheduledRunId(job, m)) };
+        const runIds = minutes.map((m) => ({ runId: scheduledRunId(job, m), before: scheduledRunIdBefore(job, m) }));
+        return { shard, job, was, minutes, runIds };
       });
       const { rows: runs } = await tx.query<{ run_id: string; state: string; lag_seconds: number | null }>(
         `SELECT run_id, state, extract(epoch FROM leased_at - due_at)::float8 AS lag_seconds
            FROM runs WHERE run_id = ANY($1::text[])`,
-        [plans.flatMap((p) => p.runIds)],
+        [plans.flatMap((p) => p.runIds.flatMap(({ runId, before }) => [runId, before]))],
       );
       const byId = new Map(runs.map((r) => [r.run_id, r]));
       const found: CanaryVerdict[] = [];
@@ -102,8 +103,8 @@ export class CanaryChecker {
         let consecutive = plan.was?.consecutive_missed ?? 0;
         let missed = 0;
         let lagSeconds: number | null = null;
-        for (const runId of plan.runIds) {
-          const run = byId.get(runId);
+        for (const { runId, before } of plan.runIds) {
+          const run = byId.get(runId) ?? byId.get(before);
           if (run?.state === 'succeeded') {
             consecutive = 0;
             lagSeconds = Math.max(0, run.lag_seconds ?? 0);

@@ -1,9 +1,11 @@
 import type { Pool } from 'pg';
 import {
+  findDerivedRuns,
   newRunScheduled,
   PostgresPayloadStore,
   type RunDecisions,
   scheduledRunId,
+  scheduledRunIdBefore,
   storeLargePayloads,
   type PayloadStore,
 } from '@chronicle/commands';
@@ -16,7 +18,6 @@ import {
 } from '@chronicle/domain';
 import { WrongExpectedRevisionError } from '@chronicle/event-store';
 import type { Clock } from '@chronicle/platform';
-import { findRunSnapshots } from '@chronicle/projections';
 import { holdShards } from '../shards/shard-fence';
 import type { ShardScope } from '../shards/shard-ownership';
 import { advanceCursors, lockDueSchedules } from './scheduled-jobs.sql';
@@ -93,9 +94,13 @@ export class Materialiser {
             lookaheadSeconds: this.lookaheadSeconds,
             runAllCap: RUN_ALL_CAP,
           });
-          const runs = plan.runs.map((run) =>
+          const ids = plan.runs.map(({ nominalAt }) => ({
+            runId: scheduledRunId(definition.name, nominalAt),
+            before: scheduledRunIdBefore(definition.name, nominalAt),
+          }));
+          const runs = plan.runs.map((run, i) =>
             newRunScheduled(definition, version, {
-              runId: scheduledRunId(definition.name, run.nominalAt),
+              runId: ids[i]!.runId,
               dueAt: run.dueAt,
               idempotencyKey: run.idempotencyKey,
               source: run.source,
@@ -104,17 +109,14 @@ export class Materialiser {
           return {
             move: { job: definition.name, materialisedThrough: plan.cursor, nextFireAt: plan.nextFireAt },
             runs,
+            ids,
           };
         });
         const scheduled = planned.flatMap((p) => p.runs);
         // Backfills and a second scheduler create the same run ids: what exists stays as it is.
-        const existing = new Set(
-          (
-            await findRunSnapshots(
-              tx,
-              scheduled.map((s) => s.runId),
-            )
-          ).map((r) => r.definition.runId),
+        const existing = await findDerivedRuns(
+          tx,
+          planned.flatMap((p) => p.ids),
         );
         const fresh = scheduled.filter((s) => !existing.has(s.runId));
         // A job's large default payload is stored once, before the append names it (its runs share it).

@@ -11,16 +11,22 @@ import {
   type RunScheduledData,
   type TeamCaller,
 } from '@chronicle/domain';
-import { uuidV7 } from '@chronicle/event-store';
 import { PG_POOL, type Queryable } from '@chronicle/platform';
-import { findJobRunLimits, findRunSnapshots } from '@chronicle/projections';
+import { findJobRunLimits } from '@chronicle/projections';
 import { PAYLOAD_STORE, storeLargePayloads, type PayloadStore } from '../payloads/payload-store';
 import { admitEnqueue } from '../quotas/admit-enqueue';
 import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
 import { RunDecisions } from '../unit-of-work/run-decisions';
 import { ReadySignal } from '../workers/ready-signal';
 import { lockJobLimits } from './job-limits.sql';
-import { derivedRunId, newRunScheduled } from './new-run';
+import {
+  derivedRunId,
+  derivedRunIdBefore,
+  findDerivedRuns,
+  madeRunId,
+  newRunScheduled,
+  type DerivedRunId,
+} from './new-run';
 
 export interface EnqueueRequest {
   readonly payload?: unknown;
@@ -28,8 +34,11 @@ export interface EnqueueRequest {
   readonly idempotencyKey?: string;
   /** reject: refuse (409 concurrency-limit) while the job has its limit of runs leased. */
   readonly ifRunning?: 'queue' | 'reject';
-  /** A scheduled fire time's run (backfill): its id from (job, nominal time), as the materialiser makes it. */
-  readonly scheduled?: { readonly runId: string; readonly source: 'backfill' };
+  /**
+   * A scheduled fire time's run (backfill): its id from (job, nominal time), as the materialiser makes it,
+   * and the id it had before run ids named their slot.
+   */
+  readonly scheduled?: { readonly runId: string; readonly runIdBefore: string; readonly source: 'backfill' };
 }
 
 export interface EnqueuedRun {
@@ -80,16 +89,9 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     const enqueued = await retryOnConflict(async () => {
       const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
       // A run id made for this request names no run yet: only those derived from it are looked up.
-      const derived = scheduled.filter((_, i) => derivesRunId(items[i]!.request));
+      const derived = items.flatMap(({ job, request }, i) => derivedId(job, request, scheduled[i]!.runId));
       const madeIds = new Set(scheduled.filter((_, i) => !derivesRunId(items[i]!.request)).map((s) => s.runId));
-      const existing = new Map(
-        (
-          await findRunSnapshots(
-            this.pool,
-            derived.map((s) => s.runId),
-          )
-        ).map((r) => [r.definition.runId, r]),
-      );
+      const existing = await findDerivedRuns(this.pool, derived);
       const fresh = new Map<string, RunScheduledData>();
       for (const run of scheduled) if (!existing.has(run.runId)) fresh.set(run.runId, run);
       // Outside the unit of work: durable before the append names them, whichever store holds the log.
@@ -138,9 +140,16 @@ async function refuseBusyJobs(tx: Queryable, jobs: readonly string[]): Promise<v
     );
 }
 
-/** A run id from (job, Idempotency-Key) or a fire time may name a run that exists; a fresh one (uuidV7) may not. */
+/** A run id from (job, Idempotency-Key) or a fire time may name a run that exists; one made for the request may not. */
 function derivesRunId(request: EnqueueRequest): boolean {
   return request.scheduled !== undefined || request.idempotencyKey !== undefined;
+}
+
+/** A derived run id with its earlier form, to look both up; none for an id made for the request. */
+function derivedId(job: DefinedJob, request: EnqueueRequest, runId: string): DerivedRunId[] {
+  if (request.scheduled !== undefined) return [{ runId, before: request.scheduled.runIdBefore }];
+  if (request.idempotencyKey === undefined) return [];
+  return [{ runId, before: derivedRunIdBefore(job.definition.name, request.idempotencyKey) }];
 }
 
 /** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */
@@ -148,7 +157,7 @@ function scheduledRun(job: DefinedJob, request: EnqueueRequest, source: RunSched
   const runId =
     request.scheduled?.runId ??
     (request.idempotencyKey === undefined
-      ? `run_${uuidV7().replace(/-/g, '')}`
+      ? madeRunId(job.definition.name)
       : derivedRunId(job.definition.name, request.idempotencyKey));
   return newRunScheduled(job.definition, job.version, {
     runId,

@@ -1,4 +1,4 @@
-import { scheduledRunId } from '../runs/new-run';
+import { scheduledRunId, scheduledRunIdBefore } from '../runs/new-run';
 import { InvalidScheduleError, jitterOffsetSeconds, formatWithOffset, scheduleFireTimes } from '@chronicle/domain';
 import type { EnqueueRequest } from '../runs/enqueue-runs.command';
 import { parseSchedule } from './schedule-preview';
@@ -31,6 +31,10 @@ export function backfillRequests(
   return fireTimes.map((nominal) => ({
     dueAt: new Date(nominal.getTime() + jitter),
     idempotencyKey: `${jobName}@${formatWithOffset(nominal, spec.timeZone)}`,
-    scheduled: { runId: scheduledRunId(jobName, nominal), source: 'backfill' as const },
+    scheduled: {
+      runId: scheduledRunId(jobName, nominal),
+      runIdBefore: scheduledRunIdBefore(jobName, nominal),
+      source: 'backfill' as const,
+    },
   }));
 }

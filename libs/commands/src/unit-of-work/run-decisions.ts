@@ -104,10 +104,7 @@ function runPlaceMetadata({ definition }: PresentRun): RunPlaceMetadata {
  * their rows, sent with the append. The enqueue endpoints, backfills, the materialiser and the test
  * seeds all create runs here. Resolves with the runs as they now are.
  */
-async function scheduleNewRuns(
-  uow: UnitOfWork,
-  { runs, metadata, madeIds }: ScheduleRuns,
-): Promise<PresentRun[]> {
+async function scheduleNewRuns(uow: UnitOfWork, { runs, metadata, madeIds }: ScheduleRuns): Promise<PresentRun[]> {
   if (runs.length === 0) return [];
   const decided = runs.map((run) => {
     const events = decide({ type: 'ScheduleRun', run }, ABSENT);
