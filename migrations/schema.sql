@@ -195,6 +195,13 @@ CREATE TABLE run_retention (
   CONSTRAINT run_retention_singleton_check CHECK (singleton)
 );
 
+CREATE TABLE run_servers (
+  name text NOT NULL,
+  url text NOT NULL,
+  added_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT run_servers_pkey PRIMARY KEY (name)
+);
+
 CREATE TABLE runs (
   run_id text COLLATE "C" NOT NULL,
   team text NOT NULL,
@@ -271,6 +278,16 @@ CREATE TABLE shard_leases (
   CONSTRAINT shard_leases_pkey PRIMARY KEY (shard)
 )
 WITH (fillfactor=50);
+
+CREATE TABLE shard_map (
+  shard integer NOT NULL,
+  server text NOT NULL,
+  epoch bigint NOT NULL DEFAULT 1,
+  placed_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT shard_map_pkey PRIMARY KEY (shard),
+  CONSTRAINT shard_map_server_fkey FOREIGN KEY (server) REFERENCES run_servers(name),
+  CONSTRAINT shard_map_shard_check CHECK ((shard >= 0))
+);
 
 CREATE TABLE shard_settings (
   only_row boolean NOT NULL DEFAULT true,

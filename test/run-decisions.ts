@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
-import { RunDecisions, RunLog, RunReservations } from '@chronicle/commands';
+import { RunDecisions, RunLog, RunReservations, RunServers } from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
-import { createLogger } from '@chronicle/platform';
+import { createLogger, loadConfig } from '@chronicle/platform';
 
 /**
  * A RunDecisions over this store and read models, as the process's module makes one (its lines at error
@@ -13,4 +13,22 @@ export function runDecisions(
   reservations: RunReservations = new RunReservations(createLogger('error')),
 ): RunDecisions {
   return new RunDecisions(store, pool, reservations, new RunLog(createLogger('error')));
+}
+
+/** The runs' servers of a single-database deployment (the control database alone), over `decisions`. */
+export function runServers(
+  store: EventStore,
+  pool: Pool,
+  decisions: RunDecisions = runDecisions(store, pool),
+): RunServers {
+  const config = loadConfig({});
+  const control = {
+    name: 'control',
+    shards: Array.from({ length: config.shards }, (_, shard) => shard),
+    pool,
+    eventStore: store,
+    close: async () => undefined,
+  };
+  const logger = createLogger('error');
+  return new RunServers([control], config, pool, store, decisions, new RunLog(logger), logger);
 }

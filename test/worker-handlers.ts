@@ -12,7 +12,7 @@ import {
 } from '@chronicle/commands';
 import type { EventStore } from '@chronicle/event-store';
 import { createLogger, loadConfig } from '@chronicle/platform';
-import { runDecisions } from './run-decisions';
+import { runDecisions, runServers } from './run-decisions';
 
 /**
  * The worker protocol's command handlers as Nest wires them, on a store and read models of a
@@ -28,10 +28,10 @@ export function workerHandlers(
   const runLog = new RunLog(createLogger('error'));
   const metrics = new RunMetrics(new Registry());
   const payloads = new PostgresPayloadStore(pool);
-  const decisions = runDecisions(store, pool, reservations);
+  const servers = runServers(store, pool, runDecisions(store, pool, reservations));
   return {
-    lease: new LeaseRunsHandler(pool, config, ready, teamsServed, decisions, metrics, payloads),
-    complete: new CompleteRunsHandler(config, ready, teamsServed, decisions, runLog, metrics, payloads),
+    lease: new LeaseRunsHandler(config, ready, teamsServed, servers, metrics, payloads),
+    complete: new CompleteRunsHandler(config, ready, teamsServed, servers, runLog, metrics, payloads),
   };
 }
 

@@ -3,7 +3,7 @@ import { ApiModule, configureApi } from '@chronicle/api';
 import type { Pool } from 'pg';
 import type { EventStore } from '@chronicle/event-store';
 import { systemClock, type Clock, loadConfig, createLogger, hashToken, type JsonLogger } from '@chronicle/platform';
-import { createApp, type RoleModules } from '@chronicle/runtime';
+import { createApp, openRunServers, type RoleModules } from '@chronicle/runtime';
 
 export interface RunningApp {
   readonly url: string;
@@ -25,12 +25,16 @@ export async function startApp(
   env: Readonly<Record<string, string>> = {},
   logger: JsonLogger = createLogger('error'),
 ): Promise<RunningApp> {
+  const config = loadConfig(env);
+  // With RUN_SHARD_URLS in `env`, the runs' servers of the shard map (placed in `pool`'s database at the first start).
+  const runServers = await openRunServers(config, { url: '', pool, eventStore }, 'scheduler-e2e');
   const runtime = {
-    config: loadConfig(env),
+    config,
     logger,
     clock,
     pool,
     eventStore,
+    runServers,
     adminTokenHash: adminToken === undefined ? undefined : hashToken(adminToken),
     close: async () => undefined,
   };
@@ -38,5 +42,12 @@ export async function startApp(
   if (modules.includes(ApiModule)) configureApi(app);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
-  return { url: `http://127.0.0.1:${address.port}`, app, close: () => app.close() };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    app,
+    close: async () => {
+      await app.close();
+      for (const server of runServers) await server.close();
+    },
+  };
 }

@@ -28,6 +28,7 @@ import { GrantQueueHandler, ListGrantsHandler } from './teams/grant-queue.comman
 import { IssueTokenHandler } from './teams/issue-token.command';
 import { RunLog } from './unit-of-work/run-log';
 import { RunDecisions } from './unit-of-work/run-decisions';
+import { RunServers } from './shards/run-servers';
 import { RunReservations } from './unit-of-work/run-reservations';
 import { CompleteRunsHandler } from './workers/complete-runs.command';
 import { HeartbeatRunsHandler } from './workers/heartbeat-runs.command';
@@ -50,8 +51,9 @@ import { TeamsServed } from './workers/teams-served';
     },
     { provide: RunLog, inject: [LOGGER], useFactory: (logger: JsonLogger) => new RunLog(logger.child('runs')) },
     RunDecisions,
+    RunServers,
   ],
-  exports: [RunDecisions, RunLog],
+  exports: [RunDecisions, RunLog, RunServers],
 })
 export class RunDecisionsModule {}
 

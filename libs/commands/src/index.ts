@@ -39,6 +39,7 @@ export { TransitionRun, TransitionRunHandler } from './runs/transition-run.comma
 export { backfillRequests } from './schedules/backfill';
 export { ListShards, type ShardView } from './shards/list-shards.query';
 export { runSlot, shardOf, slotOf, SLOTS } from './shards/shard-of';
+export { type RunServer, RunServers } from './shards/run-servers';
 export { acceptSchedule, parseSchedule, previewFireTimes } from './schedules/schedule-preview';
 export { CreateTeam } from './teams/create-team.command';
 export { GrantQueue, ListGrants } from './teams/grant-queue.command';

@@ -18,3 +18,4 @@ export {
 } from './event-store.port';
 export { InMemoryEventStore } from './in-memory/in-memory.event-store';
 export { PostgresEventStore } from './postgres/postgres.event-store';
+export { connectRunServers, type RunServerConnection } from './run-servers';

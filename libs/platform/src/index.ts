@@ -20,9 +20,18 @@ export {
 export { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
 export { migrate } from './database/migrate';
 export { type Queryable, createPool, survivingConnectionLoss, withTransaction } from './database/pg-pool';
+export { placeShards, readShardMap, runServerName, type RunServerAddress, type ShardMap } from './database/shard-map';
 export { sqlList } from './database/sql-list';
 export { SQLSTATE, isUnavailable, sqlStateOf } from './database/sqlstate';
-export { ADMIN_TOKEN_HASH, CONFIG, EVENT_STORE, LOGGER, METRICS_REGISTRY, PG_POOL } from './di-tokens';
+export {
+  ADMIN_TOKEN_HASH,
+  CONFIG,
+  EVENT_STORE,
+  LOGGER,
+  METRICS_REGISTRY,
+  PG_POOL,
+  RUN_SERVER_CONNECTIONS,
+} from './di-tokens';
 export { findFreePort } from './free-port';
 export { JsonLogger, type LoggerOptions, createLogger } from './logging/logger';
 export { currentRequestContext, runInRequestContext } from './logging/request-context';

@@ -11,7 +11,7 @@ export { jobsProjection } from './jobs/jobs.projection';
 export { upsertJob, upsertJobs } from './jobs/jobs.sql';
 export { type BulkIo, type Projection } from './projection';
 export { ProjectionRunner, type ProjectionRunnerOptions } from './projection-runner';
-export { PROJECTIONS } from './projections';
+export { PROJECTIONS, RUN_PROJECTIONS } from './projections';
 export { LAG_BUCKET_BOUNDS_MS, lagQuantileSeconds, scheduleLagMs } from './run-activity/lag-histogram';
 export { runActivityProjection } from './run-activity/run-activity.projection';
 export { ACTIVITY_RETENTION_HOURS, type ActivityMinuteRow, listActivityMinutes } from './run-activity/run-activity.sql';

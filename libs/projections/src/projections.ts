@@ -16,3 +16,6 @@ export const PROJECTIONS: readonly Projection[] = [
   runActivityProjection,
   auditProjection,
 ];
+
+/** The projections of runs' events alone: what a server runs are kept on builds from its own log. */
+export const RUN_PROJECTIONS: readonly Projection[] = [runsProjection, runActivityProjection];

@@ -1,6 +1,15 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { CLOCK, ADMIN_TOKEN_HASH, CONFIG, EVENT_STORE, LOGGER, METRICS_REGISTRY, PG_POOL } from '@chronicle/platform';
+import {
+  CLOCK,
+  ADMIN_TOKEN_HASH,
+  CONFIG,
+  EVENT_STORE,
+  LOGGER,
+  METRICS_REGISTRY,
+  PG_POOL,
+  RUN_SERVER_CONNECTIONS,
+} from '@chronicle/platform';
 import type { Runtime } from './runtime';
 
 /** Hands the runtime's parts to Nest: the composition root is runProcess, not the container. */
@@ -14,6 +23,7 @@ export class RuntimeModule {
       { provide: CLOCK, useValue: runtime.clock },
       { provide: PG_POOL, useValue: runtime.pool },
       { provide: EVENT_STORE, useValue: runtime.eventStore },
+      { provide: RUN_SERVER_CONNECTIONS, useValue: runtime.runServers },
       { provide: ADMIN_TOKEN_HASH, useValue: runtime.adminTokenHash ?? null },
       { provide: METRICS_REGISTRY, useValue: metrics },
     ];

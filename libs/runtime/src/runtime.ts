@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { createEventStore, type EventStore } from '@chronicle/event-store';
+import { connectRunServers, createEventStore, type EventStore, type RunServerConnection } from '@chronicle/event-store';
 import {
   systemClock,
   type Clock,
@@ -9,6 +9,7 @@ import {
   migrate,
   createPool,
   type JsonLogger,
+  placeShards,
 } from '@chronicle/platform';
 import { resolveAdminTokenHash } from './admin-token';
 import { StartupError, describeConnectionError } from './startup-error';
@@ -20,6 +21,8 @@ export interface Runtime {
   readonly clock: Clock;
   readonly pool: Pool;
   readonly eventStore: EventStore;
+  /** The servers runs are kept on (docs/sharding.md): the control database alone without a shard map. */
+  readonly runServers: readonly RunServerConnection[];
   /** SHA-256 of the admin token; undefined when admin calls are refused. */
   readonly adminTokenHash: string | undefined;
   /** Stops in reverse order of start; the embedded server last. */
@@ -53,6 +56,13 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
     await eventStore.ping().catch((err: unknown) => {
       throw new StartupError(`event store ${config.eventStore} is not reachable: ${(err as Error).message}`);
     });
+    const runServers = await openRunServers(config, { url: databaseUrl, pool, eventStore }, applicationName).catch(
+      (err: unknown) => {
+        throw new StartupError(`the servers runs are kept on (RUN_SHARD_URLS): ${(err as Error).message}`);
+      },
+    );
+    if (runServers.length > 1 || runServers[0]?.name !== 'control')
+      logger.info('runs kept on several servers', { servers: runServers.map((s) => s.name) });
     const adminTokenHash = await resolveAdminTokenHash(config, logger);
     return {
       config,
@@ -60,8 +70,10 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
       clock: systemClock,
       pool,
       eventStore,
+      runServers,
       adminTokenHash,
       close: async () => {
+        for (const server of runServers) await server.close().catch(() => undefined);
         await eventStore.close().catch((err: unknown) => logger.warn('closing the event store failed', { err }));
         await pool.end().catch(() => undefined);
         await embedded?.stop();
@@ -71,4 +83,17 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
     await embedded?.stop();
     throw err;
   }
+}
+
+/**
+ * The shard map of the control database, placed at the first start that names servers (RUN_SHARD_URLS),
+ * and a connection to each of its servers, migrated. No map: the control database alone.
+ */
+export async function openRunServers(
+  config: Config,
+  control: { readonly url: string; readonly pool: Pool; readonly eventStore: EventStore },
+  applicationName: string,
+): Promise<RunServerConnection[]> {
+  const map = await placeShards(control.pool, config.runShardUrls, config.shards);
+  return connectRunServers(config, control, map, applicationName);
 }

@@ -2,7 +2,7 @@ import { DEFAULT_PRIORITY_WEIGHTS } from '@chronicle/domain';
 import { claimReadyRuns, ReadySignal, RunReservations, TransitionRun, TransitionRunHandler } from '@chronicle/commands';
 import { PostgresEventStore } from '@chronicle/event-store';
 import { createLogger } from '@chronicle/platform';
-import { seedRuns, testJob, createTestDatabase, runDecisions, type TestDatabase } from '@chronicle/testing';
+import { seedRuns, testJob, createTestDatabase, runDecisions, runServers, type TestDatabase } from '@chronicle/testing';
 import { OverlapResolver } from './overlap-resolver';
 import { soleNodeScope } from '../shards/shard-ownership';
 
@@ -71,7 +71,7 @@ describe('overlap policies of scheduled jobs', () => {
     const transitions = new TransitionRunHandler(
       { now: () => new Date() },
       new ReadySignal(),
-      runDecisions(store, db.pool, reservations),
+      runServers(store, db.pool, runDecisions(store, db.pool, reservations)),
     );
     await transitions.execute(
       new TransitionRun({ kind: 'worker', team: 'ops', queues: [`q-${policy}`] }, `ops.${policy}-${fire}`, (now) => ({

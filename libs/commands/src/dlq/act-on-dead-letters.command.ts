@@ -1,6 +1,5 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { Pool } from 'pg';
 import {
   actorOf,
   decide,
@@ -10,8 +9,8 @@ import {
   type RunEvent,
   type TeamCaller,
 } from '@chronicle/domain';
-import { type Clock, CLOCK, PG_POOL, type Queryable } from '@chronicle/platform';
-import { RunDecisions } from '../unit-of-work/run-decisions';
+import { type Clock, CLOCK, type Queryable } from '@chronicle/platform';
+import { RunServers } from '../shards/run-servers';
 import { lockAndLoadRuns } from '../workers/complete-runs.sql';
 import { ReadySignal } from '../workers/ready-signal';
 import { sqlValues } from '../listings/sql-values';
@@ -63,10 +62,9 @@ const BATCH = 100;
 @CommandHandler(ActOnDeadLetters)
 export class ActOnDeadLettersHandler implements ICommandHandler<ActOnDeadLetters> {
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly ready: ReadySignal,
-    private readonly decisions: RunDecisions,
+    private readonly servers: RunServers,
   ) {}
 
   async execute({ caller, action, selection, dryRun, onProgress }: ActOnDeadLetters): Promise<DeadLettersProgress> {
@@ -75,38 +73,43 @@ export class ActOnDeadLettersHandler implements ICommandHandler<ActOnDeadLetters
       ...selection,
       deadBefore: selection.deadBefore === undefined || selection.deadBefore > now ? now : selection.deadBefore,
     };
-    const matched = await countDeadRuns(this.pool, caller.team, bounded);
+    // Each server's dead runs, one server after the other (a run is on one server).
+    const counts = await Promise.all(this.servers.all.map((s) => countDeadRuns(s.pool, caller.team, bounded)));
+    const matched = counts.reduce((sum, n) => sum + n, 0);
     let progress: DeadLettersProgress = { matched, processed: 0, acted: 0, skipped: 0 };
     if (dryRun || matched === 0) return progress;
     const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-    let after: DeadRunKey | undefined;
-    while (true) {
-      const keys = await findDeadRuns(this.pool, caller.team, bounded, after, BATCH);
-      if (keys.length === 0) break;
-      after = keys[keys.length - 1];
-      const decided = await this.decisions.unitOfWork(async (work) => {
-        const { runs, now: dbNow } = await lockAndLoadRuns(
-          work.tx,
-          keys.map((k) => k.runId),
-        );
-        const chosen = runs.filter((run) => run.definition.team === caller.team && selects(bounded, run));
-        const command =
-          action === 'replay'
-            ? { type: 'ReplayRun' as const, now: dbNow }
-            : { type: 'DiscardRun' as const, now: dbNow };
-        const decideOne = (run: PresentRun): RunEvent[] | null => decideOrSkip(() => decide(command, run));
-        const [these] = await work.decide({ batches: [{ runs: chosen, decideOne, metadata }] });
-        return these!;
-      });
-      if (action === 'replay' && decided.length > 0) this.ready.notify();
-      progress = {
-        matched,
-        processed: progress.processed + keys.length,
-        acted: progress.acted + decided.length,
-        skipped: progress.skipped + keys.length - decided.length,
-      };
-      await onProgress(progress);
-      if (keys.length < BATCH) break;
+    for (const [i, server] of this.servers.all.entries()) {
+      if (counts[i] === 0) continue;
+      let after: DeadRunKey | undefined;
+      while (true) {
+        const keys = await findDeadRuns(server.pool, caller.team, bounded, after, BATCH);
+        if (keys.length === 0) break;
+        after = keys[keys.length - 1];
+        const decided = await server.decisions.unitOfWork(async (work) => {
+          const { runs, now: dbNow } = await lockAndLoadRuns(
+            work.tx,
+            keys.map((k) => k.runId),
+          );
+          const chosen = runs.filter((run) => run.definition.team === caller.team && selects(bounded, run));
+          const command =
+            action === 'replay'
+              ? { type: 'ReplayRun' as const, now: dbNow }
+              : { type: 'DiscardRun' as const, now: dbNow };
+          const decideOne = (run: PresentRun): RunEvent[] | null => decideOrSkip(() => decide(command, run));
+          const [these] = await work.decide({ batches: [{ runs: chosen, decideOne, metadata }] });
+          return these!;
+        });
+        if (action === 'replay' && decided.length > 0) this.ready.notify();
+        progress = {
+          matched,
+          processed: progress.processed + keys.length,
+          acted: progress.acted + decided.length,
+          skipped: progress.skipped + keys.length - decided.length,
+        };
+        await onProgress(progress);
+        if (keys.length < BATCH) break;
+      }
     }
     // Runs that left the selection before their batch (replayed or discarded meanwhile) were skipped too.
     return { matched, processed: matched, acted: progress.acted, skipped: matched - progress.acted };

@@ -3,6 +3,7 @@ import { createLogger } from '@chronicle/platform';
 import {
   createTestDatabase,
   runDecisions,
+  runServers,
   seedRuns,
   testJob,
   workerHandlers,
@@ -65,8 +66,16 @@ describe('dead letters in bulk, while they change', () => {
   });
 
   it('skips the run discarded after the first batch, and replays every other one once', async () => {
-    const handler = new ActOnDeadLettersHandler(db.pool, clock, new ReadySignal(), decisions());
-    const transitions = new TransitionRunHandler(clock, new ReadySignal(), decisions());
+    const handler = new ActOnDeadLettersHandler(
+      clock,
+      new ReadySignal(),
+      runServers(db.eventStore, db.pool, decisions()),
+    );
+    const transitions = new TransitionRunHandler(
+      clock,
+      new ReadySignal(),
+      runServers(db.eventStore, db.pool, decisions()),
+    );
     const { rows } = await db.pool.query<{ run_id: string }>(
       "SELECT run_id FROM runs WHERE state = 'dead' ORDER BY dead_at, run_id",
     );

@@ -11,12 +11,13 @@ import {
   type RunScheduledData,
   type TeamCaller,
 } from '@chronicle/domain';
-import { PG_POOL, type Queryable } from '@chronicle/platform';
+import { PG_POOL, type Queryable, withTransaction } from '@chronicle/platform';
 import { findJobRunLimits } from '@chronicle/projections';
 import { PAYLOAD_STORE, storeLargePayloads, type PayloadStore } from '../payloads/payload-store';
 import { admitEnqueue } from '../quotas/admit-enqueue';
 import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
-import { RunDecisions } from '../unit-of-work/run-decisions';
+import type { ScheduleRuns } from '../unit-of-work/run-decisions';
+import { type RunServer, RunServers } from '../shards/run-servers';
 import { ReadySignal } from '../workers/ready-signal';
 import { lockJobLimits } from './job-limits.sql';
 import {
@@ -69,7 +70,7 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     private readonly ready: ReadySignal,
-    private readonly decisions: RunDecisions,
+    private readonly servers: RunServers,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
 
@@ -88,25 +89,31 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
     const enqueued = await retryOnConflict(async () => {
       const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
-      // A run id made for this request names no run yet: only those derived from it are looked up.
-      const derived = items.flatMap(({ job, request }, i) => derivedId(job, request, scheduled[i]!.runId));
       const madeIds = new Set(scheduled.filter((_, i) => !derivesRunId(items[i]!.request)).map((s) => s.runId));
-      const existing = await findDerivedRuns(this.pool, derived);
+      // Each server's part: the runs of the jobs whose shards it holds (one part without a shard map).
+      const parts = this.servers.split(
+        items.map((item, i) => ({ ...item, run: scheduled[i]! })),
+        ({ job }) => this.servers.ofJob(job.definition.name),
+      );
+      // A run id made for this request names no run yet: only those derived from it are looked up.
+      const existing = new Map<string, PresentRun>();
+      for (const [server, part] of parts) {
+        const derived = part.flatMap(({ job, request, run }) => derivedId(job, request, run.runId));
+        for (const [runId, run] of await findDerivedRuns(server.pool, derived)) existing.set(runId, run);
+      }
       const fresh = new Map<string, RunScheduledData>();
       for (const run of scheduled) if (!existing.has(run.runId)) fresh.set(run.runId, run);
       // Outside the unit of work: durable before the append names them, whichever store holds the log.
-      const lean = await storeLargePayloads(this.payloads, [...fresh.values()]);
+      const lean = new Map(
+        (await storeLargePayloads(this.payloads, [...fresh.values()])).map((run) => [run.runId, run]),
+      );
+      const appends = parts.flatMap(([server, part]): PartAppend[] => {
+        const runs = [...new Set(part.map(({ run }) => run.runId))].flatMap((id) => lean.get(id) ?? []);
+        const busy = rejectIfBusy.filter((job) => part.some((p) => p.job.definition.name === job));
+        return runs.length === 0 && busy.length === 0 ? [] : [{ server, runs, busy }];
+      });
       const created =
-        fresh.size === 0 && rejectIfBusy.length === 0
-          ? []
-          : await this.decisions.unitOfWork(async (work) => {
-              // Locks and reads only before the append: es_append must come before the transaction's first write.
-              await refuseBusyJobs(work.tx, rejectIfBusy);
-              const takeTokens = await admitEnqueue(work.tx, caller.team, fresh.size);
-              const runs = await work.schedule({ runs: lean, metadata, madeIds });
-              await takeTokens();
-              return runs;
-            });
+        appends.length === 0 ? [] : await this.append(caller.team, appends, fresh.size, { metadata, madeIds });
       const createdById = new Map(created.map((run) => [run.definition.runId, run]));
       const answered = new Set<string>();
       return scheduled.map(({ runId }) => {
@@ -121,6 +128,45 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     if (enqueued.some((r) => r.created)) this.ready.notify();
     return enqueued;
   }
+
+  /**
+   * Each server's new runs in a unit of work there, under the team's quotas (admitEnqueue, for all of
+   * them at once). Runs all in the control database: the quota check in the same transaction as the
+   * append, as ever. Runs on other servers: the check in a transaction of the control database (where
+   * the quotas are) held across their units of work, one server after the other; a failure part way
+   * leaves the servers before it written, and a retry with the same Idempotency-Keys finds their runs.
+   */
+  private async append(
+    team: string,
+    appends: readonly PartAppend[],
+    cost: number,
+    schedule: Omit<ScheduleRuns, 'runs'>,
+  ): Promise<PresentRun[]> {
+    const onServer = ({ server, runs, busy }: PartAppend, quotas: 'here' | 'checked'): Promise<PresentRun[]> =>
+      server.decisions.unitOfWork(async (work) => {
+        // Locks and reads only before the append: es_append must come before the transaction's first write.
+        await refuseBusyJobs(work.tx, busy);
+        const takeTokens = quotas === 'here' ? await admitEnqueue(work.tx, team, cost) : undefined;
+        const created = await work.schedule({ ...schedule, runs });
+        await takeTokens?.();
+        return created;
+      });
+    if (appends.length === 1 && appends[0]!.server.isControl) return onServer(appends[0]!, 'here');
+    return withTransaction(this.pool, async (control) => {
+      const takeTokens = await admitEnqueue(control, team, cost);
+      const created: PresentRun[] = [];
+      for (const part of appends) created.push(...(await onServer(part, 'checked')));
+      await takeTokens();
+      return created;
+    });
+  }
+}
+
+/** A server's part of an enqueue: its new runs, and the jobs there refused while busy (ifRunning: reject). */
+interface PartAppend {
+  readonly server: RunServer;
+  readonly runs: readonly RunScheduledData[];
+  readonly busy: readonly string[];
 }
 
 /**

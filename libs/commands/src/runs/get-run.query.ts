@@ -1,10 +1,8 @@
-import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
-import type { Pool } from 'pg';
 import { ABSENT, DomainError, type Caller, type PresentRun } from '@chronicle/domain';
-import type { EventStore, RecordedEvent } from '@chronicle/event-store';
-import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import type { RecordedEvent } from '@chronicle/event-store';
 import { findRunSnapshot } from '@chronicle/projections';
+import { RunServers } from '../shards/run-servers';
 import { isRetiredRun } from './retired-runs.sql';
 import { readRun, visibleRun } from './run-stream';
 
@@ -44,11 +42,12 @@ export class GetRunEvents extends Query<readonly RecordedEvent[]> {
 
 @QueryHandler(GetRun)
 export class GetRunHandler implements IQueryHandler<GetRun> {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(private readonly servers: RunServers) {}
 
   async execute({ caller, runId }: GetRun): Promise<PresentRun> {
-    const run = await findRunSnapshot(this.pool, runId);
-    if (run === undefined && (await isRetiredRun(this.pool, runId)))
+    const { pool } = this.servers.ofRun(runId);
+    const run = await findRunSnapshot(pool, runId);
+    if (run === undefined && (await isRetiredRun(pool, runId)))
       throw new DomainError('gone', `run ${runId} finished longer ago than retention keeps; its row is dropped`);
     return visibleRun(caller, run ?? ABSENT, runId);
   }
@@ -56,19 +55,19 @@ export class GetRunHandler implements IQueryHandler<GetRun> {
 
 @QueryHandler(GetRunAsOf)
 export class GetRunAsOfHandler implements IQueryHandler<GetRunAsOf> {
-  constructor(@Inject(EVENT_STORE) private readonly eventStore: EventStore) {}
+  constructor(private readonly servers: RunServers) {}
 
   async execute({ caller, runId, asOf }: GetRunAsOf): Promise<PresentRun> {
-    return visibleRun(caller, (await readRun(this.eventStore, runId, asOf)).state, runId);
+    return visibleRun(caller, (await readRun(this.servers.ofRun(runId).eventStore, runId, asOf)).state, runId);
   }
 }
 
 @QueryHandler(GetRunEvents)
 export class GetRunEventsHandler implements IQueryHandler<GetRunEvents> {
-  constructor(@Inject(EVENT_STORE) private readonly eventStore: EventStore) {}
+  constructor(private readonly servers: RunServers) {}
 
   async execute({ caller, runId }: GetRunEvents): Promise<readonly RecordedEvent[]> {
-    const { recorded, state } = await readRun(this.eventStore, runId);
+    const { recorded, state } = await readRun(this.servers.ofRun(runId).eventStore, runId);
     visibleRun(caller, state, runId);
     return recorded;
   }

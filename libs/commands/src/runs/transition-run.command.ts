@@ -12,7 +12,8 @@ import {
   type RunEvent,
 } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
-import { changedWhileDecided, RunDecisions } from '../unit-of-work/run-decisions';
+import { RunServers } from '../shards/run-servers';
+import { changedWhileDecided } from '../unit-of-work/run-decisions';
 import { lockAndLoadRuns } from '../workers/complete-runs.sql';
 import { ReadySignal } from '../workers/ready-signal';
 import { visibleRun } from './run-stream';
@@ -42,13 +43,13 @@ export class TransitionRunHandler implements ICommandHandler<TransitionRun> {
   constructor(
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly ready: ReadySignal,
-    private readonly decisions: RunDecisions,
+    private readonly servers: RunServers,
   ) {}
 
   async execute({ caller, runId, command }: TransitionRun): Promise<PresentRun> {
     let proposed: readonly RunEvent[] = [];
     const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
-    const { before, decided } = await this.decisions.unitOfWork(async (work) => {
+    const { before, decided } = await this.servers.ofRun(runId).decisions.unitOfWork(async (work) => {
       const { runs } = await lockAndLoadRuns(work.tx, [runId]);
       // Authorised on the row the command decides from: a run of another team reads as absent.
       const before = visibleRun(caller, runs[0] ?? ABSENT, runId);

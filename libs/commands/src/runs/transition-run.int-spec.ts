@@ -11,6 +11,7 @@ import { createLogger } from '@chronicle/platform';
 import {
   createTestDatabase,
   runDecisions,
+  runServers,
   seedRuns,
   testJob,
   workerHandlers,
@@ -59,7 +60,7 @@ describe("a team's transitions of a run, decided from the runs read model", () =
     transitions = new TransitionRunHandler(
       { now: () => new Date() },
       new ReadySignal(),
-      runDecisions(store, readModels.pool, reservations),
+      runServers(store, readModels.pool, runDecisions(store, readModels.pool, reservations)),
     );
     const due = new Date(Date.now() - 1000);
     await seedRuns(

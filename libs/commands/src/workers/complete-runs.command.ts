@@ -9,7 +9,7 @@ import { leasesOf, prepareClaim, withStoredPayloads, type ClaimRequest } from '.
 import { prepareWorkerDecisions } from './decide-for-worker';
 import { RunLog } from '../unit-of-work/run-log';
 import { RunMetrics } from '../metrics/run-metrics';
-import { RunDecisions } from '../unit-of-work/run-decisions';
+import { RunServers } from '../shards/run-servers';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
 
@@ -68,7 +68,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
-    private readonly decisions: RunDecisions,
+    private readonly servers: RunServers,
     private readonly runLog: RunLog,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
@@ -84,24 +84,36 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       draw: randomInt(1_000_000) / 1_000_000,
     });
     const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
-    const reserved = next === undefined ? [] : await this.decisions.reservedRunIds();
-    const { decisions, completed, leased, ...claimed } = await this.decisions.unitOfWork(async (work) => {
-      // Every lock before the first write: the completions' streams, then the claim's candidates.
-      const completing = await prepareWorkerDecisions(work.tx, caller, [...wanted.keys()], command);
-      const claim =
-        next === undefined
-          ? undefined
-          : await prepareClaim(work.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
-      const [completed, leased] = await work.decide({
-        batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
-      });
-      return {
-        decisions: completing.answer(completed!),
-        leases: leased === undefined ? [] : leasesOf(leased),
-        completed: completed!,
-        leased: leased ?? [],
-      };
-    });
+    // One unit of work per server the runs are on (nearly always one); the claim rides with the first.
+    const groups = this.servers.split([...wanted.keys()], (runId) => this.servers.ofRun(runId));
+    if (groups.length === 0) groups.push([this.servers.rotation()[0]!, []]);
+    const done = await Promise.all(
+      groups.map(async ([server, runIds], i) => {
+        const claimNext = i === 0 ? next : undefined;
+        const reserved = claimNext === undefined ? [] : await server.decisions.reservedRunIds();
+        return server.decisions.unitOfWork(async (work) => {
+          // Every lock before the first write: the completions' streams, then the claim's candidates.
+          const completing = await prepareWorkerDecisions(work.tx, caller, runIds, command);
+          const claim =
+            claimNext === undefined
+              ? undefined
+              : await prepareClaim(work.tx, caller, claimNext, this.config.priorityWeights, teamsServed, reserved);
+          const [completed, leased] = await work.decide({
+            batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
+          });
+          return {
+            decisions: completing.answer(completed!),
+            leases: leased === undefined ? [] : leasesOf(leased),
+            completed: completed!,
+            leased: leased ?? [],
+          };
+        });
+      }),
+    );
+    const decisions = done.flatMap((d) => d.decisions);
+    const completed = done.flatMap((d) => d.completed);
+    const leased = done.flatMap((d) => d.leased);
+    const claimed = { leases: done.flatMap((d) => d.leases) };
     this.metrics.countDecisions([...completed, ...leased]);
     if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));

@@ -1,6 +1,6 @@
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { DomainError, WorkerCaller } from '@chronicle/domain';
-import { RunDecisions } from '../unit-of-work/run-decisions';
+import { RunServers } from '../shards/run-servers';
 import { RunLog } from '../unit-of-work/run-log';
 import { decideForWorker } from './decide-for-worker';
 
@@ -32,18 +32,26 @@ export class HeartbeatRuns extends Command<HeartbeatResult[]> {
 @CommandHandler(HeartbeatRuns)
 export class HeartbeatRunsHandler implements ICommandHandler<HeartbeatRuns> {
   constructor(
-    private readonly decisions: RunDecisions,
+    private readonly servers: RunServers,
     private readonly runLog: RunLog,
   ) {}
 
   async execute({ caller, heartbeats }: HeartbeatRuns): Promise<HeartbeatResult[]> {
     const wanted = new Map(heartbeats.map((h) => [h.runId, h]));
-    const decisions = await decideForWorker(this.decisions, caller, [...wanted.keys()], (run, now) => ({
-      type: 'ExtendLease',
-      fencingToken: wanted.get(run.definition.runId)!.fencingToken,
-      leaseSeconds: wanted.get(run.definition.runId)!.leaseSeconds,
-      now,
-    }));
+    // One unit of work per server the runs are on (nearly always one).
+    const decided = await Promise.all(
+      this.servers
+        .split([...wanted.keys()], (runId) => this.servers.ofRun(runId))
+        .map(([server, runIds]) =>
+          decideForWorker(server.decisions, caller, runIds, (run, now) => ({
+            type: 'ExtendLease',
+            fencingToken: wanted.get(run.definition.runId)!.fencingToken,
+            leaseSeconds: wanted.get(run.definition.runId)!.leaseSeconds,
+            now,
+          })),
+        ),
+    );
+    const decisions = decided.flat();
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     return heartbeats.map(({ runId }) => {
       const decision = byRun.get(runId)!;

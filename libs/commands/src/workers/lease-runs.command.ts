@@ -1,11 +1,10 @@
 import { Inject, type OnModuleDestroy } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { Pool } from 'pg';
 import type { WorkerCaller } from '@chronicle/domain';
-import { type Config, CONFIG, PG_POOL } from '@chronicle/platform';
+import { type Config, CONFIG } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunMetrics } from '../metrics/run-metrics';
-import { RunDecisions } from '../unit-of-work/run-decisions';
+import { RunServers } from '../shards/run-servers';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
 import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
 import { nextAvailableAt } from './claim-ready-runs.sql';
@@ -46,11 +45,10 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   private polls = 0;
 
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
     private readonly teamsServed: TeamsServed,
-    private readonly decisions: RunDecisions,
+    private readonly servers: RunServers,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
@@ -85,7 +83,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
       if (leases.length > 0) return leases;
       const left = deadline - Date.now();
       if (left <= 0 && Date.now() >= grace) return leases;
-      const next = await nextAvailableAt(this.pool, request.queues, caller.team);
+      const next = await this.nextAvailableAt(request.queues, caller.team);
       // A run within the worker's prefetch window is leased already: the timer is for the window's edge.
       const untilNext = next === null ? Infinity : next.getTime() - (request.prefetchMs ?? 0) - Date.now();
       if (left <= 0) {
@@ -104,28 +102,37 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   }
 
   /**
-   * Claims in one transaction each. A claim that had to leave runs of a
-   * concurrency-limited job behind (its headroom was smaller than its runs
-   * among the candidates) may come back short: another claim, which sees
-   * that job at its limit, fills the batch with other jobs' runs. Runs
-   * whose rows lag what this process appended are left out (RunReservations).
+   * Claims in one transaction each, from the servers the runs are kept on in turn (one without a shard
+   * map), starting at a different one each call, until the batch is full. A claim that had to leave runs
+   * of a concurrency-limited job behind (its headroom was smaller than its runs among the candidates)
+   * may come back short: another claim, which sees that job at its limit, fills the batch with other
+   * jobs' runs. Runs whose rows lag what this process appended are left out (RunReservations).
    */
   private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
     const teamsServed = await this.teamsServed.of(caller, request.queues);
-    const reserved = await this.decisions.reservedRunIds();
     const leases: LeasedRun[] = [];
-    for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
-      const wanted = { ...request, max: request.max - leases.length };
-      const claimed = await this.timedClaim(() =>
-        this.decisions.unitOfWork((work) =>
-          claimReadyRuns(work, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
-        ),
-      );
-      this.metrics.countDecisions(claimed.decided);
-      leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
-      if (!claimed.capped || claimed.leases.length === 0) break;
+    for (const server of this.servers.rotation()) {
+      const reserved = await server.decisions.reservedRunIds();
+      for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
+        const wanted = { ...request, max: request.max - leases.length };
+        const claimed = await this.timedClaim(() =>
+          server.decisions.unitOfWork((work) =>
+            claimReadyRuns(work, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
+          ),
+        );
+        this.metrics.countDecisions(claimed.decided);
+        leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
+        if (!claimed.capped || claimed.leases.length === 0) break;
+      }
+      if (leases.length >= request.max) break;
     }
     return leases;
+  }
+
+  /** The earliest time a waiting run of these queues comes due, over every server. */
+  private async nextAvailableAt(queues: readonly string[], team: string | null): Promise<Date | null> {
+    const times = await Promise.all(this.servers.all.map((s) => nextAvailableAt(s.pool, queues, team)));
+    return times.reduce<Date | null>((first, t) => (t !== null && (first === null || t < first) ? t : first), null);
   }
 
   private async timedClaim<T>(claim: () => Promise<T>): Promise<T> {

@@ -22,9 +22,16 @@ describe('configuration', () => {
       retentionDays: 30,
       shards: 16,
       shardLeaseSeconds: 10,
+      runShardUrls: [],
       canaries: true,
       roles: ['api', 'scheduler', 'projector'],
     });
+  });
+
+  it('reads the servers the runs are kept on', () => {
+    expect(
+      loadConfig({ RUN_SHARD_URLS: 'postgres://u@a:5432/runs, postgres://u@b:5433/runs', SHARDS: '8' }).runShardUrls,
+    ).toEqual(['postgres://u@a:5432/runs', 'postgres://u@b:5433/runs']);
   });
 
   it("reads the log's own database for a split PostgreSQL store", () => {
@@ -111,6 +118,12 @@ describe('configuration', () => {
     [{ ROLES: ',' }, /ROLES must name some of api, scheduler, projector, each once/],
     [{ SHARD_LEASE_SECONDS: '1' }, /SHARD_LEASE_SECONDS must be a whole number from 3 to 300/],
     [{ AUTH_FAILURES_PER_MINUTE: '0' }, /AUTH_FAILURES_PER_MINUTE must be a whole number from 1/],
+    [
+      { RUN_SHARD_URLS: 'postgres://a/runs,mysql://b/runs' },
+      /each URL of RUN_SHARD_URLS must start with postgres:\/\//,
+    ],
+    [{ RUN_SHARD_URLS: 'postgres://a/runs,postgres://a/runs' }, /RUN_SHARD_URLS names a server twice/],
+    [{ RUN_SHARD_URLS: 'postgres://a/runs', SHARDS: '10' }, /SHARDS must be a power of two .* not 10/],
   ])('refuses %p with a message that says what to fix', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

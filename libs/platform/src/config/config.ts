@@ -46,6 +46,12 @@ export interface Config {
   readonly shards: number;
   /** How long a scheduler node's hold on a shard lasts unless renewed; another node takes it after. */
   readonly shardLeaseSeconds: number;
+  /**
+   * The PostgreSQL servers the shards' runs are placed on at first start (docs/sharding.md); the
+   * shard map in the control database (DATABASE_URL) holds where they are after. Empty: every run in
+   * the control database.
+   */
+  readonly runShardUrls: readonly string[];
   /** A synthetic run per shard every minute, done by a built-in worker and checked by the shard's owner. */
   readonly canaries: boolean;
   /** The roles `npm start` runs in its one process (the role entry points run theirs alone). */
@@ -73,6 +79,7 @@ export const CONFIG_VARIABLES = {
   RETENTION_DAYS: '30',
   SHARDS: '16',
   SHARD_LEASE_SECONDS: '10',
+  RUN_SHARD_URLS: '(unset: runs in the control database)',
   CANARIES: 'on',
   ROLES: 'api,scheduler,projector',
 } as const;
@@ -93,6 +100,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       "EVENT_STORE_URL is the PostgreSQL log's database; with EVENT_STORE=kurrentdb leave it unset",
     );
   }
+  const shards = parseInteger(env, 'SHARDS', 16, 1, 1024);
   return {
     port: parseInteger(env, 'PORT', 3000, 0, 65535),
     databaseUrl: parseDatabaseUrl(nonEmpty(env['DATABASE_URL'])),
@@ -111,8 +119,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     authFailuresPerMinute: parseInteger(env, 'AUTH_FAILURES_PER_MINUTE', 20, 1, 100_000),
     corsOrigins: parseOrigins(nonEmpty(env['CORS_ORIGINS'])),
     retentionDays: parseInteger(env, 'RETENTION_DAYS', 30, 1, 36_500),
-    shards: parseInteger(env, 'SHARDS', 16, 1, 1024),
+    shards,
     shardLeaseSeconds: parseInteger(env, 'SHARD_LEASE_SECONDS', 10, 3, 300),
+    runShardUrls: parseRunShardUrls(nonEmpty(env['RUN_SHARD_URLS']), shards),
     canaries: parseChoice(env, 'CANARIES', ['on', 'off'] as const, 'on') === 'on',
     roles: parseRoles(nonEmpty(env['ROLES'])),
   };
@@ -174,6 +183,21 @@ function parseDatabaseUrl(value: string | undefined, name = 'DATABASE_URL'): str
     throw new ConfigError(`${name} has no host; expected postgres://user:password@host:5432/database`);
   }
   return value;
+}
+
+/**
+ * `postgres://a/db,postgres://b/db`: each a PostgreSQL URL, each once. A run id names its job's slot
+ * (one of 4,096), so the shards a run can be found by need a count that divides them: a power of two.
+ */
+function parseRunShardUrls(raw: string | undefined, shards: number): readonly string[] {
+  if (raw === undefined) return [];
+  const urls = raw.split(',').map((url) => parseDatabaseUrl(url.trim(), 'each URL of RUN_SHARD_URLS')!);
+  if (new Set(urls).size !== urls.length) throw new ConfigError('RUN_SHARD_URLS names a server twice');
+  if (4096 % shards !== 0)
+    throw new ConfigError(
+      `with RUN_SHARD_URLS, SHARDS must be a power of two (it divides the 4096 slots run ids name), not ${shards}`,
+    );
+  return urls;
 }
 
 function parseAdminToken(value: string | undefined): string | undefined {

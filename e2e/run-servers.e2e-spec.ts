@@ -1,0 +1,153 @@
+import { Client } from 'pg';
+import { ApiModule } from '@chronicle/api';
+import { shardOf } from '@chronicle/commands';
+import { ProjectorModule } from '@chronicle/projector';
+import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
+import { startPostgresServers, type PostgresServers } from '../test/postgres-servers';
+import { apiClient, type ApiClient } from './support/api-client';
+import { startApp, type RunningApp } from './support/start-app';
+
+const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
+const SHARDS = 4;
+
+interface Lease {
+  runId: string;
+  job: string;
+  fencingToken: number;
+}
+
+/**
+ * Runs kept on three PostgreSQL servers (RUN_SHARD_URLS), the definitions in the control database: each
+ * run, its events and its rows on its job's shard's server, and the worker protocol over all of them.
+ */
+describe('runs on several PostgreSQL servers', () => {
+  let servers: PostgresServers;
+  let db: TestDatabase;
+  let app: RunningApp;
+  let team: ApiClient;
+  let worker: ApiClient;
+  /** A job of each shard: shard s is on server s mod 3. */
+  const jobs = Array.from({ length: SHARDS }, (_, shard) => jobOfShard(shard));
+
+  beforeAll(async () => {
+    servers = await startPostgresServers({ primaries: 3 });
+    db = await createTestDatabase();
+    app = await startApp(db.pool, db.eventStore, [ApiModule, ProjectorModule], ADMIN_TOKEN, undefined, {
+      RUN_SHARD_URLS: servers.primaries.map((s) => s.url).join(','),
+      SHARDS: String(SHARDS),
+    });
+    const admin = apiClient(app.url, ADMIN_TOKEN);
+    expect((await admin.post('/v1/teams', { id: 'billing' })).status).toBe(201);
+    const issue = async (kind: string): Promise<string> =>
+      (await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind, queues: ['billing'] })).body.token;
+    team = apiClient(app.url, await issue('team'));
+    worker = apiClient(app.url, await issue('worker'));
+    for (const job of jobs)
+      expect((await team.put(`/v1/jobs/${job}`, { queue: 'billing', timeoutSeconds: 60 })).status).toBe(201);
+  }, 120_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+    await servers?.close();
+  });
+
+  it('places the shards on the servers named at first start, in the control database', async () => {
+    const { rows } = await db.pool.query<{ shard: number; server: string; epoch: string }>(
+      'SELECT shard, server, epoch FROM shard_map ORDER BY shard',
+    );
+    const names = servers.primaries.map((s) => `127.0.0.1:${s.port}/postgres`);
+    expect(rows).toEqual([
+      { shard: 0, server: names[0], epoch: '1' },
+      { shard: 1, server: names[1], epoch: '1' },
+      { shard: 2, server: names[2], epoch: '1' },
+      { shard: 3, server: names[0], epoch: '1' },
+    ]);
+  });
+
+  it("keeps each run, its events and its rows on its shard's server, and leases and completes them all", async () => {
+    const enqueued: Array<{ job: string; runId: string }> = [];
+    for (const job of jobs)
+      for (let i = 0; i < 5; i++) {
+        const response = await team.post<{ runId: string }>(`/v1/jobs/${job}/runs`, { payload: { i } });
+        expect(response.status).toBe(201);
+        enqueued.push({ job, runId: response.body.runId });
+      }
+    const keyed = await team.post<{ runId: string }>(`/v1/jobs/${jobs[2]}/runs`, {}, { 'idempotency-key': 'k-1' });
+    const again = await team.post<{ runId: string }>(`/v1/jobs/${jobs[2]}/runs`, {}, { 'idempotency-key': 'k-1' });
+    expect([keyed.status, again.status, again.body.runId]).toEqual([201, 200, keyed.body.runId]);
+    enqueued.push({ job: jobs[2]!, runId: keyed.body.runId });
+
+    for (const [i, server] of servers.primaries.entries()) {
+      const here = enqueued.filter(({ job }) => shardOf(job, SHARDS) % 3 === i).map((r) => r.runId);
+      expect(here.length).toBeGreaterThan(0);
+      expect(await column(server.url, 'SELECT run_id AS v FROM runs ORDER BY run_id')).toEqual([...here].sort());
+      expect(
+        await column(
+          server.url,
+          "SELECT DISTINCT substr(stream_id, 5) AS v FROM events WHERE stream_id LIKE 'run-%' ORDER BY 1",
+        ),
+      ).toEqual([...here].sort());
+    }
+    expect((await db.pool.query('SELECT 1 FROM runs')).rowCount).toBe(0);
+    for (const { runId } of enqueued.slice(0, 4))
+      expect((await team.get<{ state: string }>(`/v1/runs/${runId}`)).body.state).toBe('ready');
+
+    const leases: Lease[] = [];
+    await waitFor(
+      async () => {
+        leases.push(
+          ...(await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 7 })).body.leases,
+        );
+        return leases.length >= enqueued.length;
+      },
+      { description: 'every run leased', timeoutMs: 20_000 },
+    );
+    expect(leases.map((l) => l.runId).sort()).toEqual(enqueued.map((r) => r.runId).sort());
+    const beat = await worker.post<{ results: Array<{ runId: string; leaseExpiresAt: string | null }> }>(
+      '/v1/runs:heartbeat',
+      { heartbeats: leases.map((l) => ({ runId: l.runId, fencingToken: l.fencingToken })) },
+    );
+    expect(beat.status).toBe(200);
+    expect(beat.body.results.every((r) => r.leaseExpiresAt !== null)).toBe(true);
+    const done = await worker.post<{ results: Array<{ runId: string; state: string }> }>('/v1/runs:complete', {
+      completions: leases.map((l) => ({ runId: l.runId, fencingToken: l.fencingToken, outcome: 'success' })),
+    });
+    expect(done.status).toBe(200);
+    expect(new Set(done.body.results.map((r) => r.state))).toEqual(new Set(['succeeded']));
+    for (const server of servers.primaries)
+      expect(await column(server.url, 'SELECT DISTINCT state AS v FROM runs')).toEqual(['succeeded']);
+    const events = await team.get<{ events: Array<{ type: string }> }>(`/v1/runs/${enqueued[0]!.runId}/events`);
+    expect(events.body.events.map((e) => e.type)).toEqual([
+      'RunScheduled',
+      'RunLeased',
+      'LeaseExtended',
+      'RunSucceeded',
+    ]);
+  });
+
+  it("copies the jobs' definitions to every server, for the claims that read them", async () => {
+    for (const server of servers.primaries)
+      await waitFor(
+        async () => (await column(server.url, 'SELECT name AS v FROM jobs ORDER BY name')).length === SHARDS,
+        {
+          description: `the jobs on ${server.name}`,
+        },
+      );
+  });
+});
+
+/** A job name of `shard`, of the SHARDS. */
+function jobOfShard(shard: number): string {
+  for (let i = 0; ; i++) if (shardOf(`billing.job-${i}`, SHARDS) === shard) return `billing.job-${i}`;
+}
+
+async function column(url: string, sql: string): Promise<unknown[]> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ v: unknown }>(sql)).rows.map((r) => r.v);
+  } finally {
+    await client.end();
+  }
+}

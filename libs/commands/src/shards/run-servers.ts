@@ -1,0 +1,112 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import type { EventStore, RunServerConnection } from '@chronicle/event-store';
+import {
+  type Config,
+  CONFIG,
+  EVENT_STORE,
+  type JsonLogger,
+  LOGGER,
+  PG_POOL,
+  RUN_SERVER_CONNECTIONS,
+} from '@chronicle/platform';
+import { RunDecisions } from '../unit-of-work/run-decisions';
+import { RunLog } from '../unit-of-work/run-log';
+import { RunReservations } from '../unit-of-work/run-reservations';
+import { runSlot, shardOf } from './shard-of';
+
+/** A server runs are kept on, with the one place its run events are appended (docs/sharding.md). */
+export interface RunServer {
+  /** Its name in the shard map; `control` without a map. */
+  readonly name: string;
+  readonly pool: Pool;
+  /** Its log: its runs' streams are there. */
+  readonly eventStore: EventStore;
+  readonly decisions: RunDecisions;
+  /** Whether it is the control database (definitions, teams, tokens, quotas' buckets, shard leases). */
+  readonly isControl: boolean;
+}
+
+/**
+ * Where each run is: on its job's shard's server, by the shard map of the control database. Without a
+ * map there is one server, the control database, and every call here answers it. A run is found by its
+ * id alone (its slot: runSlot); a run whose id names no slot was made before the map, in the control
+ * database, which is among `all` (claims, passes and listings look there too) even when the map places
+ * no shard on it.
+ */
+@Injectable()
+export class RunServers {
+  readonly all: readonly RunServer[];
+  private readonly byShard: readonly RunServer[];
+  private readonly control: RunServer;
+  private turn = 0;
+
+  constructor(
+    @Inject(RUN_SERVER_CONNECTIONS) connections: readonly RunServerConnection[],
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(PG_POOL) controlPool: Pool,
+    @Inject(EVENT_STORE) controlStore: EventStore,
+    controlDecisions: RunDecisions,
+    runLog: RunLog,
+    @Inject(LOGGER) logger: JsonLogger,
+  ) {
+    const servers = connections.map((c): RunServer =>
+      c.pool === controlPool
+        ? { name: c.name, pool: c.pool, eventStore: controlStore, decisions: controlDecisions, isControl: true }
+        : {
+            name: c.name,
+            pool: c.pool,
+            eventStore: c.eventStore,
+            decisions: new RunDecisions(
+              c.eventStore,
+              c.pool,
+              new RunReservations(logger.child(`run-reservations@${c.name}`)),
+              runLog,
+            ),
+            isControl: false,
+          },
+    );
+    this.control = servers.find((s) => s.isControl) ?? {
+      name: 'control',
+      pool: controlPool,
+      eventStore: controlStore,
+      decisions: controlDecisions,
+      isControl: true,
+    };
+    // The control database holds the runs made before the map even when no shard is placed there.
+    this.all = servers.includes(this.control) ? servers : [...servers, this.control];
+    this.byShard = Array.from({ length: config.shards }, (_, shard) => {
+      const placed = connections.findIndex((c) => c.shards.includes(shard));
+      return servers[placed] ?? this.control;
+    });
+  }
+
+  /** The server of a job's runs. */
+  ofJob(job: string): RunServer {
+    return this.byShard[shardOf(job, this.config.shards)]!;
+  }
+
+  /** The server of a run, by the slot its id names; a run whose id names none is in the control database. */
+  ofRun(runId: string): RunServer {
+    const slot = runSlot(runId);
+    return slot === undefined ? this.control : this.byShard[slot % this.config.shards]!;
+  }
+
+  /** `items` grouped by the server each belongs on, in the servers' order. */
+  split<T>(items: readonly T[], serverOf: (item: T) => RunServer): Array<[RunServer, T[]]> {
+    const groups = new Map<RunServer, T[]>();
+    for (const item of items) {
+      const server = serverOf(item);
+      let group = groups.get(server);
+      if (group === undefined) groups.set(server, (group = []));
+      group.push(item);
+    }
+    return [...groups];
+  }
+
+  /** Every server, starting at the next one each call: claims draw from them in turn. */
+  rotation(): RunServer[] {
+    const start = this.turn++ % this.all.length;
+    return [...this.all.slice(start), ...this.all.slice(0, start)];
+  }
+}
