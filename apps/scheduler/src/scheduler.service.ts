@@ -3,8 +3,9 @@ import type { Pool } from 'pg';
 import {
   ensureCanaryJobs,
   notifyRunsReady,
-  RunDecisions,
   RunMetrics,
+  type RunServer,
+  RunServers,
   PAYLOAD_STORE,
   type PayloadStore,
 } from '@chronicle/commands';
@@ -30,6 +31,7 @@ import { OverlapResolver } from './overlap/overlap-resolver';
 import { HotTablesVacuum } from './vacuum/hot-tables-vacuum';
 import { RunRetention } from './retention/run-retention';
 import { CanaryChecker, CanaryMetrics } from './canary/canary-checker';
+import { onEach } from './shards/on-each';
 import { ShardFencedError } from './shards/shard-fence';
 import { ShardMetrics } from './shards/shard-metrics';
 import { schedulerNodeName, ShardOwnership, type ShardScope } from './shards/shard-ownership';
@@ -64,7 +66,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(LOGGER) private readonly logger: JsonLogger,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(CONFIG) private readonly config: Config,
-    private readonly decisions: RunDecisions,
+    private readonly servers: RunServers,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
@@ -81,10 +83,11 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     await ownership.start();
     const shardMetrics = new ShardMetrics(this.registry);
     if (this.config.canaries) await ensureCanaryJobs(this.eventStore, this.pool, this.config.shards);
-    const reaper = new LeaseReaper(this.decisions, this.metrics);
-    const overlaps = new OverlapResolver(this.decisions);
+    // The passes over runs work on each run server; the jobs, shard leases and canary_status are in this.pool.
+    const reaper = new LeaseReaper(this.servers, this.pool, this.metrics);
+    const overlaps = new OverlapResolver(this.servers, this.pool);
     const materialiser = new Materialiser(
-      this.decisions,
+      this.servers,
       this.pool,
       this.clock,
       this.config.materialiseLookaheadSeconds,
@@ -92,6 +95,9 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     );
     const log = this.logger.child('scheduler');
     log.info('scheduler node started', { node: this.node, shards: this.config.shards });
+    /** A run server's name in a line about it, when there are several. */
+    const on = (server: RunServer): Record<string, string> =>
+      this.servers.all.length > 1 ? { server: server.name } : {};
     /** A shard went to another node while this one paused: counted and said here; the next refresh shows it gone. */
     const fenced = (err: unknown, pass: string): boolean => {
       if (!(err instanceof ShardFencedError)) return false;
@@ -166,7 +172,13 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     );
 
     if (this.config.canaries) {
-      const canaries = new CanaryChecker(this.pool, this.config.shards, this.clock, new CanaryMetrics(this.registry));
+      const canaries = new CanaryChecker(
+        this.pool,
+        this.servers,
+        this.config.shards,
+        this.clock,
+        new CanaryMetrics(this.registry),
+      );
       every(
         'canary',
         CANARY_CHECK_INTERVAL_MS,
@@ -179,24 +191,43 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       );
     }
 
-    const vacuum = new HotTablesVacuum(this.pool, log);
+    // The hot tables and the runs' partitions are each run server's: each has its backstop and its retention.
+    const vacuums = this.servers.all.map(
+      (server) =>
+        new HotTablesVacuum(server.pool, {
+          info: (message, fields) => log.info(message, { ...fields, ...on(server) }),
+        }),
+    );
     every(
       'hot tables vacuum',
       VACUUM_CHECK_INTERVAL_MS,
       async () => {
-        await vacuum.vacuumOnce();
-        await vacuum.analyzeOnce();
+        await onEach(vacuums, async (vacuum) => {
+          await vacuum.vacuumOnce();
+          await vacuum.analyzeOnce();
+        });
       },
       { runAtStart: false },
     );
 
-    const retention = new RunRetention(this.pool, this.eventStore, this.config.retentionDays, () => this.clock.now());
+    const retentions = this.servers.all.map((server) => ({
+      server,
+      retention: new RunRetention(
+        server.pool,
+        server.eventStore,
+        this.config.retentionDays,
+        () => this.clock.now(),
+        this.servers.all.length === 1,
+      ),
+    }));
     every('run retention', RETENTION_INTERVAL_MS, async () => {
-      const report = await retention.retainOnce();
-      const changed =
-        report !== undefined &&
-        (report.droppedDays.length > 0 || report.createdDays.length > 0 || report.log.expiredStreams > 0);
-      if (changed) log.info('run retention applied', { ...report });
+      await onEach(retentions, async ({ server, retention }) => {
+        const report = await retention.retainOnce();
+        const changed =
+          report !== undefined &&
+          (report.droppedDays.length > 0 || report.createdDays.length > 0 || report.log.expiredStreams > 0);
+        if (changed) log.info('run retention applied', { ...on(server), ...report });
+      });
     });
   }
 

@@ -6,6 +6,7 @@ import {
   createTestDatabase,
   LeaseRuns,
   runDecisions,
+  runServers,
   workerHandlers,
   type TestDatabase,
 } from '@chronicle/testing';
@@ -40,7 +41,8 @@ describe('canaries (docs/operations.md, "Canaries")', () => {
   });
   afterAll(() => db.drop());
 
-  const checker = (): CanaryChecker => new CanaryChecker(db.pool, SHARDS, clock, metrics);
+  const checker = (): CanaryChecker =>
+    new CanaryChecker(db.pool, runServers(db.eventStore, db.pool), SHARDS, clock, metrics);
   const metric = async (name: string): Promise<Record<string, number>> => {
     const m = (await registry.getMetricsAsJSON()).find((x) => x.name === name);
     return Object.fromEntries((m?.values ?? []).map((v) => [String(v.labels['shard']), v.value]));

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { canaryJobName, scheduledRunId, scheduledRunIdBefore } from '@chronicle/commands';
-import { withTransaction, type Clock } from '@chronicle/platform';
+import { canaryJobName, type RunServers, scheduledRunId, scheduledRunIdBefore } from '@chronicle/commands';
+import { withTransaction, type Clock, type Queryable } from '@chronicle/platform';
 import { holdShards } from '../shards/shard-fence';
 import type { ShardScope } from '../shards/shard-ownership';
 
@@ -56,15 +56,23 @@ interface StatusRow {
   consecutive_missed: number;
 }
 
+interface CanaryRunRow {
+  run_id: string;
+  state: string;
+  lag_seconds: number | null;
+}
+
 /**
  * The node owning a shard checks its canary (docs/operations.md, "Canaries"): each minute whose
  * canary run is past its grace, once, in order, from where canary_status says the last check (of any
  * owner) stopped. A run that succeeded gives the lag; one that did not (never made, never leased,
- * failed) is a miss. The write is fenced like every pass of the shard's owner.
+ * failed) is a miss. The write is fenced like every pass of the shard's owner. canary_status and the
+ * fence are in the control database (`pool`), a canary run's row on the server its id names.
  */
 export class CanaryChecker {
   constructor(
     private readonly pool: Pool,
+    private readonly servers: RunServers,
     private readonly shards: number,
     private readonly clock: Clock,
     private readonly metrics?: CanaryMetrics,
@@ -92,12 +100,11 @@ export class CanaryChecker {
         const runIds = minutes.map((m) => ({ runId: scheduledRunId(job, m), before: scheduledRunIdBefore(job, m) }));
         return { shard, job, was, minutes, runIds };
       });
-      const { rows: runs } = await tx.query<{ run_id: string; state: string; lag_seconds: number | null }>(
-        `SELECT run_id, state, extract(epoch FROM leased_at - due_at)::float8 AS lag_seconds
-           FROM runs WHERE run_id = ANY($1::text[])`,
-        [plans.flatMap((p) => p.runIds.flatMap(({ runId, before }) => [runId, before]))],
-      );
-      const byId = new Map(runs.map((r) => [r.run_id, r]));
+      const ids = plans.flatMap((p) => p.runIds.flatMap(({ runId, before }) => [runId, before]));
+      const byId = new Map<string, CanaryRunRow>();
+      // The control database's rows in this transaction, as in a single database; the others' on their server.
+      for (const [server, onServer] of this.servers.split(ids, (id) => this.servers.ofRun(id)))
+        for (const run of await canaryRuns(server.isControl ? tx : server.pool, onServer)) byId.set(run.run_id, run);
       const found: CanaryVerdict[] = [];
       for (const plan of plans) {
         let consecutive = plan.was?.consecutive_missed ?? 0;
@@ -152,4 +159,14 @@ export class CanaryChecker {
       this.metrics.consecutive.set({ shard }, v.consecutiveMissed);
     }
   }
+}
+
+/** The rows of these runs, with each one's lag: its first lease time minus its due time. */
+async function canaryRuns(db: Queryable, runIds: readonly string[]): Promise<CanaryRunRow[]> {
+  const { rows } = await db.query<CanaryRunRow>(
+    `SELECT run_id, state, extract(epoch FROM leased_at - due_at)::float8 AS lag_seconds
+       FROM runs WHERE run_id = ANY($1::text[])`,
+    [runIds],
+  );
+  return rows;
 }

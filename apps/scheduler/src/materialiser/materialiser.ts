@@ -4,6 +4,9 @@ import {
   newRunScheduled,
   PostgresPayloadStore,
   type RunDecisions,
+  type RunServer,
+  RunServers,
+  type RunsUnitOfWork,
   scheduledRunId,
   scheduledRunIdBefore,
   storeLargePayloads,
@@ -20,7 +23,7 @@ import { WrongExpectedRevisionError } from '@chronicle/event-store';
 import type { Clock } from '@chronicle/platform';
 import { holdShards } from '../shards/shard-fence';
 import type { ShardScope } from '../shards/shard-ownership';
-import { advanceCursors, lockDueSchedules } from './scheduled-jobs.sql';
+import { advanceCursors, type CursorMove, lockDueSchedules } from './scheduled-jobs.sql';
 
 /** The schedule was validated when the job was defined; its zone is trusted here. */
 const VALIDATED_ZONE = (): boolean => true;
@@ -37,6 +40,16 @@ export interface MaterialisedBatch {
   readonly runs: readonly RunScheduledData[];
 }
 
+/** A due job's part of a batch: its cursor's move, its runs, and their ids as the existence check takes them. */
+interface PlannedJob {
+  readonly move: CursorMove;
+  readonly runs: readonly RunScheduledData[];
+  readonly ids: ReadonlyArray<{ readonly runId: string; readonly before: string }>;
+}
+
+/** What the materialiser needs of the server a job's runs are kept on. */
+type JobRunsServer = Pick<RunServer, 'pool' | 'decisions' | 'isControl'>;
+
 /**
  * The materialiser (docs/api.md, "Schedules"): for every scheduled, unpaused
  * job, append RunScheduled for each fire time up to `lookaheadSeconds` ahead,
@@ -45,15 +58,42 @@ export interface MaterialisedBatch {
  * doubled. A pass reads only the jobs due within the lookahead (the cursors'
  * due index), in batches, of the shards in its scope, and writes under their
  * epochs (holdShards).
+ *
+ * The jobs, their cursors and the fence are in the control database; a job's
+ * runs on its shard's server (docs/sharding.md). A batch is one unit of work
+ * of the control database's RunDecisions, which locks the due jobs and holds
+ * the fence until it commits: the runs of jobs kept there are appended in it,
+ * the others in a unit of work on their server, each committed before the
+ * cursors move. Without a shard map every run is in the control database and
+ * a batch is the one transaction it always was. A batch that fails after a
+ * server committed its runs leaves the cursors where they were: the next pass
+ * plans the same runs again and finds them.
  */
 export class Materialiser {
+  private readonly control: RunDecisions;
+  private readonly serverOf: (job: string) => JobRunsServer;
+
+  /**
+   * @param runs where the runs go: the run servers, or one RunDecisions for a single database whose
+   *   runs are all in the control database (`pool`), as the tests and the benches make one.
+   */
   constructor(
-    private readonly decisions: RunDecisions,
+    runs: RunServers | RunDecisions,
     pool: Pool,
     private readonly clock: Clock,
     private readonly lookaheadSeconds = 60,
     private readonly payloads: PayloadStore = new PostgresPayloadStore(pool),
-  ) {}
+  ) {
+    if (runs instanceof RunServers) {
+      // RunServers counts the control database among `all`, whether or not the map places a shard there.
+      this.control = runs.all.find((s) => s.isControl)!.decisions;
+      this.serverOf = (job) => runs.ofJob(job);
+    } else {
+      const sole: JobRunsServer = { pool, decisions: runs, isControl: true };
+      this.control = runs;
+      this.serverOf = () => sole;
+    }
+  }
 
   /** Batches until no job of the scope's shards is due; resolves with the number of runs appended. */
   async materialiseOnce(scope: ShardScope, onBatch?: (batch: MaterialisedBatch) => void): Promise<number> {
@@ -74,7 +114,7 @@ export class Materialiser {
   /** One unit of work over up to MATERIALISE_BATCH_JOBS due jobs of the scope's shards. */
   async materialiseBatch(scope: ShardScope): Promise<MaterialisedBatch> {
     const now = this.clock.now();
-    return this.decisions
+    return this.control
       .unitOfWork(async (work) => {
         const tx = work.tx;
         const due = await lockDueSchedules(
@@ -85,7 +125,7 @@ export class Materialiser {
         );
         if (due.length === 0) return { jobs: 0, runs: [] };
         await holdShards(tx, scope);
-        const planned = due.map(({ definition, version, materialised_through }) => {
+        const planned = due.map(({ definition, version, materialised_through }): PlannedJob => {
           const plan = planScheduledRuns({
             jobName: definition.name,
             spec: parseScheduleSpec(definition.schedule, VALIDATED_ZONE),
@@ -112,19 +152,8 @@ export class Materialiser {
             ids,
           };
         });
-        const scheduled = planned.flatMap((p) => p.runs);
-        // Backfills and a second scheduler create the same run ids: what exists stays as it is.
-        const existing = await findDerivedRuns(
-          tx,
-          planned.flatMap((p) => p.ids),
-        );
-        const fresh = scheduled.filter((s) => !existing.has(s.runId));
-        // A job's large default payload is stored once, before the append names it (its runs share it).
-        const lean = await storeLargePayloads(this.payloads, fresh);
-        await work.schedule({
-          runs: lean,
-          metadata: { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION },
-        });
+        const fresh: RunScheduledData[] = [];
+        for (const [server, jobs] of this.byServer(planned)) fresh.push(...(await this.schedule(work, server, jobs)));
         await advanceCursors(
           tx,
           planned.map((p) => p.move),
@@ -136,5 +165,40 @@ export class Materialiser {
         if (err instanceof WrongExpectedRevisionError) return { jobs: 0, runs: [] };
         throw err;
       });
+  }
+
+  /**
+   * The new runs of one server's jobs, appended: those of the control database in the batch's unit of
+   * work (`work`), the others in a unit of work on their server. Resolves with the runs appended.
+   */
+  private async schedule(
+    work: RunsUnitOfWork,
+    server: JobRunsServer,
+    jobs: readonly PlannedJob[],
+  ): Promise<RunScheduledData[]> {
+    // Backfills and a second scheduler create the same run ids: what exists stays as it is.
+    const existing = await findDerivedRuns(
+      server.isControl ? work.tx : server.pool,
+      jobs.flatMap((j) => j.ids),
+    );
+    const fresh = jobs.flatMap((j) => j.runs).filter((s) => !existing.has(s.runId));
+    // A job's large default payload is stored once, before the append names it (its runs share it).
+    const lean = await storeLargePayloads(this.payloads, fresh);
+    const runs = { runs: lean, metadata: { actor: 'scheduler:materialiser', schemaVersion: RUN_EVENT_SCHEMA_VERSION } };
+    if (server.isControl) await work.schedule(runs);
+    else if (lean.length > 0) await server.decisions.unitOfWork((there) => there.schedule(runs));
+    return fresh;
+  }
+
+  /** The planned jobs grouped by the server of their runs, in the order each server first comes. */
+  private byServer(planned: readonly PlannedJob[]): Map<JobRunsServer, PlannedJob[]> {
+    const groups = new Map<JobRunsServer, PlannedJob[]>();
+    for (const job of planned) {
+      const server = this.serverOf(job.move.job);
+      const group = groups.get(server);
+      if (group === undefined) groups.set(server, [job]);
+      else group.push(job);
+    }
+    return groups;
   }
 }

@@ -89,7 +89,10 @@ describe('overlap policies of scheduled jobs', () => {
   beforeAll(async () => {
     // Fire 1 of every job is leased first (a claim of one takes the oldest).
     for (const policy of POLICIES) expect(await claim(`q-${policy}`, 1)).toEqual(['fire-1']);
-    await new OverlapResolver(runDecisions(store, db.pool, reservations)).resolveOnce(await soleNodeScope(db.pool));
+    await new OverlapResolver(
+      runServers(store, db.pool, runDecisions(store, db.pool, reservations)),
+      db.pool,
+    ).resolveOnce(await soleNodeScope(db.pool));
   });
 
   it('skip: the fires due while fire 1 runs are skipped, each saying why', async () => {

@@ -1,7 +1,8 @@
-import type { RunDecisions } from '@chronicle/commands';
+import type { Pool } from 'pg';
+import type { RunServers } from '@chronicle/commands';
 import { DomainError, decide, type RunCommand, RUN_EVENT_SCHEMA_VERSION } from '@chronicle/domain';
 import { findRunSnapshotsAt } from '@chronicle/projections';
-import { holdShards } from '../shards/shard-fence';
+import { passOnEveryServer } from '../shards/shard-fence';
 import type { ShardScope } from '../shards/shard-ownership';
 import { lockOverlapTargets, type OverlapTarget } from './overlapping-runs.sql';
 
@@ -12,24 +13,31 @@ const BATCH = 500;
  * scheduler tick: a fire that must not start is cancelled with the reason
  * `overlap_skipped`, a leased run a newer fire replaces with
  * `overlap_superseded`; `detail` names the other run. The events say why.
+ * A job's runs are all on its shard's server: each run server is looked at
+ * on its own, under the fence held in the control database (`control`).
  */
 export class OverlapResolver {
-  constructor(private readonly decisions: RunDecisions) {}
+  constructor(
+    private readonly servers: RunServers,
+    private readonly control: Pool,
+  ) {}
 
   /** One pass over the scope's shards; resolves with the number of runs decided. */
   async resolveOnce(scope: ShardScope): Promise<number> {
-    return this.decisions.pass({
-      batch: BATCH,
-      lockAndLoad: async (tx, limit, reserved) => {
-        const targets = new Map((await lockOverlapTargets(tx, limit, reserved, scope)).map((t) => [t.run_id, t]));
-        if (targets.size === 0) return null;
-        await holdShards(tx, scope);
-        return { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
-      },
-      decideOne: (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
-      actor: 'scheduler:overlap-policy',
-      schemaVersion: RUN_EVENT_SCHEMA_VERSION,
-    });
+    return passOnEveryServer(this.servers, this.control, scope, (server, hold) =>
+      server.decisions.pass({
+        batch: BATCH,
+        lockAndLoad: async (tx, limit, reserved) => {
+          const targets = new Map((await lockOverlapTargets(tx, limit, reserved, scope)).map((t) => [t.run_id, t]));
+          if (targets.size === 0) return null;
+          await hold(tx);
+          return { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };
+        },
+        decideOne: (run, now, targets) => decideOverlap(targets.get(run.definition.runId)!, run, now),
+        actor: 'scheduler:overlap-policy',
+        schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+      }),
+    );
   }
 }
 

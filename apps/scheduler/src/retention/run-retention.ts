@@ -80,6 +80,12 @@ export class RunRetention {
     private readonly eventStore: EventStore,
     private readonly retentionDays: number,
     private readonly today: () => Date = () => new Date(),
+    /**
+     * Whether this database's runs are every run that may refer to its large payloads. The payloads are
+     * stored in the control database; with runs on other servers too (docs/sharding.md) a payload no run
+     * here refers to may be another server's run's, so none is deleted.
+     */
+    private readonly ownsPayloads = true,
   ) {}
 
   /** One pass; undefined when another scheduler is in one. */
@@ -171,12 +177,14 @@ export class RunRetention {
       if (created !== undefined) createdDays.push(day);
     }
     await db.query(`DELETE FROM retired_runs WHERE retired_on < $1::date`, [addDays(today, -RETIRED_DAYS)]);
-    const { rowCount } = await db.query(
-      `DELETE FROM run_payloads p
+    const { rowCount } = !this.ownsPayloads
+      ? { rowCount: 0 }
+      : await db.query(
+          `DELETE FROM run_payloads p
         WHERE p.stored_at < $1::date
           AND NOT EXISTS (SELECT 1 FROM run_listing l WHERE l.definition ? 'payloadRef' AND l.definition->'payloadRef'->>'sha256' = p.sha256)`,
-      [keptSince],
-    );
+          [keptSince],
+        );
     const over = (streamIds: readonly string[]): Promise<ReadonlySet<string>> => this.overRuns(streamIds);
     const log = await this.eventStore.expireStreams({
       streamPrefix: RUN_STREAM_PREFIX,

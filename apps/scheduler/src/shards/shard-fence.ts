@@ -1,4 +1,7 @@
-import type { Queryable } from '@chronicle/platform';
+import type { Pool } from 'pg';
+import type { RunServer, RunServers } from '@chronicle/commands';
+import { type Queryable, withTransaction } from '@chronicle/platform';
+import { onEach } from './on-each';
 import type { ShardScope } from './shard-ownership';
 
 /** A pass's write refused: a shard it wrote for was granted to another node (a newer epoch) or given up. */
@@ -43,4 +46,46 @@ export async function holdShards(tx: Queryable, scope: ShardScope): Promise<void
     scope.node,
     scope.leases.map((l) => l.shard).filter((shard) => !held.has(shard)),
   );
+}
+
+/** Holds the fence for a unit of work on a run server, given that unit of work's transaction. */
+export type HoldShards = (tx: Queryable) => Promise<void>;
+
+/**
+ * `work` on one run server under the fence, whose rows (shard_leases) are in the control database.
+ * On the control database, `hold` is holdShards in the transaction `work` gives it (its unit of
+ * work): the fence and the append commit together, as in a single database. On another server, a
+ * transaction of the control database takes the fence first and keeps it while `work` runs its units
+ * of work there, and commits once `work` resolves: a grant of one of the shards to another node waits
+ * for the whole of `work`, and a pass begun after the grant is refused before it writes. There `hold`
+ * takes the fence again in the control transaction (the rows are held already): each unit of work
+ * checks that transaction is still alive before it writes, and keeps it from idling past the limit
+ * holdShards sets (idle_in_transaction_session_timeout, a lease) over a long pass.
+ */
+export async function fenced<T>(
+  control: Pool,
+  server: RunServer,
+  scope: ShardScope,
+  work: (hold: HoldShards) => Promise<T>,
+): Promise<T> {
+  if (server.isControl) return work((tx) => holdShards(tx, scope));
+  return withTransaction(control, async (controlTx) => {
+    await holdShards(controlTx, scope);
+    return work(() => holdShards(controlTx, scope));
+  });
+}
+
+/**
+ * `pass` over the scope's runs on every run server at once (onEach), each under the fence
+ * (fenced); resolves with the sum of the runs each decided. A server holds only its own runs: each
+ * pass finds them there.
+ */
+export async function passOnEveryServer(
+  servers: RunServers,
+  control: Pool,
+  scope: ShardScope,
+  pass: (server: RunServer, hold: HoldShards) => Promise<number>,
+): Promise<number> {
+  const decided = await onEach(servers.all, (server) => fenced(control, server, scope, (hold) => pass(server, hold)));
+  return decided.reduce((sum, n) => sum + n, 0);
 }
