@@ -24,6 +24,7 @@ describe('runs on several PostgreSQL servers', () => {
   let servers: PostgresServers;
   let db: TestDatabase;
   let app: RunningApp;
+  let admin: ApiClient;
   let team: ApiClient;
   let worker: ApiClient;
   /** A job of each shard: shard s is on server s mod 3. */
@@ -36,10 +37,11 @@ describe('runs on several PostgreSQL servers', () => {
       RUN_SHARD_URLS: servers.primaries.map((s) => s.url).join(','),
       SHARDS: String(SHARDS),
     });
-    const admin = apiClient(app.url, ADMIN_TOKEN);
+    admin = apiClient(app.url, ADMIN_TOKEN);
     expect((await admin.post('/v1/teams', { id: 'billing' })).status).toBe(201);
     const issue = async (kind: string): Promise<string> =>
-      (await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind, queues: ['billing'] })).body.token;
+      (await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind, queues: ['billing', 'billing-dlq'] }))
+        .body.token;
     team = apiClient(app.url, await issue('team'));
     worker = apiClient(app.url, await issue('worker'));
     for (const job of jobs)
@@ -126,20 +128,159 @@ describe('runs on several PostgreSQL servers', () => {
     ]);
   });
 
+  it('lists runs and dead letters from every server, a page at a time, none twice and none left out', async () => {
+    const doomed = Array.from({ length: 3 }, (_, shard) => jobOfShard(shard, 'billing.doomed'));
+    for (const job of doomed) {
+      const defined = await team.put(`/v1/jobs/${job}`, {
+        queue: 'billing-dlq',
+        retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 },
+      });
+      expect(defined.status).toBe(201);
+      expect((await team.post(`/v1/jobs/${job}/runs`, {})).status).toBe(201);
+    }
+    const dlqWorker = apiClient(
+      app.url,
+      (await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind: 'worker', queues: ['billing-dlq'] }))
+        .body.token,
+    );
+    const leased: Lease[] = [];
+    await waitFor(
+      async () => {
+        leased.push(
+          ...(await dlqWorker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing-dlq'], max: 10 })).body.leases,
+        );
+        return leased.length === doomed.length;
+      },
+      { description: 'the doomed runs leased' },
+    );
+    const failed = await dlqWorker.post<{ results: Array<{ state: string }> }>('/v1/runs:complete', {
+      completions: leased.map((l) => ({
+        runId: l.runId,
+        fencingToken: l.fencingToken,
+        outcome: 'failure',
+        error: 'no',
+      })),
+    });
+    expect(failed.body.results.map((r) => r.state)).toEqual(['dead', 'dead', 'dead']);
+
+    for (const reader of [team, admin]) {
+      const dead = await allPages<{ runId: string }>(reader, '/v1/dlq?limit=2');
+      expect(dead.map((r) => r.runId).sort()).toEqual(leased.map((l) => l.runId).sort());
+    }
+    const runs = await allPages<{ runId: string; dueAt: string }>(team, '/v1/runs?limit=4');
+    const everyRun = (
+      await Promise.all(servers.primaries.map((s) => column(s.url, 'SELECT run_id AS v FROM runs')))
+    ).flat();
+    expect(runs.map((r) => r.runId).sort()).toEqual([...everyRun].sort());
+    expect(new Set(runs.map((r) => r.runId)).size).toBe(runs.length);
+    const dueTimes = runs.map((r) => r.dueAt);
+    expect(dueTimes).toEqual([...dueTimes].sort().reverse());
+  });
+
   it("copies the jobs' definitions to every server, for the claims that read them", async () => {
+    const defined = (await db.pool.query<{ name: string }>('SELECT name FROM jobs ORDER BY name')).rows.map(
+      (r) => r.name,
+    );
+    expect(defined).toEqual(expect.arrayContaining(jobs));
     for (const server of servers.primaries)
       await waitFor(
-        async () => (await column(server.url, 'SELECT name AS v FROM jobs ORDER BY name')).length === SHARDS,
-        {
-          description: `the jobs on ${server.name}`,
-        },
+        async () =>
+          JSON.stringify(await column(server.url, 'SELECT name AS v FROM jobs ORDER BY name')) ===
+          JSON.stringify(defined),
+        { description: `the jobs on ${server.name}` },
       );
+  });
+
+  it('counts the queues, their activity and the shards on every server and adds them up', async () => {
+    // Of each job (so on each server): two runs ready now and one due within the minute.
+    for (const job of jobs) {
+      for (let i = 0; i < 2; i++) expect((await team.post(`/v1/jobs/${job}/runs`, {})).status).toBe(201);
+      expect((await team.post(`/v1/jobs/${job}/runs`, { delaySeconds: 30 })).status).toBe(201);
+    }
+    const leases: Lease[] = [];
+    await waitFor(
+      async () => {
+        const max = 3 - leases.length;
+        leases.push(...(await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max })).body.leases);
+        return leases.length === 3;
+      },
+      { description: 'three runs leased', timeoutMs: 20_000 },
+    );
+    const [dying] = leases;
+    const failed = await worker.post(`/v1/runs/${dying!.runId}/complete`, {
+      fencingToken: dying!.fencingToken,
+      outcome: 'failure',
+      error: 'boom',
+      retryable: false,
+    });
+    expect(failed.status).toBe(200);
+
+    // The control database keeps no run: every count below is the servers' added up.
+    const stats = await team.post<{ data: { queues: Array<Record<string, unknown>> } }>('/graphql', {
+      query: '{ queues { queue priority ready leased retryWait dead } }',
+    });
+    expect(stats.body.data.queues).toContainEqual({
+      queue: 'billing',
+      priority: 'default',
+      ready: 2 * SHARDS - 3,
+      leased: 2,
+      retryWait: 0,
+      dead: 1,
+    });
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toMatch(/^chronicle_ready_runs\{queue="billing",priority="default"\} 5$/m);
+    expect(metrics).toMatch(/^chronicle_dlq_runs\{queue="billing"\} 1$/m);
+
+    // The first test's 21 runs, leased and succeeded, and these 3 leased, one dead: each server projects its own.
+    type Point = { leased: number; succeeded: number; dead: number };
+    const total = (points: Point[], count: (p: Point) => number): number => points.reduce((n, p) => n + count(p), 0);
+    let points: Point[] = [];
+    await waitFor(
+      async () => {
+        points = (
+          await team.post<{ data: { queueHistory: Point[] } }>('/graphql', {
+            query: '{ queueHistory(queue: "billing") { leased succeeded dead } }',
+          })
+        ).body.data.queueHistory;
+        return total(points, (p) => p.leased) === 24 && total(points, (p) => p.dead) === 1;
+      },
+      { description: "the activity of every server's runs", timeoutMs: 20_000 },
+    );
+    expect(total(points, (p) => p.succeeded)).toBe(21);
+
+    const shards = await apiClient(app.url, ADMIN_TOKEN).get<{
+      shards: Array<{ shard: number; server: string; dueNextMinute: number }>;
+    }>('/v1/admin/shards');
+    expect(shards.status).toBe(200);
+    expect(shards.body.shards.map(({ shard, server, dueNextMinute }) => ({ shard, server, dueNextMinute }))).toEqual(
+      [0, 1, 2, 3].map((shard) => ({
+        shard,
+        server: `127.0.0.1:${servers.primaries[shard % 3]!.port}/postgres`,
+        dueNextMinute: 1,
+      })),
+    );
   });
 });
 
 /** A job name of `shard`, of the SHARDS. */
-function jobOfShard(shard: number): string {
-  for (let i = 0; ; i++) if (shardOf(`billing.job-${i}`, SHARDS) === shard) return `billing.job-${i}`;
+function jobOfShard(shard: number, prefix = 'billing.job'): string {
+  for (let i = 0; ; i++) if (shardOf(`${prefix}-${i}`, SHARDS) === shard) return `${prefix}-${i}`;
+}
+
+/** Every page of a REST listing, following nextCursor. */
+async function allPages<T>(client: ApiClient, path: string): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages < 100; pages++) {
+    const { status, body }: { status: number; body: { items: T[]; nextCursor: string | null } } = await client.get(
+      cursor === null ? path : `${path}&cursor=${encodeURIComponent(cursor)}`,
+    );
+    expect(status).toBe(200);
+    items.push(...body.items);
+    if (body.nextCursor === null) return items;
+    cursor = body.nextCursor;
+  }
+  throw new Error(`${path}: more than 100 pages`);
 }
 
 async function column(url: string, sql: string): Promise<unknown[]> {

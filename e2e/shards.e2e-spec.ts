@@ -18,6 +18,7 @@ interface Shard {
   lastMaterialisedAt: string | null;
   lastReapedAt: string | null;
   dueNextMinute: number;
+  server: string;
 }
 
 /** Two API + scheduler processes on one database, with a short shard lease. */
@@ -63,6 +64,8 @@ describe('shards and their owners over HTTP (GET /v1/admin/shards)', () => {
     );
     expect(list.map((s) => s.shard)).toEqual([...Array(SHARDS).keys()]);
     for (const owner of byOwner(list).keys()) expect(owner).toMatch(/^[^:]+:\d+#[0-9a-f]{4}$/);
+    // One database, no shard map: every shard's runs are in the control database.
+    expect(new Set(list.map((s) => s.server))).toEqual(new Set(['control']));
     await waitFor(
       async () => (list = await shards()).every((s) => s.lastReapedAt !== null && s.lastMaterialisedAt !== null),
       { description: 'a pass of each shard by its owner' },

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { ApiModule, configureApi } from '@chronicle/api';
 import type { Pool } from 'pg';
-import type { EventStore } from '@chronicle/event-store';
+import { connectRunServers, type EventStore } from '@chronicle/event-store';
 import { systemClock, type Clock, loadConfig, createLogger, hashToken, type JsonLogger } from '@chronicle/platform';
 import { createApp, openRunServers, type RoleModules } from '@chronicle/runtime';
 
@@ -26,8 +26,13 @@ export async function startApp(
   logger: JsonLogger = createLogger('error'),
 ): Promise<RunningApp> {
   const config = loadConfig(env);
-  // With RUN_SHARD_URLS in `env`, the runs' servers of the shard map (placed in `pool`'s database at the first start).
-  const runServers = await openRunServers(config, { url: '', pool, eventStore }, 'scheduler-e2e');
+  // With RUN_SHARD_URLS in `env`, the runs' servers of the shard map (placed in `pool`'s database at the first
+  // start); without, the database alone, not asked (a test may give one that is down).
+  const control = { url: '', pool, eventStore };
+  const runServers =
+    config.runShardUrls.length === 0
+      ? await connectRunServers(config, control, null, 'scheduler-e2e')
+      : await openRunServers(config, control, 'scheduler-e2e');
   const runtime = {
     config,
     logger,

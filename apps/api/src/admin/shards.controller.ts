@@ -23,7 +23,16 @@ const Shard = shape(
       leaseExpiresAt: nullable(dateTime()),
       lastMaterialisedAt: nullable(dateTime()),
       lastReapedAt: nullable(dateTime()),
-      dueNextMinute: { ...integer(0), description: 'runs of the shard that come due within the next minute' },
+      dueNextMinute: {
+        ...integer(0),
+        description: 'runs of the shard that come due within the next minute, counted on every server runs are kept on',
+      },
+      server: {
+        ...text(),
+        example: '10.0.4.12:5432/chronicle',
+        description:
+          "the server its runs are on: its name in the shard map (host:port/database, RUN_SHARD_URLS); 'control' without one",
+      },
     },
   },
   'Shard',

@@ -1,9 +1,13 @@
-import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
-import type { Pool } from 'pg';
 import { DomainError, type Priority, type ReaderCaller } from '@chronicle/domain';
-import { PG_POOL } from '@chronicle/platform';
-import { ACTIVITY_RETENTION_HOURS, lagQuantileSeconds, listActivityMinutes } from '@chronicle/projections';
+import {
+  ACTIVITY_RETENTION_HOURS,
+  type ActivityMinuteRow,
+  lagQuantileSeconds,
+  listActivityMinutes,
+} from '@chronicle/projections';
+import { addUpPerKey } from '../shards/add-up-per-key';
+import { RunServers } from '../shards/run-servers';
 
 /** One minute of one priority: what the dashboard's charts plot. */
 export interface QueueHistoryPoint {
@@ -26,7 +30,8 @@ export const QUEUE_HISTORY_MAX_MINUTES = ACTIVITY_RETENTION_HOURS * 60;
 
 /**
  * The last minutes of run activity per priority (the run-activity read model): a team's own runs, or
- * every team's for the admin; optionally of one queue. Minutes without activity are absent.
+ * every team's for the admin; optionally of one queue. Minutes without activity are absent. Each server
+ * runs are kept on counts its own runs' activity: the minutes are added up over them.
  */
 export class QueueHistory extends Query<QueueHistoryPoint[]> {
   constructor(
@@ -40,7 +45,7 @@ export class QueueHistory extends Query<QueueHistoryPoint[]> {
 
 @QueryHandler(QueueHistory)
 export class QueueHistoryHandler implements IQueryHandler<QueueHistory> {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  constructor(private readonly servers: RunServers) {}
 
   async execute({ caller, queue, minutes }: QueueHistory): Promise<QueueHistoryPoint[]> {
     if (!Number.isInteger(minutes) || minutes < 1 || minutes > QUEUE_HISTORY_MAX_MINUTES)
@@ -52,7 +57,14 @@ export class QueueHistoryHandler implements IQueryHandler<QueueHistory> {
         },
       );
     const team = caller.kind === 'admin' ? undefined : caller.team;
-    const rows = await listActivityMinutes(this.pool, team, queue, minutes);
+    const answers = await Promise.all(
+      this.servers.all.map((server) => listActivityMinutes(server.pool, team, queue, minutes)),
+    );
+    // In time order, then by priority, as each server answers.
+    const rows = addUpPerKey(answers, (row) => `${row.minute.toISOString()} ${row.priority}`, addActivity).sort(
+      (a, b) =>
+        a.minute.getTime() - b.minute.getTime() || (a.priority < b.priority ? -1 : a.priority > b.priority ? 1 : 0),
+    );
     return rows.map((row) => ({
       minute: row.minute,
       priority: row.priority as Priority,
@@ -65,4 +77,21 @@ export class QueueHistoryHandler implements IQueryHandler<QueueHistory> {
       lagP99Seconds: lagQuantileSeconds(row.lag_counts, 0.99),
     }));
   }
+}
+
+/** Two servers' activity of one minute and priority: the counts and the lag histograms' buckets summed. */
+function addActivity(a: ActivityMinuteRow, b: ActivityMinuteRow): ActivityMinuteRow {
+  return {
+    minute: a.minute,
+    priority: a.priority,
+    leased: a.leased + b.leased,
+    succeeded: a.succeeded + b.succeeded,
+    failed: a.failed + b.failed,
+    lease_expired: a.lease_expired + b.lease_expired,
+    dead: a.dead + b.dead,
+    lag_counts: Array.from(
+      { length: Math.max(a.lag_counts.length, b.lag_counts.length) },
+      (_, i) => (a.lag_counts[i] ?? 0) + (b.lag_counts[i] ?? 0),
+    ),
+  };
 }

@@ -18,29 +18,32 @@ function deadRunsOf(team: string): string {
 }
 
 const TEAM_PAGE = deadRunsOf('$5');
-/** The admin's: a page of each team's, merged (teams are few). */
-const EVERY_TEAM_PAGE = `SELECT p.* FROM teams t CROSS JOIN LATERAL (${deadRunsOf('t.id')}) p
+/**
+ * The admin's: a page of each team's ($5, every team's id: the teams are in the control database, the
+ * runs may be on a server of their own), merged (teams are few).
+ */
+const EVERY_TEAM_PAGE = `SELECT p.* FROM unnest($5::text[]) AS t(id) CROSS JOIN LATERAL (${deadRunsOf('t.id')}) p
   ORDER BY p.list_dead_at DESC, p.list_run_id DESC
   LIMIT $4`;
 
 /**
- * A page of the dead runs of a team (undefined: of every team, for the admin), newest first. Keyset
+ * A page of the dead runs of a team (the ids of every team: the admin's), newest first. Keyset
  * pagination on (dead_at, run_id): runs that die while a client pages only appear before its cursor, so
  * pages never repeat or skip. Plan: Index Scan using runs_dlq_idx (team, dead_at DESC, run_id DESC),
  * partial on dead, kept runs (one per team for the admin's).
  */
 export async function listDeadRuns(
   db: Queryable,
-  team: string | undefined,
+  teams: string | readonly string[],
   job: string | undefined,
   after: DlqCursor | undefined,
   limit: number,
 ): Promise<PresentRun[]> {
-  const values: unknown[] = [job ?? null, after?.deadAt ?? null, after?.runId ?? null, limit];
+  const values: unknown[] = [job ?? null, after?.deadAt ?? null, after?.runId ?? null, limit, teams];
   const { rows } = await db.query<RunRow>(
-    team === undefined
-      ? { name: 'dlq_list_every_team', text: EVERY_TEAM_PAGE, values }
-      : { name: 'dlq_list', text: TEAM_PAGE, values: [...values, team] },
+    typeof teams === 'string'
+      ? { name: 'dlq_list', text: TEAM_PAGE, values }
+      : { name: 'dlq_list_every_team', text: EVERY_TEAM_PAGE, values },
   );
   return rows.map(runFromRow);
 }

@@ -1,10 +1,7 @@
-import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
-import type { Pool } from 'pg';
 import { ABSENT, DomainError, runStreamId, type PresentRun, type ReaderCaller } from '@chronicle/domain';
-import type { EventStore } from '@chronicle/event-store';
-import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { findRunSnapshot } from '@chronicle/projections';
+import { RunServers } from '../shards/run-servers';
 import { visibleRun } from '../runs/run-stream';
 import { attemptHistory, type AttemptView } from './attempt-history';
 
@@ -20,16 +17,14 @@ export class GetDeadLetter extends Query<{ run: PresentRun; attempts: AttemptVie
 
 @QueryHandler(GetDeadLetter)
 export class GetDeadLetterHandler implements IQueryHandler<GetDeadLetter> {
-  constructor(
-    @Inject(EVENT_STORE) private readonly eventStore: EventStore,
-    @Inject(PG_POOL) private readonly pool: Pool,
-  ) {}
+  constructor(private readonly servers: RunServers) {}
 
   async execute({ caller, runId }: GetDeadLetter): Promise<{ run: PresentRun; attempts: AttemptView[] }> {
     // The entry from the read model; its attempts from the log, which alone keeps each one.
-    const run = visibleRun(caller, (await findRunSnapshot(this.pool, runId)) ?? ABSENT, runId);
+    const { pool, eventStore } = this.servers.ofRun(runId);
+    const run = visibleRun(caller, (await findRunSnapshot(pool, runId)) ?? ABSENT, runId);
     if (run.status !== 'dead' || run.discarded)
       throw new DomainError('not-found', `run ${runId} is not in the dead-letter queue`);
-    return { run, attempts: attemptHistory(await this.eventStore.readStream(runStreamId(runId))) };
+    return { run, attempts: attemptHistory(await eventStore.readStream(runStreamId(runId))) };
   }
 }

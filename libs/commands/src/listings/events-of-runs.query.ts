@@ -1,8 +1,7 @@
-import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import { runStreamId } from '@chronicle/domain';
-import type { EventStore, RecordedEvent } from '@chronicle/event-store';
-import { EVENT_STORE } from '@chronicle/platform';
+import type { RecordedEvent } from '@chronicle/event-store';
+import { RunServers } from '../shards/run-servers';
 
 /**
  * The whole history of each of these runs, from the log, by run id: one read for a page of runs
@@ -17,10 +16,16 @@ export class GetEventsOfRuns extends Query<Map<string, readonly RecordedEvent[]>
 
 @QueryHandler(GetEventsOfRuns)
 export class GetEventsOfRunsHandler implements IQueryHandler<GetEventsOfRuns> {
-  constructor(@Inject(EVENT_STORE) private readonly eventStore: EventStore) {}
+  constructor(private readonly servers: RunServers) {}
 
   async execute({ runIds }: GetEventsOfRuns): Promise<Map<string, readonly RecordedEvent[]>> {
-    const byStream = await this.eventStore.readStreams(runIds.map(runStreamId));
+    // One read of each server's log the runs are on.
+    const read = await Promise.all(
+      this.servers
+        .split(runIds, (id) => this.servers.ofRun(id))
+        .map(([server, ids]) => server.eventStore.readStreams(ids.map(runStreamId))),
+    );
+    const byStream = new Map(read.flatMap((streams) => [...streams]));
     return new Map(runIds.map((id) => [id, byStream.get(runStreamId(id)) ?? []]));
   }
 }

@@ -4,6 +4,8 @@ import type { Pool } from 'pg';
 import { listedTeam, type PresentRun, type ReaderCaller, type RunState } from '@chronicle/domain';
 import { CLOCK, PG_POOL, type Clock } from '@chronicle/platform';
 import { decodeTimeCursor, pageOf, sizeOf, type Page, type PageRequest } from './page';
+import { RunServers } from '../shards/run-servers';
+import { teamIds } from '../teams/team-ids.sql';
 import { listRuns, listRunsOfJobs, type ListedRun, type RunKey, type RunsFilter } from './runs-listing.sql';
 
 /**
@@ -35,21 +37,30 @@ export class ListRunsOfJobs extends Query<Map<string, Page<PresentRun>>> {
   }
 }
 
+/**
+ * A page over every server the runs are on: each server's next page after the same key, merged in the
+ * listing's order (RunServers.merged).
+ */
 @QueryHandler(ListRuns)
 export class ListRunsHandler implements IQueryHandler<ListRuns> {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly servers: RunServers,
   ) {}
 
   async execute({ caller, filter, page }: ListRuns): Promise<Page<PresentRun>> {
     const size = sizeOf(page);
-    const rows = await listRuns(this.pool, {
-      filter: { ...filter, team: listedTeam(caller, filter.team) },
+    const team = listedTeam(caller, filter.team);
+    const everyTeam = team === undefined && filter.job === undefined && filter.queue === undefined;
+    const query = {
+      filter: { ...filter, team },
       after: runKeyOf(page),
       limit: size + 1,
       now: this.clock.now(),
-    });
+      ...(everyTeam && this.servers.all.length > 1 ? { teams: await teamIds(this.pool) } : {}),
+    };
+    const rows = await this.servers.merged((server) => listRuns(server.pool, query), listedKey, size + 1);
     return runsPage(rows, size);
   }
 }
@@ -57,20 +68,28 @@ export class ListRunsHandler implements IQueryHandler<ListRuns> {
 @QueryHandler(ListRunsOfJobs)
 export class ListRunsOfJobsHandler implements IQueryHandler<ListRunsOfJobs> {
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly servers: RunServers,
   ) {}
 
   async execute({ caller, jobs, state, page }: ListRunsOfJobs): Promise<Map<string, Page<PresentRun>>> {
     const size = sizeOf(page);
-    const byJob = await listRunsOfJobs(this.pool, jobs, {
+    const query = {
       filter: { team: listedTeam(caller, undefined), state },
       after: runKeyOf(page),
       limit: size + 1,
       now: this.clock.now(),
-    });
-    return new Map([...byJob].map(([job, rows]) => [job, runsPage(rows, size)]));
+    };
+    // A job's runs are all on its shard's server.
+    const byJob = new Map<string, ListedRun[]>();
+    for (const [server, ofServer] of this.servers.split(jobs, (job) => this.servers.ofJob(job)))
+      for (const [job, rows] of await listRunsOfJobs(server.pool, ofServer, query)) byJob.set(job, rows);
+    return new Map(jobs.map((job) => [job, runsPage(byJob.get(job) ?? [], size)]));
   }
+}
+
+function listedKey({ key }: ListedRun): [string, string] {
+  return [key.dueAt.toISOString(), key.runId];
 }
 
 function runsPage(rows: readonly ListedRun[], size: number): Page<PresentRun> {

@@ -3,7 +3,9 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import { PRIORITIES, type ReaderCaller } from '@chronicle/domain';
 import { CLOCK, PG_POOL, type Clock } from '@chronicle/platform';
-import { countQueueRuns, findGrantedQueues } from './queue-stats.sql';
+import { addUpPerKey } from '../shards/add-up-per-key';
+import { RunServers } from '../shards/run-servers';
+import { countQueueRuns, findGrantedQueues, type QueueStatsRow } from './queue-stats.sql';
 
 /** The runs of one queue and priority that are waiting, running or dead, as the overview shows them. */
 export interface QueueStats {
@@ -18,8 +20,9 @@ export interface QueueStats {
 }
 
 /**
- * Per queue and priority, of the team's own runs (the admin: every team's). Every queue the caller is
- * granted is there with each priority, zeros included; by queue, then priority (critical first).
+ * Per queue and priority, of the team's own runs (the admin: every team's), counted on every server runs
+ * are kept on and added up. Every queue the caller is granted is there with each priority, zeros
+ * included; by queue, then priority (critical first).
  */
 export class GetQueueStats extends Query<QueueStats[]> {
   constructor(readonly caller: ReaderCaller) {
@@ -31,18 +34,21 @@ export class GetQueueStats extends Query<QueueStats[]> {
 export class GetQueueStatsHandler implements IQueryHandler<GetQueueStats> {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly servers: RunServers,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async execute({ caller }: GetQueueStats): Promise<QueueStats[]> {
     const now = this.clock.now();
     const team = caller.kind === 'team' ? caller.team : undefined;
-    const [rows, queues] = await Promise.all([
-      countQueueRuns(this.pool, team, now),
+    // The runs are counted where they are kept; the grants are the control database's.
+    const [answers, queues] = await Promise.all([
+      Promise.all(this.servers.all.map((server) => countQueueRuns(server.pool, team, now))),
       caller.kind === 'team' ? caller.queues : findGrantedQueues(this.pool),
     ]);
-    const stats = new Map<string, QueueStats>();
     const key = (queue: string, priority: string): string => JSON.stringify([queue, priority]);
+    const rows = addUpPerKey(answers, (row) => key(row.queue, row.priority), addQueueRuns);
+    const stats = new Map<string, QueueStats>();
     for (const queue of queues)
       for (const priority of PRIORITIES)
         stats.set(key(queue, priority), {
@@ -70,4 +76,20 @@ export class GetQueueStatsHandler implements IQueryHandler<GetQueueStats> {
       a.queue === b.queue ? rank(a.priority) - rank(b.priority) : a.queue < b.queue ? -1 : 1,
     );
   }
+}
+
+/** Two servers' counts of one queue and priority: summed, and the older of their oldest ready runs. */
+function addQueueRuns(a: QueueStatsRow, b: QueueStatsRow): QueueStatsRow {
+  return {
+    queue: a.queue,
+    priority: a.priority,
+    ready: a.ready + b.ready,
+    leased: a.leased + b.leased,
+    retry_wait: a.retry_wait + b.retry_wait,
+    dead: a.dead + b.dead,
+    oldest_ready_at:
+      a.oldest_ready_at === null || (b.oldest_ready_at !== null && b.oldest_ready_at < a.oldest_ready_at)
+        ? b.oldest_ready_at
+        : a.oldest_ready_at,
+  };
 }

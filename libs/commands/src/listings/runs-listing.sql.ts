@@ -33,6 +33,11 @@ export interface RunsPageQuery {
   readonly limit: number;
   /** `ready` is derived from time: the clock the views show states with. */
   readonly now: Date;
+  /**
+   * The admin's listing of every team: the teams' ids (the control database's; the runs may be on a
+   * server of their own). Unset: the `teams` of the database asked.
+   */
+  readonly teams?: readonly string[];
 }
 
 type ListedRow = RunRow & { readonly list_due_at: Date; readonly list_run_id: string };
@@ -77,8 +82,9 @@ export function runsPageSql(query: RunsPageQuery): { text: string; values: unkno
   const limit = param(query.limit);
   const page = pageSql(from, conditions, limit);
   if (!everyTeam) return { text: page, values };
+  const teams = query.teams === undefined ? 'teams t' : `unnest(${param(query.teams)}::text[]) AS t(id)`;
   return {
-    text: `SELECT p.* FROM teams t CROSS JOIN LATERAL (${page}) p
+    text: `SELECT p.* FROM ${teams} CROSS JOIN LATERAL (${page}) p
             ORDER BY p.list_due_at DESC, p.list_run_id DESC
             LIMIT ${limit}`,
     values,

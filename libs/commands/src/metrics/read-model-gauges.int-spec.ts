@@ -1,7 +1,7 @@
 import type { QueryBus } from '@nestjs/cqrs';
 import { Registry } from 'prom-client';
 import { createPool, createLogger, systemClock } from '@chronicle/platform';
-import { createTestDatabase, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, runServers, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
 import { GetQueueStatsHandler, type GetQueueStats } from '../listings/queue-stats.query';
 import { ReadModelGauges } from './read-model-gauges';
 
@@ -28,7 +28,7 @@ describe('ReadModelGauges: the read models as Prometheus scrapes them', () => {
   });
 
   it("asks the overview's query once per scrape for the three queue gauges, and shows what it counted", async () => {
-    const handler = new GetQueueStatsHandler(db.pool, systemClock);
+    const handler = new GetQueueStatsHandler(db.pool, runServers(db.eventStore, db.pool), systemClock);
     const asked: GetQueueStats[] = [];
     const queries = { execute: (query: GetQueueStats) => (asked.push(query), handler.execute(query)) };
     const registry = new Registry();

@@ -13,9 +13,10 @@ export const PROJECTION_LAG_LIMIT = 100_000;
 /**
  * The gauges of the read models, computed as Prometheus scrapes (prom-client's `collect`) from SQL, so
  * that every API replica answers the same: the ready runs and the age of the oldest per queue and
- * priority, the DLQ per queue (the overview's GetQueueStats, of every team), and each projection's
- * distance from the log's head. The queue gauges share one query per scrape. A read that fails leaves
- * its gauges out of that scrape (logged), and the process's other metrics are still served.
+ * priority, the DLQ per queue (the overview's GetQueueStats, of every team, which counts the runs on
+ * every server they are kept on and adds them up), and each projection's distance from the control
+ * database's log's head. The queue gauges share one query per scrape. A read that fails leaves its
+ * gauges out of that scrape (logged), and the process's other metrics are still served.
  */
 @Injectable()
 export class ReadModelGauges {

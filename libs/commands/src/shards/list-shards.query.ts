@@ -2,6 +2,8 @@ import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import { CONFIG, PG_POOL, type Config } from '@chronicle/platform';
+import { addUpPerKey } from './add-up-per-key';
+import { RunServers } from './run-servers';
 
 /** One shard as GET /v1/admin/shards shows it. */
 export interface ShardView {
@@ -15,6 +17,8 @@ export interface ShardView {
   readonly lastReapedAt: Date | null;
   /** Runs of the shard that come due within the next minute (waiting now, ready then). */
   readonly dueNextMinute: number;
+  /** The server its runs are on: its name in the shard map (`host:port/database`), `control` without one. */
+  readonly server: string;
 }
 
 /** Every shard of the deployment, in order, with its owner and the owner's last passes (admin). */
@@ -27,33 +31,55 @@ interface ShardRow {
   lease_expires_at: Date | null;
   last_materialised_at: Date | null;
   last_reaped_at: Date | null;
-  due_next_minute: number;
+}
+
+interface DueRow {
+  shard: number;
+  n: number;
 }
 
 @QueryHandler(ListShards)
 export class ListShardsHandler implements IQueryHandler<ListShards> {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly servers: RunServers,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   async execute(): Promise<ShardView[]> {
-    // A shard no node has made a row for yet (no scheduler started) reads as free, epoch 0.
-    const { rows } = await this.pool.query<ShardRow>({
-      name: 'admin_list_shards',
-      text: `WITH due AS (
-               SELECT chronicle_shard(r.job, $1) AS shard, count(*)::int AS n FROM ready_runs r
-                WHERE r.available_at > now() AND r.available_at <= now() + interval '1 minute'
-                GROUP BY 1
-             )
-             SELECT s.shard, l.owner, coalesce(l.epoch, 0) AS epoch, l.lease_expires_at,
-                    l.last_materialised_at, l.last_reaped_at, coalesce(due.n, 0) AS due_next_minute
-               FROM generate_series(0, $1 - 1) AS s(shard)
-               LEFT JOIN shard_leases l ON l.shard = s.shard
-               LEFT JOIN due ON due.shard = s.shard
-              ORDER BY s.shard`,
-      values: [this.config.shards],
-    });
+    // The leases are the control database's; the waiting runs are counted on every server and added up
+    // per shard (a shard's runs are on its server, and those made before the map in the control database).
+    const [{ rows }, answers] = await Promise.all([
+      // A shard no node has made a row for yet (no scheduler started) reads as free, epoch 0.
+      this.pool.query<ShardRow>({
+        name: 'admin_list_shards',
+        text: `SELECT s.shard, l.owner, coalesce(l.epoch, 0) AS epoch, l.lease_expires_at,
+                      l.last_materialised_at, l.last_reaped_at
+                 FROM generate_series(0, $1 - 1) AS s(shard)
+                 LEFT JOIN shard_leases l ON l.shard = s.shard
+                ORDER BY s.shard`,
+        values: [this.config.shards],
+      }),
+      Promise.all(
+        this.servers.all.map(async (server) => {
+          const { rows: due } = await server.pool.query<DueRow>({
+            name: 'admin_shards_due_next_minute',
+            text: `SELECT chronicle_shard(job, $1) AS shard, count(*)::int AS n FROM ready_runs
+                    WHERE available_at > now() AND available_at <= now() + interval '1 minute'
+                    GROUP BY 1`,
+            values: [this.config.shards],
+          });
+          return due;
+        }),
+      ),
+    ]);
+    const due = new Map(
+      addUpPerKey(
+        answers,
+        (row) => row.shard,
+        (a, b) => ({ shard: a.shard, n: a.n + b.n }),
+      ).map((r) => [r.shard, r.n]),
+    );
     return rows.map((r) => ({
       shard: r.shard,
       owner: r.owner,
@@ -61,7 +87,8 @@ export class ListShardsHandler implements IQueryHandler<ListShards> {
       leaseExpiresAt: r.lease_expires_at,
       lastMaterialisedAt: r.last_materialised_at,
       lastReapedAt: r.last_reaped_at,
-      dueNextMinute: r.due_next_minute,
+      dueNextMinute: due.get(r.shard) ?? 0,
+      server: this.servers.ofShard(r.shard).name,
     }));
   }
 }

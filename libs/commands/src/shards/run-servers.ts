@@ -86,6 +86,13 @@ export class RunServers {
     return this.byShard[shardOf(job, this.config.shards)]!;
   }
 
+  /** The server a logical shard's runs are on (0 to SHARDS - 1). */
+  ofShard(shard: number): RunServer {
+    const server = this.byShard[shard];
+    if (server === undefined) throw new RangeError(`no shard ${shard} of ${this.config.shards}`);
+    return server;
+  }
+
   /** The server of a run, by the slot its id names; a run whose id names none is in the control database. */
   ofRun(runId: string): RunServer {
     const slot = runSlot(runId);
@@ -104,9 +111,31 @@ export class RunServers {
     return [...groups];
   }
 
+  /**
+   * A page over every server: each answers its own first `limit` items after the same cursor, in one
+   * order (by `keyOf`, newest first, as the listings are), and the first `limit` of them all are the
+   * page. With one server, its answer as it is.
+   */
+  async merged<T>(
+    page: (server: RunServer) => Promise<readonly T[]>,
+    keyOf: (item: T) => readonly [string, string],
+    limit: number,
+  ): Promise<T[]> {
+    if (this.all.length === 1) return [...(await page(this.all[0]!))];
+    const keyed = (await Promise.all(this.all.map(page))).flat().map((item) => ({ item, key: keyOf(item) }));
+    keyed.sort((a, b) => newestFirst(a.key, b.key));
+    return keyed.slice(0, limit).map(({ item }) => item);
+  }
+
   /** Every server, starting at the next one each call: claims draw from them in turn. */
   rotation(): RunServer[] {
     const start = this.turn++ % this.all.length;
     return [...this.all.slice(start), ...this.all.slice(0, start)];
   }
+}
+
+/** Descending by (time, id), as the listings' keyset order (ISO times compare as strings). */
+function newestFirst(a: readonly [string, string], b: readonly [string, string]): number {
+  if (a[0] !== b[0]) return a[0] < b[0] ? 1 : -1;
+  return a[1] === b[1] ? 0 : a[1] < b[1] ? 1 : -1;
 }
