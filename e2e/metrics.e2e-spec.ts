@@ -77,6 +77,7 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
       chronicle_canary_consecutive_missed: 'gauge',
       chronicle_shard_grants_total: 'counter',
       chronicle_shard_writes_refused_total: 'counter',
+      chronicle_run_server_up: 'gauge',
     });
     // Every queue granted shows every priority, zeros included. The canaries' queue shows too once the
     // scheduler has materialised their first runs, which may be before this scrape or after it.

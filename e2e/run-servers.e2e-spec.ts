@@ -260,6 +260,77 @@ describe('runs on several PostgreSQL servers', () => {
       })),
     );
   });
+  it("answers for a server's shards with 503 shard-unavailable while it is down, and goes on with the others", async () => {
+    const third = servers.primaries[2];
+    const name = (i: number): string => `127.0.0.1:${servers.primaries[i]!.port}/postgres`;
+    const waiting = await team.post<{ runId: string }>(`/v1/jobs/${jobs[2]}/runs`, { payload: { before: true } });
+    expect(waiting.status).toBe(201);
+    await third!.stop('immediate');
+
+    const refused = await team.post<Record<string, unknown>>(`/v1/jobs/${jobs[2]}/runs`, {});
+    expect(refused.status).toBe(503);
+    expect(refused.contentType).toMatch(/application\/problem\+json/);
+    expect(refused.body).toMatchObject({ type: '/problems/shard-unavailable', server: name(2), shards: [2] });
+    const page = await team.get<{ status?: number; type?: string }>(`/v1/runs/${waiting.body.runId}`);
+    expect([page.status, page.body.type]).toEqual([503, '/problems/shard-unavailable']);
+
+    // The other servers' runs flow: enqueued, leased and completed.
+    const flowing = await team.post<{ runId: string }>(`/v1/jobs/${jobs[0]}/runs`, {});
+    expect(flowing.status).toBe(201);
+    const leases: Lease[] = [];
+    await waitFor(
+      async () => {
+        leases.push(
+          ...(await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 10 })).body.leases,
+        );
+        return leases.some((l) => l.runId === flowing.body.runId);
+      },
+      { description: 'the run on a server that is up leased' },
+    );
+    const done = await worker.post<{ results: Array<{ runId: string; state?: string }> }>('/v1/runs:complete', {
+      completions: leases.map((l) => ({ runId: l.runId, fencingToken: l.fencingToken, outcome: 'success' })),
+    });
+    expect(done.body.results.find((r) => r.runId === flowing.body.runId)?.state).toBe('succeeded');
+
+    const listing = await team.get<{ items: Array<{ runId: string }>; unavailable?: unknown }>('/v1/runs?limit=100');
+    expect(listing.status).toBe(200);
+    expect(listing.body.unavailable).toEqual([{ server: name(2), shards: [2] }]);
+    expect(listing.body.items.map((r) => r.runId)).toContain(flowing.body.runId);
+
+    const health = await apiClient(app.url).get<{ status: string; checks: { runServers: unknown[] } }>('/healthz');
+    expect([health.status, health.body.status]).toEqual([200, 'degraded']);
+    expect(health.body.checks.runServers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ server: name(2), shards: [2], status: 'down' }),
+        { server: name(0), shards: [0, 3], status: 'up' },
+      ]),
+    );
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toContain(`chronicle_run_server_up{server="${name(2)}"} 0`);
+    expect(metrics).toContain(`chronicle_run_server_up{server="${name(0)}"} 1`);
+
+    // Back: its runs go on where their events left them.
+    await third!.start();
+    await waitFor(async () => (await team.get(`/v1/runs/${waiting.body.runId}`)).status === 200, {
+      description: 'the server back',
+      timeoutMs: 20_000,
+    });
+    const after: Lease[] = [];
+    await waitFor(
+      async () => {
+        after.push(
+          ...(await worker.post<{ leases: Lease[] }>('/v1/lease', { queues: ['billing'], max: 10 })).body.leases,
+        );
+        return after.some((l) => l.runId === waiting.body.runId);
+      },
+      { description: 'the run enqueued before the stop leased', timeoutMs: 20_000 },
+    );
+    expect(new Set([...leases, ...after].map((l) => `${l.runId}#${l.fencingToken}`)).size).toBe(
+      leases.length + after.length,
+    );
+    const healthy = await apiClient(app.url).get<{ status: string }>('/healthz');
+    expect(healthy.body.status).toBe('ok');
+  });
 });
 
 /** A job name of `shard`, of the SHARDS. */

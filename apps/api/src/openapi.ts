@@ -38,7 +38,10 @@ const CHECK = {
 const Health = shape(
   {
     required: {
-      status: { ...oneOf(['ok', 'degraded', 'unavailable']), description: 'degraded: a canary missed; still serving' },
+      status: {
+        ...oneOf(['ok', 'degraded', 'unavailable']),
+        description: 'degraded: a canary missed, or a server runs are kept on does not answer; still serving',
+      },
       checks: shape({
         required: {
           eventStore: shape({ ...CHECK, required: { ...CHECK.required, kind: { ...text(), example: 'postgres' } } }),
@@ -50,6 +53,20 @@ const Health = shape(
               error: { ...text(), description: 'unknown: why' },
             },
           }),
+        },
+        optional: {
+          runServers: {
+            ...list(
+              shape(
+                {
+                  ...CHECK,
+                  required: { ...CHECK.required, server: text(), shards: list(integer(0)) },
+                },
+                'RunServerCheck',
+              ),
+            ),
+            description: 'with runs on several servers (docs/sharding.md): each server but the control database',
+          },
         },
       }),
     },

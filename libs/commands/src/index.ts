@@ -19,7 +19,7 @@ export { GetJobVersions } from './jobs/job-versions.query';
 export { GetEventsOfRuns } from './listings/events-of-runs.query';
 export { ListJobs } from './listings/list-jobs.query';
 export { ListRuns, ListRunsOfJobs } from './listings/list-runs.query';
-export { type Page, type PageRequest } from './listings/page';
+export { type Page, type PageRequest, type UnavailableShards } from './listings/page';
 export { GetQueueStats, type QueueStats } from './listings/queue-stats.query';
 export { RunMetrics, RunMetricsModule } from './metrics/run-metrics';
 export {

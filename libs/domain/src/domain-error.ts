@@ -22,6 +22,8 @@ export const DOMAIN_ERROR_CODES = [
   'secret-in-payload',
   /** Too many attempts of something costly from one client (failed authentications): retry later. */
   'rate-limited',
+  /** The server a run's shard is kept on is not reachable (docs/sharding.md): its runs wait until it is back. */
+  'shard-unavailable',
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
@@ -31,6 +33,9 @@ export interface DomainErrorDetails {
   readonly field?: string;
   readonly quota?: string;
   readonly retryAfterSeconds?: number;
+  /** shard-unavailable: the server not reached, and the shards it keeps. */
+  readonly server?: string;
+  readonly shards?: readonly number[];
 }
 
 export class DomainError extends Error {

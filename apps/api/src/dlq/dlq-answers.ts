@@ -25,6 +25,12 @@ export const DeadRunPage = shape(
       items: list(ref(DeadRun)),
       nextCursor: { ...nullable(text()), description: 'pass as `cursor` for the next page; null on the last' },
     },
+    optional: {
+      unavailable: {
+        ...list(shape({ required: { server: text(), shards: list(integer(0)) } }, 'UnavailableShards')),
+        description: "present when a server of runs did not answer: this page lacks its shards' dead runs",
+      },
+    },
   },
   'DeadRunPage',
 );

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiParam } from '@nestjs/swagger';
-import { GetDeadLetter, ListDeadLetters, type AttemptView } from '@chronicle/commands';
+import { GetDeadLetter, ListDeadLetters, type AttemptView, type UnavailableShards } from '@chronicle/commands';
 import {
   NAME_PATTERN,
   parseRunId,
@@ -59,7 +59,7 @@ export class DlqController {
   async list(
     @CurrentCaller() caller: Caller,
     @CompiledQuery(DlqQuery) query: DlqQuery,
-  ): Promise<{ items: DeadRunView[]; nextCursor: string | null }> {
+  ): Promise<{ items: DeadRunView[]; nextCursor: string | null; unavailable?: readonly UnavailableShards[] }> {
     const page = await this.queries.execute(
       new ListDeadLetters(requireReader(caller), query.job, {
         after: query.cursor,
@@ -67,7 +67,11 @@ export class DlqController {
         names: REST_PAGE,
       }),
     );
-    return { items: page.items.map(({ node }) => deadRunView(node)), nextCursor: page.nextCursor };
+    return {
+      items: page.items.map(({ node }) => deadRunView(node)),
+      nextCursor: page.nextCursor,
+      ...(page.unavailable === undefined ? {} : { unavailable: page.unavailable }),
+    };
   }
 
   @Get(':id')

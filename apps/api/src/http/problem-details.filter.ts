@@ -36,6 +36,7 @@ export const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
   'quota-exceeded': 429,
   'secret-in-payload': 400,
   'rate-limited': 429,
+  'shard-unavailable': 503,
 };
 
 /** A domain refusal as problem details: one answer of a batch, or the whole response's. */

@@ -34,6 +34,8 @@ const MEANING: Record<ProblemSlug, string> = {
     "a payload carries what looks like a credential (`field` names where, never the value): name the secret instead, or allow the path in the job's `secretsAllowed`",
   'rate-limited':
     'too many failed authentications with this token, or from this address (a valid token still passes); retry after `Retry-After`',
+  'shard-unavailable':
+    "the server the run's shard is kept on is not reachable (`server` and `shards` name it); the other shards' runs go on; retry after `Retry-After`",
   unavailable: 'the database is not reachable right now; retry after `Retry-After`',
   'internal-error': 'the server could not complete the request; it has been logged',
 };

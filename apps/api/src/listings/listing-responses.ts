@@ -46,8 +46,19 @@ export class RunResponse {
   @ApiProperty({ description: 'made from a job in dry run: its worker has no effects' }) dryRun!: boolean;
 }
 
+/** A server of runs a page could not read (runs on several servers: docs/sharding.md), and its shards. */
+export class UnavailableShardsResponse {
+  @ApiProperty({ example: 'db-b:5432/runs' }) server!: string;
+  @ApiProperty({ type: [Number], example: [1, 5] }) shards!: number[];
+}
+
 export class RunsPageResponse {
   @ApiProperty({ type: () => [RunResponse] }) items!: RunResponse[];
   @ApiProperty({ type: String, nullable: true, description: 'pass as `cursor` for the next page; null on the last' })
   nextCursor!: string | null;
+  @ApiPropertyOptional({
+    type: () => [UnavailableShardsResponse],
+    description: "present when a server of runs did not answer: this page lacks its shards' runs",
+  })
+  unavailable?: UnavailableShardsResponse[];
 }

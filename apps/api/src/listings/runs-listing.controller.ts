@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { ListRuns } from '@chronicle/commands';
+import { ListRuns, type UnavailableShards } from '@chronicle/commands';
 import { requireReader, RUN_STATES, type Caller } from '@chronicle/domain';
 import { CLOCK, type Clock } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
@@ -41,7 +41,7 @@ export class RunsListingController {
   async list(
     @CurrentCaller() caller: Caller,
     @CompiledQuery(RunsQuery) query: RunsQuery,
-  ): Promise<{ items: RunView[]; nextCursor: string | null }> {
+  ): Promise<{ items: RunView[]; nextCursor: string | null; unavailable?: readonly UnavailableShards[] }> {
     const { cursor, limit, dueAfter, dueBefore, ...filter } = query;
     const page = await this.queries.execute(
       new ListRuns(
@@ -55,6 +55,10 @@ export class RunsListingController {
       ),
     );
     const now = this.clock.now();
-    return { items: page.items.map(({ node }) => runView(node, now)), nextCursor: page.nextCursor };
+    return {
+      items: page.items.map(({ node }) => runView(node, now)),
+      nextCursor: page.nextCursor,
+      ...(page.unavailable === undefined ? {} : { unavailable: page.unavailable }),
+    };
   }
 }

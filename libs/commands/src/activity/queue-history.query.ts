@@ -57,9 +57,7 @@ export class QueueHistoryHandler implements IQueryHandler<QueueHistory> {
         },
       );
     const team = caller.kind === 'admin' ? undefined : caller.team;
-    const answers = await Promise.all(
-      this.servers.all.map((server) => listActivityMinutes(server.pool, team, queue, minutes)),
-    );
+    const answers = await this.servers.answering((server) => listActivityMinutes(server.pool, team, queue, minutes));
     // In time order, then by priority, as each server answers.
     const rows = addUpPerKey(answers, (row) => `${row.minute.toISOString()} ${row.priority}`, addActivity).sort(
       (a, b) =>

@@ -3,7 +3,7 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import type { PresentRun, ReaderCaller } from '@chronicle/domain';
 import { PG_POOL } from '@chronicle/platform';
-import { decodeTimeCursor, pageOf, sizeOf, type Page, type PageRequest } from '../listings/page';
+import { decodeTimeCursor, pageOf, sizeOf, withUnavailable, type Page, type PageRequest } from '../listings/page';
 import { RunServers } from '../shards/run-servers';
 import { teamIds } from '../teams/team-ids.sql';
 import { listDeadRuns } from './dead-letters.sql';
@@ -32,11 +32,14 @@ export class ListDeadLettersHandler implements IQueryHandler<ListDeadLetters> {
     const after = key === undefined ? undefined : { deadAt: key.time, runId: key.id };
     const teams = caller.kind === 'team' ? caller.team : await teamIds(this.pool);
     // The next page of each server's, merged in the same order: the first size + 1 of them are the page's.
-    const rows = await this.servers.merged(
+    const { items, unavailable } = await this.servers.merged(
       (server) => listDeadRuns(server.pool, teams, job, after, size + 1),
       (run) => [run.death?.deadAt ?? '', run.definition.runId],
       size + 1,
     );
-    return pageOf(rows, size, (run) => [run.death?.deadAt ?? '', run.definition.runId]);
+    return withUnavailable(
+      pageOf(items, size, (run) => [run.death?.deadAt ?? '', run.definition.runId]),
+      unavailable,
+    );
   }
 }

@@ -3,7 +3,7 @@ import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import { listedTeam, type PresentRun, type ReaderCaller, type RunState } from '@chronicle/domain';
 import { CLOCK, PG_POOL, type Clock } from '@chronicle/platform';
-import { decodeTimeCursor, pageOf, sizeOf, type Page, type PageRequest } from './page';
+import { decodeTimeCursor, pageOf, sizeOf, withUnavailable, type Page, type PageRequest } from './page';
 import { RunServers } from '../shards/run-servers';
 import { teamIds } from '../teams/team-ids.sql';
 import { listRuns, listRunsOfJobs, type ListedRun, type RunKey, type RunsFilter } from './runs-listing.sql';
@@ -60,8 +60,12 @@ export class ListRunsHandler implements IQueryHandler<ListRuns> {
       now: this.clock.now(),
       ...(everyTeam && this.servers.all.length > 1 ? { teams: await teamIds(this.pool) } : {}),
     };
-    const rows = await this.servers.merged((server) => listRuns(server.pool, query), listedKey, size + 1);
-    return runsPage(rows, size);
+    const { items, unavailable } = await this.servers.merged(
+      (server) => listRuns(server.pool, query),
+      listedKey,
+      size + 1,
+    );
+    return withUnavailable(runsPage(items, size), unavailable);
   }
 }
 

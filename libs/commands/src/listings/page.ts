@@ -12,6 +12,14 @@ export interface PageRequest {
 export interface Page<T> {
   readonly items: ReadonlyArray<{ readonly node: T; readonly cursor: string }>;
   readonly nextCursor: string | null;
+  /** The servers of runs not reached for this page, and their shards: their runs are not in it (docs/sharding.md). */
+  readonly unavailable?: readonly UnavailableShards[];
+}
+
+/** A server of runs that did not answer, and the shards it keeps. */
+export interface UnavailableShards {
+  readonly server: string;
+  readonly shards: readonly number[];
 }
 
 /**
@@ -62,4 +70,9 @@ export function sizeOf(page: PageRequest): number {
 export function pageOf<T>(rows: readonly T[], size: number, keyOf: (row: T) => readonly string[]): Page<T> {
   const items = rows.slice(0, size).map((node) => ({ node, cursor: encodeCursor(keyOf(node)) }));
   return { items, nextCursor: rows.length > size ? items[items.length - 1]!.cursor : null };
+}
+
+/** `page`, saying which servers of runs it lacks when there are any. */
+export function withUnavailable<T>(page: Page<T>, unavailable: readonly UnavailableShards[]): Page<T> {
+  return unavailable.length === 0 ? page : { ...page, unavailable };
 }

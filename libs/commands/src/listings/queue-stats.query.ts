@@ -43,7 +43,7 @@ export class GetQueueStatsHandler implements IQueryHandler<GetQueueStats> {
     const team = caller.kind === 'team' ? caller.team : undefined;
     // The runs are counted where they are kept; the grants are the control database's.
     const [answers, queues] = await Promise.all([
-      Promise.all(this.servers.all.map((server) => countQueueRuns(server.pool, team, now))),
+      this.servers.answering((server) => countQueueRuns(server.pool, team, now)),
       caller.kind === 'team' ? caller.queues : findGrantedQueues(this.pool),
     ]);
     const key = (queue: string, priority: string): string => JSON.stringify([queue, priority]);

@@ -60,18 +60,16 @@ export class ListShardsHandler implements IQueryHandler<ListShards> {
                 ORDER BY s.shard`,
         values: [this.config.shards],
       }),
-      Promise.all(
-        this.servers.all.map(async (server) => {
-          const { rows: due } = await server.pool.query<DueRow>({
-            name: 'admin_shards_due_next_minute',
-            text: `SELECT chronicle_shard(job, $1) AS shard, count(*)::int AS n FROM ready_runs
+      this.servers.answering(async (server) => {
+        const { rows: due } = await server.pool.query<DueRow>({
+          name: 'admin_shards_due_next_minute',
+          text: `SELECT chronicle_shard(job, $1) AS shard, count(*)::int AS n FROM ready_runs
                     WHERE available_at > now() AND available_at <= now() + interval '1 minute'
                     GROUP BY 1`,
-            values: [this.config.shards],
-          });
-          return due;
-        }),
-      ),
+          values: [this.config.shards],
+        });
+        return due;
+      }),
     ]);
     const due = new Map(
       addUpPerKey(

@@ -1,10 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import type { EventStore, RunServerConnection } from '@chronicle/event-store';
+import { DomainError } from '@chronicle/domain';
+import { EventStoreError, type EventStore, type RunServerConnection } from '@chronicle/event-store';
 import {
   type Config,
   CONFIG,
   EVENT_STORE,
+  isUnavailable,
   type JsonLogger,
   LOGGER,
   PG_POOL,
@@ -13,6 +15,7 @@ import {
 import { RunDecisions } from '../unit-of-work/run-decisions';
 import { RunLog } from '../unit-of-work/run-log';
 import { RunReservations } from '../unit-of-work/run-reservations';
+import type { UnavailableShards } from '../listings/page';
 import { runSlot, shardOf } from './shard-of';
 
 /** A server runs are kept on, with the one place its run events are appended (docs/sharding.md). */
@@ -53,18 +56,21 @@ export class RunServers {
     const servers = connections.map((c): RunServer =>
       c.pool === controlPool
         ? { name: c.name, pool: c.pool, eventStore: controlStore, decisions: controlDecisions, isControl: true }
-        : {
-            name: c.name,
-            pool: c.pool,
-            eventStore: c.eventStore,
-            decisions: new RunDecisions(
-              c.eventStore,
-              c.pool,
-              new RunReservations(logger.child(`run-reservations@${c.name}`)),
-              runLog,
-            ),
-            isControl: false,
-          },
+        : unreachableAsShardUnavailable(
+            {
+              name: c.name,
+              pool: c.pool,
+              eventStore: c.eventStore,
+              decisions: new RunDecisions(
+                c.eventStore,
+                c.pool,
+                new RunReservations(logger.child(`run-reservations@${c.name}`)),
+                runLog,
+              ),
+              isControl: false,
+            },
+            c.shards,
+          ),
     );
     this.control = servers.find((s) => s.isControl) ?? {
       name: 'control',
@@ -120,11 +126,37 @@ export class RunServers {
     page: (server: RunServer) => Promise<readonly T[]>,
     keyOf: (item: T) => readonly [string, string],
     limit: number,
-  ): Promise<T[]> {
-    if (this.all.length === 1) return [...(await page(this.all[0]!))];
-    const keyed = (await Promise.all(this.all.map(page))).flat().map((item) => ({ item, key: keyOf(item) }));
+  ): Promise<{ items: T[]; unavailable: UnavailableShards[] }> {
+    if (this.all.length === 1) return { items: [...(await page(this.all[0]!))], unavailable: [] };
+    const answers = await Promise.all(this.all.map((server) => this.unlessUnavailable(() => page(server))));
+    const keyed = answers.flatMap((a) => (a.ok ? a.value : [])).map((item) => ({ item, key: keyOf(item) }));
     keyed.sort((a, b) => newestFirst(a.key, b.key));
-    return keyed.slice(0, limit).map(({ item }) => item);
+    return {
+      items: keyed.slice(0, limit).map(({ item }) => item),
+      unavailable: answers.flatMap((a) => (a.ok ? [] : [a.unavailable])),
+    };
+  }
+
+  /**
+   * `work` on one server, with its server's refusal as a value when it cannot be reached (the other
+   * servers' answers stand): what the listings, the claims and the counts over every server take.
+   */
+  async unlessUnavailable<R>(
+    work: () => Promise<R>,
+  ): Promise<{ ok: true; value: R } | { ok: false; unavailable: UnavailableShards; error: DomainError }> {
+    try {
+      return { ok: true, value: await work() };
+    } catch (err) {
+      const unavailable = shardUnavailable(err);
+      if (unavailable === undefined) throw err;
+      return { ok: false, unavailable, error: err as DomainError };
+    }
+  }
+
+  /** `work` on every server at once, the answers of those that answer (counts go on without a server down). */
+  async answering<R>(work: (server: RunServer) => Promise<R>): Promise<R[]> {
+    const answers = await Promise.all(this.all.map((server) => this.unlessUnavailable(() => work(server))));
+    return answers.flatMap((a) => (a.ok ? [a.value] : []));
   }
 
   /** Every server, starting at the next one each call: claims draw from them in turn. */
@@ -138,4 +170,52 @@ export class RunServers {
 function newestFirst(a: readonly [string, string], b: readonly [string, string]): number {
   if (a[0] !== b[0]) return a[0] < b[0] ? 1 : -1;
   return a[1] === b[1] ? 0 : a[1] < b[1] ? 1 : -1;
+}
+
+/** The server and shards a shard-unavailable refusal names; undefined for any other error. */
+export function shardUnavailable(err: unknown): UnavailableShards | undefined {
+  if (!(err instanceof DomainError) || err.code !== 'shard-unavailable') return undefined;
+  return { server: err.details.server ?? '', shards: err.details.shards ?? [] };
+}
+
+/**
+ * A server other than the control database, whose failures to answer (its pool's, its log's, its units
+ * of work's) become shard-unavailable refusals naming it and its shards: the API answers 503 for what
+ * needs it, and the listings, claims and counts over every server go on without it. The control
+ * database's failures stay what they are (nothing answers without it).
+ */
+function unreachableAsShardUnavailable(server: RunServer, shards: readonly number[]): RunServer {
+  const refusal = (): DomainError =>
+    new DomainError(
+      'shard-unavailable',
+      `server ${server.name} is not reachable: the runs of shards ${shards.join(', ')} wait until it is back`,
+      { server: server.name, shards, retryAfterSeconds: 1 },
+    );
+  return {
+    ...server,
+    pool: refusingWhenUnreachable(server.pool, refusal),
+    eventStore: refusingWhenUnreachable(server.eventStore, refusal),
+    decisions: refusingWhenUnreachable(server.decisions, refusal),
+  };
+}
+
+/** `target` with every promise its methods return turned into `refusal()` when it failed to reach its server. */
+function refusingWhenUnreachable<T extends object>(target: T, refusal: () => DomainError): T {
+  return new Proxy(target, {
+    get(object, property) {
+      const value: unknown = Reflect.get(object, property, object);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        const result: unknown = (value as (...a: unknown[]) => unknown).apply(object, args);
+        if (!(result instanceof Promise)) return result;
+        return result.catch((err: unknown) => {
+          throw unreachable(err) ? refusal() : err;
+        });
+      };
+    },
+  });
+}
+
+function unreachable(err: unknown): boolean {
+  return isUnavailable(err) || (err instanceof EventStoreError && err.code === 'event-store-unavailable');
 }

@@ -6,10 +6,11 @@ import { type Config, CONFIG } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
 import { leasesOf, prepareClaim, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
-import { prepareWorkerDecisions } from './decide-for-worker';
+import { prepareWorkerDecisions, type WorkerDecision } from './decide-for-worker';
+import type { RunDecision } from '../unit-of-work/run-batch';
 import { RunLog } from '../unit-of-work/run-log';
 import { RunMetrics } from '../metrics/run-metrics';
-import { RunServers } from '../shards/run-servers';
+import { type RunServer, RunServers } from '../shards/run-servers';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
 
@@ -89,25 +90,17 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     if (groups.length === 0) groups.push([this.servers.rotation()[0]!, []]);
     const done = await Promise.all(
       groups.map(async ([server, runIds], i) => {
-        const claimNext = i === 0 ? next : undefined;
-        const reserved = claimNext === undefined ? [] : await server.decisions.reservedRunIds();
-        return server.decisions.unitOfWork(async (work) => {
-          // Every lock before the first write: the completions' streams, then the claim's candidates.
-          const completing = await prepareWorkerDecisions(work.tx, caller, runIds, command);
-          const claim =
-            claimNext === undefined
-              ? undefined
-              : await prepareClaim(work.tx, caller, claimNext, this.config.priorityWeights, teamsServed, reserved);
-          const [completed, leased] = await work.decide({
-            batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
-          });
-          return {
-            decisions: completing.answer(completed!),
-            leases: leased === undefined ? [] : leasesOf(leased),
-            completed: completed!,
-            leased: leased ?? [],
-          };
-        });
+        // A server not reached refuses its runs' completions; the other servers' stand.
+        const answer = await this.servers.unlessUnavailable(() =>
+          this.completeOn(server, caller, runIds, command, i === 0 ? next : undefined, teamsServed),
+        );
+        if (answer.ok) return answer.value;
+        return {
+          decisions: runIds.map((runId) => ({ runId, refused: answer.error })),
+          leases: [],
+          completed: [],
+          leased: [],
+        };
       }),
     );
     const decisions = done.flatMap((d) => d.decisions);
@@ -127,5 +120,34 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       return { runId, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
     });
     return { results, leases: await withStoredPayloads(this.payloads, claimed.leases, leased) };
+  }
+
+  /** The completions of runs on one server, in one unit of work there, with the claim of `next` when given. */
+  private async completeOn(
+    server: RunServer,
+    caller: WorkerCaller,
+    runIds: readonly string[],
+    command: (run: PresentRun, now: Date) => RunCommand,
+    next: ClaimRequest | undefined,
+    teamsServed: number,
+  ): Promise<{ decisions: WorkerDecision[]; leases: LeasedRun[]; completed: RunDecision[]; leased: RunDecision[] }> {
+    const reserved = next === undefined ? [] : await server.decisions.reservedRunIds();
+    return server.decisions.unitOfWork(async (work) => {
+      // Every lock before the first write: the completions' streams, then the claim's candidates.
+      const completing = await prepareWorkerDecisions(work.tx, caller, runIds, command);
+      const claim =
+        next === undefined
+          ? undefined
+          : await prepareClaim(work.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
+      const [completed, leased] = await work.decide({
+        batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
+      });
+      return {
+        decisions: completing.answer(completed!),
+        leases: leased === undefined ? [] : leasesOf(leased),
+        completed: completed!,
+        leased: leased ?? [],
+      };
+    });
   }
 }

@@ -112,27 +112,33 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     const teamsServed = await this.teamsServed.of(caller, request.queues);
     const leases: LeasedRun[] = [];
     for (const server of this.servers.rotation()) {
-      const reserved = await server.decisions.reservedRunIds();
-      for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
-        const wanted = { ...request, max: request.max - leases.length };
-        const claimed = await this.timedClaim(() =>
-          server.decisions.unitOfWork((work) =>
-            claimReadyRuns(work, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
-          ),
-        );
-        this.metrics.countDecisions(claimed.decided);
-        leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
-        if (!claimed.capped || claimed.leases.length === 0) break;
-      }
+      // A server that cannot be reached is passed over: the others' runs are leased.
+      await this.servers.unlessUnavailable(async () => {
+        const reserved = await server.decisions.reservedRunIds();
+        for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
+          const wanted = { ...request, max: request.max - leases.length };
+          const claimed = await this.timedClaim(() =>
+            server.decisions.unitOfWork((work) =>
+              claimReadyRuns(work, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
+            ),
+          );
+          this.metrics.countDecisions(claimed.decided);
+          leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
+          if (!claimed.capped || claimed.leases.length === 0) break;
+        }
+      });
       if (leases.length >= request.max) break;
     }
     return leases;
   }
 
-  /** The earliest time a waiting run of these queues comes due, over every server. */
+  /** The earliest time a waiting run of these queues comes due, over every server that answers. */
   private async nextAvailableAt(queues: readonly string[], team: string | null): Promise<Date | null> {
-    const times = await Promise.all(this.servers.all.map((s) => nextAvailableAt(s.pool, queues, team)));
-    return times.reduce<Date | null>((first, t) => (t !== null && (first === null || t < first) ? t : first), null);
+    const answers = await Promise.all(
+      this.servers.all.map((s) => this.servers.unlessUnavailable(() => nextAvailableAt(s.pool, queues, team))),
+    );
+    const times = answers.flatMap((a) => (a.ok && a.value !== null ? [a.value] : []));
+    return times.reduce<Date | null>((first, t) => (first === null || t < first ? t : first), null);
   }
 
   private async timedClaim<T>(claim: () => Promise<T>): Promise<T> {
