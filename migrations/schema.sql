@@ -199,6 +199,8 @@ CREATE TABLE run_servers (
   name text NOT NULL,
   url text NOT NULL,
   added_at timestamp with time zone NOT NULL DEFAULT now(),
+  retired_at timestamp with time zone,
+  fenced_at timestamp with time zone,
   CONSTRAINT run_servers_pkey PRIMARY KEY (name)
 );
 

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { RunDecisions, RunLog, RunReservations, RunServers } from '@chronicle/commands';
-import type { EventStore } from '@chronicle/event-store';
+import { type EventStore, RunServerDirectory } from '@chronicle/event-store';
 import { createLogger, loadConfig } from '@chronicle/platform';
 
 /**
@@ -24,11 +24,20 @@ export function runServers(
   const config = loadConfig({});
   const control = {
     name: 'control',
+    url: '',
     shards: Array.from({ length: config.shards }, (_, shard) => shard),
     pool,
     eventStore: store,
     close: async () => undefined,
   };
   const logger = createLogger('error');
-  return new RunServers([control], config, pool, store, decisions, new RunLog(logger), logger);
+  return new RunServers(
+    RunServerDirectory.fixed(config, [control]),
+    config,
+    pool,
+    store,
+    decisions,
+    new RunLog(logger),
+    logger,
+  );
 }

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { ApiModule, configureApi } from '@chronicle/api';
 import type { Pool } from 'pg';
-import { connectRunServers, type EventStore } from '@chronicle/event-store';
+import { type EventStore, RunServerDirectory } from '@chronicle/event-store';
 import { systemClock, type Clock, loadConfig, createLogger, hashToken, type JsonLogger } from '@chronicle/platform';
 import { createApp, openRunServers, type RoleModules } from '@chronicle/runtime';
 
@@ -31,8 +31,18 @@ export async function startApp(
   const control = { url: '', pool, eventStore };
   const runServers =
     config.runShardUrls.length === 0
-      ? await connectRunServers(config, control, null, 'scheduler-e2e')
+      ? RunServerDirectory.fixed(config, [
+          {
+            name: 'control',
+            url: '',
+            shards: [...Array(config.shards).keys()],
+            pool,
+            eventStore,
+            close: async () => undefined,
+          },
+        ])
       : await openRunServers(config, control, 'scheduler-e2e');
+  runServers.follow(() => undefined);
   const runtime = {
     config,
     logger,
@@ -52,7 +62,7 @@ export async function startApp(
     app,
     close: async () => {
       await app.close();
-      for (const server of runServers) await server.close();
+      await runServers.close();
     },
   };
 }

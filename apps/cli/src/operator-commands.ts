@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { Command } from 'commander';
 import { createEventStore, type EventStore } from '@chronicle/event-store';
-import { createPool, loadConfig, migrate } from '@chronicle/platform';
+import { createPool, loadConfig, migrate, promoteStandby } from '@chronicle/platform';
 import {
   PROJECTIONS,
   loadCheckpoint,
@@ -104,7 +104,47 @@ export function operatorCommands(output: Output): Command[] {
       output.result({ applied }, applied.length === 0 ? 'nothing to migrate' : `applied ${applied.join(', ')}`);
     });
 
-  return [projections, migrateCommand];
+  const shards = new Command('shards').description(
+    'where the shards keep their runs (RUN_SHARD_URLS, docs/sharding.md): the map, and failover to a standby',
+  );
+
+  shards
+    .command('map')
+    .description("each shard's server and epoch; empty: every run in the control database")
+    .action(() =>
+      operate(async ({ pool }) => {
+        const { rows } = await pool.query<{ shard: number; server: string; epoch: string; placed_at: Date }>(
+          'SELECT shard, server, epoch, placed_at FROM shard_map ORDER BY shard',
+        );
+        output.table(
+          rows.map((r) => ({
+            shard: r.shard,
+            server: r.server,
+            epoch: Number(r.epoch),
+            placedAt: r.placed_at.toISOString(),
+          })),
+        );
+      }),
+    );
+
+  shards
+    .command('promote')
+    .argument('<server>', 'the server to replace, by its name in the map (host:port/database)')
+    .argument('<standby-url>', "the URL of its streaming standby, which becomes the shards' server")
+    .description(
+      "promote a server's standby and place its shards there under a newer epoch; the old server is set read-only when it answers",
+    )
+    .action((server: string, standbyUrl: string) =>
+      operate(async ({ pool }) => {
+        const promotion = await promoteStandby(pool, server, standbyUrl);
+        output.result(
+          promotion,
+          `shards ${promotion.shards.join(', ')} now on ${promotion.standby} (epoch ${promotion.epoch}); ${server} ${promotion.oldServerFenced ? 'set read-only' : 'not reached: set read-only when it answers'}`,
+        );
+      }),
+    );
+
+  return [projections, shards, migrateCommand];
 }
 
 /** The read models' pool and the configured store for `work`, closed after it. */

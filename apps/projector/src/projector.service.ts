@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
-import type { EventStore, RunServerConnection } from '@chronicle/event-store';
+import type { EventStore, RunServerConnection, RunServerDirectory } from '@chronicle/event-store';
 import type { Registry } from 'prom-client';
 import {
   type JsonLogger,
@@ -8,7 +8,7 @@ import {
   LOGGER,
   METRICS_REGISTRY,
   PG_POOL,
-  RUN_SERVER_CONNECTIONS,
+  RUN_SERVER_DIRECTORY,
 } from '@chronicle/platform';
 import { jobsProjection, PROJECTIONS, ProjectionRunner, RUN_PROJECTIONS } from '@chronicle/projections';
 
@@ -22,31 +22,55 @@ import { jobsProjection, PROJECTIONS, ProjectionRunner, RUN_PROJECTIONS } from '
 export class ProjectorService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly stop = new AbortController();
   private running: Promise<unknown> = Promise.resolve();
+  /** The runners of each server but the control database, by its pool, each with how to stop them. */
+  private readonly servers = new Map<Pool, { stop: AbortController; running: Promise<unknown> }>();
+  private unfollow: () => void = () => undefined;
 
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
-    @Inject(RUN_SERVER_CONNECTIONS) private readonly runServers: readonly RunServerConnection[],
+    @Inject(RUN_SERVER_DIRECTORY) private readonly directory: RunServerDirectory,
     @Inject(LOGGER) private readonly logger: JsonLogger,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
   ) {}
 
   onApplicationBootstrap(): void {
     const logger = this.logger.child('projector');
-    const options = { registry: this.registry };
-    const runners = [new ProjectionRunner(this.eventStore, this.pool, PROJECTIONS, logger, options)];
-    for (const server of this.runServers.filter((s) => s.pool !== this.pool)) {
-      const serverLogger = this.logger.child(`projector@${server.name}`);
-      runners.push(
-        new ProjectionRunner(server.eventStore, server.pool, RUN_PROJECTIONS, serverLogger, options),
-        new ProjectionRunner(this.eventStore, server.pool, [jobsProjection], serverLogger, options),
-      );
+    this.running = new ProjectionRunner(this.eventStore, this.pool, PROJECTIONS, logger, {
+      registry: this.registry,
+    }).run(this.stop.signal);
+    this.follow(this.directory.current);
+    // A failover or a move: the runners of the servers the map names now.
+    this.unfollow = this.directory.onChange((connections) => this.follow(connections));
+  }
+
+  /** Starts the runners of the servers new to the map, stops those of the servers it no longer names. */
+  private follow(connections: readonly RunServerConnection[]): void {
+    const named = new Set(connections.map((c) => c.pool));
+    for (const [pool, runners] of this.servers)
+      if (!named.has(pool)) {
+        runners.stop.abort();
+        this.servers.delete(pool);
+      }
+    for (const server of connections) {
+      if (server.pool === this.pool || this.servers.has(server.pool)) continue;
+      const stop = new AbortController();
+      const signal = AbortSignal.any([stop.signal, this.stop.signal]);
+      const logger = this.logger.child(`projector@${server.name}`);
+      const options = { registry: this.registry };
+      const running = Promise.all([
+        new ProjectionRunner(server.eventStore, server.pool, RUN_PROJECTIONS, logger, options).run(signal),
+        new ProjectionRunner(this.eventStore, server.pool, [jobsProjection], logger, options).run(signal),
+      ]);
+      this.servers.set(server.pool, { stop, running });
     }
-    this.running = Promise.all(runners.map((runner) => runner.run(this.stop.signal)));
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.unfollow();
     this.stop.abort();
-    await this.running.catch(() => undefined);
+    await Promise.all(
+      [this.running, ...[...this.servers.values()].map((r) => r.running)].map((p) => p.catch(() => undefined)),
+    );
   }
 }

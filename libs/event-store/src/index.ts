@@ -18,4 +18,9 @@ export {
 } from './event-store.port';
 export { InMemoryEventStore } from './in-memory/in-memory.event-store';
 export { PostgresEventStore } from './postgres/postgres.event-store';
-export { connectRunServers, type RunServerConnection } from './run-servers';
+export {
+  type ControlDatabase,
+  RunServerDirectory,
+  type RunServerConnection,
+  SHARD_MAP_REFRESH_MS,
+} from './run-servers';

@@ -20,7 +20,16 @@ export {
 export { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedded-postgres';
 export { migrate } from './database/migrate';
 export { type Queryable, createPool, survivingConnectionLoss, withTransaction } from './database/pg-pool';
-export { placeShards, readShardMap, runServerName, type RunServerAddress, type ShardMap } from './database/shard-map';
+export {
+  fenceRetiredServers,
+  placeShards,
+  promoteStandby,
+  type Promotion,
+  readShardMap,
+  runServerName,
+  type RunServerAddress,
+  type ShardMap,
+} from './database/shard-map';
 export { sqlList } from './database/sql-list';
 export { SQLSTATE, isUnavailable, sqlStateOf } from './database/sqlstate';
 export {
@@ -30,7 +39,7 @@ export {
   LOGGER,
   METRICS_REGISTRY,
   PG_POOL,
-  RUN_SERVER_CONNECTIONS,
+  RUN_SERVER_DIRECTORY,
 } from './di-tokens';
 export { findFreePort } from './free-port';
 export { JsonLogger, type LoggerOptions, createLogger } from './logging/logger';

@@ -2,14 +2,14 @@ import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Pool } from 'pg';
 import { Gauge, type Registry } from 'prom-client';
-import type { EventStore, RunServerConnection } from '@chronicle/event-store';
+import type { EventStore, RunServerDirectory } from '@chronicle/event-store';
 import {
   CANARY_DEGRADED_AFTER,
   CONFIG,
   EVENT_STORE,
   METRICS_REGISTRY,
   PG_POOL,
-  RUN_SERVER_CONNECTIONS,
+  RUN_SERVER_DIRECTORY,
   type Config,
 } from '@chronicle/platform';
 
@@ -31,16 +31,13 @@ type RunServerCheck = { readonly server: string; readonly shards: readonly numbe
  */
 @Controller()
 export class HealthController {
-  private readonly servers: readonly RunServerConnection[];
-
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CONFIG) private readonly config: Config,
-    @Inject(RUN_SERVER_CONNECTIONS) connections: readonly RunServerConnection[],
+    @Inject(RUN_SERVER_DIRECTORY) private readonly directory: RunServerDirectory,
     @Inject(METRICS_REGISTRY) registry: Registry,
   ) {
-    this.servers = connections.filter((c) => c.pool !== pool);
     const servers = (): Promise<RunServerCheck[]> => this.runServers();
     // Served by every process (no series without other servers), so that the alert's metric always exists.
     if (registry.getSingleMetric('chronicle_run_server_up') === undefined)
@@ -76,14 +73,16 @@ export class HealthController {
     });
   }
 
-  /** Each server runs are kept on but the control database, asked at once. */
+  /** Each server runs are kept on but the control database, as the shard map places them now, asked at once. */
   private runServers(): Promise<RunServerCheck[]> {
     return Promise.all(
-      this.servers.map(async (server) => ({
-        server: server.name,
-        shards: server.shards,
-        ...(await check(() => server.pool.query('SELECT 1'))),
-      })),
+      this.directory.current
+        .filter((server) => server.pool !== this.pool)
+        .map(async (server) => ({
+          server: server.name,
+          shards: server.shards,
+          ...(await check(() => server.pool.query('SELECT 1'))),
+        })),
     );
   }
 

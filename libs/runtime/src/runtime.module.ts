@@ -8,7 +8,7 @@ import {
   LOGGER,
   METRICS_REGISTRY,
   PG_POOL,
-  RUN_SERVER_CONNECTIONS,
+  RUN_SERVER_DIRECTORY,
 } from '@chronicle/platform';
 import type { Runtime } from './runtime';
 
@@ -23,7 +23,7 @@ export class RuntimeModule {
       { provide: CLOCK, useValue: runtime.clock },
       { provide: PG_POOL, useValue: runtime.pool },
       { provide: EVENT_STORE, useValue: runtime.eventStore },
-      { provide: RUN_SERVER_CONNECTIONS, useValue: runtime.runServers },
+      { provide: RUN_SERVER_DIRECTORY, useValue: runtime.runServers },
       { provide: ADMIN_TOKEN_HASH, useValue: runtime.adminTokenHash ?? null },
       { provide: METRICS_REGISTRY, useValue: metrics },
     ];

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { connectRunServers, createEventStore, type EventStore, type RunServerConnection } from '@chronicle/event-store';
+import { createEventStore, type ControlDatabase, type EventStore, RunServerDirectory } from '@chronicle/event-store';
 import {
   systemClock,
   type Clock,
@@ -22,7 +22,7 @@ export interface Runtime {
   readonly pool: Pool;
   readonly eventStore: EventStore;
   /** The servers runs are kept on (docs/sharding.md): the control database alone without a shard map. */
-  readonly runServers: readonly RunServerConnection[];
+  readonly runServers: RunServerDirectory;
   /** SHA-256 of the admin token; undefined when admin calls are refused. */
   readonly adminTokenHash: string | undefined;
   /** Stops in reverse order of start; the embedded server last. */
@@ -61,8 +61,10 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
         throw new StartupError(`the servers runs are kept on (RUN_SHARD_URLS): ${(err as Error).message}`);
       },
     );
-    if (runServers.length > 1 || runServers[0]?.name !== 'control')
-      logger.info('runs kept on several servers', { servers: runServers.map((s) => s.name) });
+    if (runServers.current.length > 1 || runServers.current[0]?.name !== 'control')
+      logger.info('runs kept on several servers', { servers: runServers.current.map((s) => s.name) });
+    const mapLog = logger.child('shard-map');
+    runServers.follow((err) => mapLog.warn('reading the shard map failed; trying again', { err }));
     const adminTokenHash = await resolveAdminTokenHash(config, logger);
     return {
       config,
@@ -73,7 +75,7 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
       runServers,
       adminTokenHash,
       close: async () => {
-        for (const server of runServers) await server.close().catch(() => undefined);
+        await runServers.close();
         await eventStore.close().catch((err: unknown) => logger.warn('closing the event store failed', { err }));
         await pool.end().catch(() => undefined);
         await embedded?.stop();
@@ -91,9 +93,9 @@ export async function startRuntime(config: Config, logger: JsonLogger, applicati
  */
 export async function openRunServers(
   config: Config,
-  control: { readonly url: string; readonly pool: Pool; readonly eventStore: EventStore },
+  control: ControlDatabase,
   applicationName: string,
-): Promise<RunServerConnection[]> {
-  const map = await placeShards(control.pool, config.runShardUrls, config.shards);
-  return connectRunServers(config, control, map, applicationName);
+): Promise<RunServerDirectory> {
+  await placeShards(control.pool, config.runShardUrls, config.shards);
+  return RunServerDirectory.open(config, control, applicationName);
 }

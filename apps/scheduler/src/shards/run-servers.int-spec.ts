@@ -9,6 +9,7 @@ import {
   shardOf,
 } from '@chronicle/commands';
 import { DEFAULT_PRIORITY_WEIGHTS, type JobDefinition, runStreamId } from '@chronicle/domain';
+import { RunServerDirectory } from '@chronicle/event-store';
 import { createLogger, loadConfig } from '@chronicle/platform';
 import { createTestDatabase, runDecisions, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
 import { Materialiser } from '../materialiser/materialiser';
@@ -44,13 +45,14 @@ describe('the scheduler over two run servers', () => {
     const logger = createLogger('error');
     const connection = (name: string, db: TestDatabase, even: boolean) => ({
       name,
+      url: db.url,
       shards: shards.filter((shard) => shard % 2 === (even ? 0 : 1)),
       pool: db.pool,
       eventStore: db.eventStore,
       close: async () => undefined,
     });
     servers = new RunServers(
-      [connection('control', control, true), connection('b', b, false)],
+      RunServerDirectory.fixed(config, [connection('control', control, true), connection('b', b, false)]),
       config,
       control.pool,
       control.eventStore,

@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DomainError } from '@chronicle/domain';
-import { EventStoreError, type EventStore, type RunServerConnection } from '@chronicle/event-store';
+import {
+  EventStoreError,
+  type EventStore,
+  type RunServerConnection,
+  type RunServerDirectory,
+} from '@chronicle/event-store';
 import {
   type Config,
   CONFIG,
@@ -10,7 +15,7 @@ import {
   type JsonLogger,
   LOGGER,
   PG_POOL,
-  RUN_SERVER_CONNECTIONS,
+  RUN_SERVER_DIRECTORY,
 } from '@chronicle/platform';
 import { RunDecisions } from '../unit-of-work/run-decisions';
 import { RunLog } from '../unit-of-work/run-log';
@@ -39,62 +44,82 @@ export interface RunServer {
  */
 @Injectable()
 export class RunServers {
-  readonly all: readonly RunServer[];
-  private readonly byShard: readonly RunServer[];
+  #all: readonly RunServer[] = [];
+  #byShard: readonly RunServer[] = [];
   private readonly control: RunServer;
+  /** The servers by pool: a server the map still names keeps its RunDecisions (and its reservations). */
+  #byPool = new Map<Pool, RunServer>();
   private turn = 0;
 
   constructor(
-    @Inject(RUN_SERVER_CONNECTIONS) connections: readonly RunServerConnection[],
+    @Inject(RUN_SERVER_DIRECTORY) directory: RunServerDirectory,
     @Inject(CONFIG) private readonly config: Config,
-    @Inject(PG_POOL) controlPool: Pool,
+    @Inject(PG_POOL) private readonly controlPool: Pool,
     @Inject(EVENT_STORE) controlStore: EventStore,
     controlDecisions: RunDecisions,
-    runLog: RunLog,
-    @Inject(LOGGER) logger: JsonLogger,
+    private readonly runLog: RunLog,
+    @Inject(LOGGER) private readonly logger: JsonLogger,
   ) {
-    const servers = connections.map((c): RunServer =>
-      c.pool === controlPool
-        ? { name: c.name, pool: c.pool, eventStore: controlStore, decisions: controlDecisions, isControl: true }
-        : unreachableAsShardUnavailable(
-            {
-              name: c.name,
-              pool: c.pool,
-              eventStore: c.eventStore,
-              decisions: new RunDecisions(
-                c.eventStore,
-                c.pool,
-                new RunReservations(logger.child(`run-reservations@${c.name}`)),
-                runLog,
-              ),
-              isControl: false,
-            },
-            c.shards,
-          ),
-    );
-    this.control = servers.find((s) => s.isControl) ?? {
+    this.control = {
       name: 'control',
       pool: controlPool,
       eventStore: controlStore,
       decisions: controlDecisions,
       isControl: true,
     };
+    this.place(directory.current);
+    // A failover or a move changed the map: from the next call on, runs are looked for where it says.
+    directory.onChange((connections) => this.place(connections));
+  }
+
+  /** Every server that holds runs: the map's, and the control database (see the class). */
+  get all(): readonly RunServer[] {
+    return this.#all;
+  }
+
+  private place(connections: readonly RunServerConnection[]): void {
+    const byPool = new Map<Pool, RunServer>();
+    const servers = connections.map((c): RunServer => {
+      const server =
+        c.pool === this.controlPool
+          ? { ...this.control, name: c.name }
+          : (this.#byPool.get(c.pool) ??
+            unreachableAsShardUnavailable(
+              {
+                name: c.name,
+                pool: c.pool,
+                eventStore: c.eventStore,
+                decisions: new RunDecisions(
+                  c.eventStore,
+                  c.pool,
+                  new RunReservations(this.logger.child(`run-reservations@${c.name}`)),
+                  this.runLog,
+                ),
+                isControl: false,
+              },
+              c.shards,
+            ));
+      byPool.set(c.pool, server);
+      return server;
+    });
     // The control database holds the runs made before the map even when no shard is placed there.
-    this.all = servers.includes(this.control) ? servers : [...servers, this.control];
-    this.byShard = Array.from({ length: config.shards }, (_, shard) => {
+    const all = servers.some((s) => s.isControl) ? servers : [...servers, this.control];
+    this.#byShard = Array.from({ length: this.config.shards }, (_, shard) => {
       const placed = connections.findIndex((c) => c.shards.includes(shard));
       return servers[placed] ?? this.control;
     });
+    this.#all = all;
+    this.#byPool = byPool;
   }
 
   /** The server of a job's runs. */
   ofJob(job: string): RunServer {
-    return this.byShard[shardOf(job, this.config.shards)]!;
+    return this.#byShard[shardOf(job, this.config.shards)]!;
   }
 
   /** The server a logical shard's runs are on (0 to SHARDS - 1). */
   ofShard(shard: number): RunServer {
-    const server = this.byShard[shard];
+    const server = this.#byShard[shard];
     if (server === undefined) throw new RangeError(`no shard ${shard} of ${this.config.shards}`);
     return server;
   }
@@ -102,7 +127,7 @@ export class RunServers {
   /** The server of a run, by the slot its id names; a run whose id names none is in the control database. */
   ofRun(runId: string): RunServer {
     const slot = runSlot(runId);
-    return slot === undefined ? this.control : this.byShard[slot % this.config.shards]!;
+    return slot === undefined ? this.control : this.#byShard[slot % this.config.shards]!;
   }
 
   /** `items` grouped by the server each belongs on, in the servers' order. */
@@ -127,8 +152,8 @@ export class RunServers {
     keyOf: (item: T) => readonly [string, string],
     limit: number,
   ): Promise<{ items: T[]; unavailable: UnavailableShards[] }> {
-    if (this.all.length === 1) return { items: [...(await page(this.all[0]!))], unavailable: [] };
-    const answers = await Promise.all(this.all.map((server) => this.unlessUnavailable(() => page(server))));
+    if (this.#all.length === 1) return { items: [...(await page(this.#all[0]!))], unavailable: [] };
+    const answers = await Promise.all(this.#all.map((server) => this.unlessUnavailable(() => page(server))));
     const keyed = answers.flatMap((a) => (a.ok ? a.value : [])).map((item) => ({ item, key: keyOf(item) }));
     keyed.sort((a, b) => newestFirst(a.key, b.key));
     return {
@@ -155,14 +180,14 @@ export class RunServers {
 
   /** `work` on every server at once, the answers of those that answer (counts go on without a server down). */
   async answering<R>(work: (server: RunServer) => Promise<R>): Promise<R[]> {
-    const answers = await Promise.all(this.all.map((server) => this.unlessUnavailable(() => work(server))));
+    const answers = await Promise.all(this.#all.map((server) => this.unlessUnavailable(() => work(server))));
     return answers.flatMap((a) => (a.ok ? [a.value] : []));
   }
 
   /** Every server, starting at the next one each call: claims draw from them in turn. */
   rotation(): RunServer[] {
-    const start = this.turn++ % this.all.length;
-    return [...this.all.slice(start), ...this.all.slice(0, start)];
+    const start = this.turn++ % this.#all.length;
+    return [...this.#all.slice(start), ...this.#all.slice(0, start)];
   }
 }
 

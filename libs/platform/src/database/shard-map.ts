@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import { Client, type Pool } from 'pg';
 import { ConfigError } from '../config/config-error';
 import { withTransaction } from './pg-pool';
 
@@ -71,4 +71,95 @@ export async function readShardMap(db: Pick<Pool, 'query'>, shards: number): Pro
     return i;
   });
   return { servers, placement, epochs: rows.map((r) => Number(r.epoch)) };
+}
+
+/** What a promotion did: the shards moved to the standby, and whether the old server was reached and fenced. */
+export interface Promotion {
+  readonly server: string;
+  readonly standby: string;
+  readonly shards: readonly number[];
+  readonly epoch: number;
+  readonly oldServerFenced: boolean;
+}
+
+/**
+ * Failover of a server runs are kept on to its streaming standby: the standby is promoted (a
+ * primary from then on), the map places the server's shards on it under an epoch one higher, and the
+ * old server is retired and, if it answers, set read-only at once (else by the first process that
+ * reaches it when it comes back: fenceRetiredServers). Every process follows the map within a second.
+ */
+export async function promoteStandby(
+  control: Pool,
+  server: string,
+  standbyUrl: string,
+  connect: (url: string) => Promise<Pick<Pool, 'query' | 'end'>> = connectOnce,
+): Promise<Promotion> {
+  const standby = runServerName(standbyUrl);
+  const replica = await connect(standbyUrl);
+  try {
+    const { rows } = await replica.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+    if (rows[0]?.standby === true) await replica.query('SELECT pg_promote(true, 60)');
+  } finally {
+    await replica.end();
+  }
+  const moved = await withTransaction(control, async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('shard-map', 0))");
+    await tx.query(
+      'INSERT INTO run_servers (name, url) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url, retired_at = NULL, fenced_at = NULL',
+      [standby, standbyUrl],
+    );
+    const { rows } = await tx.query<{ shard: number; epoch: string }>(
+      `UPDATE shard_map SET server = $2, epoch = epoch + 1, placed_at = now() WHERE server = $1 RETURNING shard, epoch`,
+      [server, standby],
+    );
+    if (rows.length === 0) throw new ConfigError(`the shard map places no shard on ${server}`);
+    await tx.query('UPDATE run_servers SET retired_at = now() WHERE name = $1', [server]);
+    return rows;
+  });
+  const [fenced] = await fenceRetiredServers(control, connect);
+  return {
+    server,
+    standby,
+    shards: moved.map((r) => r.shard).sort((a, b) => a - b),
+    epoch: Math.max(...moved.map((r) => Number(r.epoch))),
+    oldServerFenced: fenced !== undefined && fenced === server,
+  };
+}
+
+/**
+ * The retired servers not fenced yet that answer now, set read-only (ALTER SYSTEM
+ * default_transaction_read_only, reloaded): an old primary back after a failover takes no writes from a
+ * process that has not read the new map yet. Resolves with the names of those fenced now.
+ */
+export async function fenceRetiredServers(
+  control: Pick<Pool, 'query'>,
+  connect: (url: string) => Promise<Pick<Pool, 'query' | 'end'>> = connectOnce,
+): Promise<string[]> {
+  const { rows } = await control.query<{ name: string; url: string }>(
+    'SELECT name, url FROM run_servers WHERE retired_at IS NOT NULL AND fenced_at IS NULL',
+  );
+  const fenced: string[] = [];
+  for (const { name, url } of rows) {
+    const old = await connect(url).catch(() => undefined);
+    if (old === undefined) continue;
+    try {
+      await old.query('ALTER SYSTEM SET default_transaction_read_only = on');
+      await old.query('SELECT pg_reload_conf()');
+      await control.query('UPDATE run_servers SET fenced_at = now() WHERE name = $1', [name]);
+      fenced.push(name);
+    } catch {
+      // Not reached after all, or not allowed (ALTER SYSTEM needs a superuser): tried again later.
+    } finally {
+      await old.end().catch(() => undefined);
+    }
+  }
+  return fenced;
+}
+
+/** One connection to `url`, given up after a second: for a server that may well be down. */
+async function connectOnce(url: string): Promise<Pick<Pool, 'query' | 'end'>> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
 }
