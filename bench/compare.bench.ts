@@ -9,6 +9,7 @@ import { claimLatency } from './claim-latency.suite';
 import { scheduleSpike } from './schedule-spike.suite';
 import { rebuild } from './rebuild.suite';
 import { scaleOut } from './scale-out.suite';
+import { DEFAULT_SERVER_COUNTS, runServersSuite } from './run-servers.suite';
 import { soak } from './soak.suite';
 import { storage } from './storage.suite';
 
@@ -32,11 +33,21 @@ const USAGE = `npm run bench -- [options]   (or node dist/bench/compare.bench.js
                      --charts=docs/bench; none without it
   --keep-seed        the rebuild suite keeps its seeded log for the next run, and uses a kept one
   --soak=MINUTES     the soak: sustained load on ours for that long; alone, unless --only names more
+  --servers=1,2,3    the drain with the shards' runs on that many PostgreSQL servers of this machine
+                     (docs/sharding.md); alone, unless --only names more (--only=servers: 1,2,3)
   --help             this text, and nothing run
 `;
-const SUITES: readonly BenchSuite[] = [peerComparison, scheduleSpike, claimLatency, rebuild, soak, storage, scaleOut];
+const SUITES_BEFORE_SERVERS: readonly BenchSuite[] = [
+  peerComparison,
+  scheduleSpike,
+  claimLatency,
+  rebuild,
+  soak,
+  storage,
+  scaleOut,
+];
 /** Suites that run only when --only names them: long, and measuring what the others do not race on. */
-const ON_DEMAND: ReadonlySet<BenchSuite> = new Set([soak, storage, scaleOut]);
+const ON_DEMAND: ReadonlySet<string> = new Set([soak.name, storage.name, scaleOut.name, 'servers']);
 const TIME_LIMIT_MS = { full: 30 * 60_000, quick: 5 * 60_000 };
 /** Beyond its minutes, the soak's start, backlog, stop and log audit. */
 const SOAK_MARGIN_MS = 5 * 60_000;
@@ -50,7 +61,9 @@ async function main(): Promise<number> {
   const quick = args.includes('--quick');
   const json = args.includes('--json');
   const soakMinutes = soakArg(args);
-  const only = withSoak(listArg(args, 'only'), soakMinutes);
+  const servers = serversArg(args);
+  const only = withServers(withSoak(listArg(args, 'only'), soakMinutes), servers);
+  const SUITES = [...SUITES_BEFORE_SERVERS, runServersSuite(servers ?? DEFAULT_SERVER_COUNTS)];
   const systems = listArg(args, 'systems');
   const repetitions = repetitionsArg(args);
   const chartsDir = chartsArg(args);
@@ -77,7 +90,8 @@ async function main(): Promise<number> {
   try {
     for (const suite of SUITES) {
       // The soak and the storage run only when asked for: a run without --only is every other suite.
-      const asked = only === undefined ? !ON_DEMAND.has(suite) : suite.scenarios.some((name) => only.includes(name));
+      const asked =
+        only === undefined ? !ON_DEMAND.has(suite.name) : suite.scenarios.some((name) => only.includes(name));
       if (!asked) continue;
       const report = await suite.run(server, {
         sizes: withRepetitions(quick ? QUICK : FULL, repetitions),
@@ -139,6 +153,19 @@ function withSoak(only: string[] | undefined, soakMinutes: number | undefined): 
     return only;
   }
   return [...new Set([...(only ?? []), soak.name])];
+}
+
+/** --servers=1,2,3: how many servers the `servers` suite spreads the shards over, each run in turn. */
+function serversArg(args: readonly string[]): number[] | undefined {
+  const counts = listArg(args, 'servers')?.map(Number);
+  if (counts !== undefined && (counts.length === 0 || counts.some((n) => !Number.isInteger(n) || n < 1 || n > 8)))
+    throw new Error('--servers takes server counts from 1 to 8: --servers=1,2,3');
+  return counts;
+}
+
+/** The servers suite runs alone unless --only names more. */
+function withServers(only: string[] | undefined, servers: number[] | undefined): string[] | undefined {
+  return servers === undefined ? only : [...new Set([...(only ?? []), 'servers'])];
 }
 
 function listArg(args: readonly string[], name: string): string[] | undefined {

@@ -1,0 +1,262 @@
+import type { Pool } from 'pg';
+import { PENDING_RUN_STATES, RunEventType } from '@chronicle/domain';
+import { createTeam, type ApiClient } from '@chronicle/e2e-support';
+import { createPool, findFreePort, openScratchServer, type ScratchServer } from '@chronicle/platform';
+import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
+import type { BenchServer, ScratchDatabase } from './bench-database';
+import { Slot } from './chaos/fleet';
+import { ADMIN_TOKEN, SERVER_SCRIPT } from './compare/chronicle';
+import { CpuMeter } from './compare/cpu-meter';
+import type { BenchSuite } from './compare/peer-comparison.suite';
+import { formatCount, formatTable, quantile } from './table';
+
+/**
+ * `npm run bench -- --servers=1,2,3` (or `--only=servers`): the drain with the shards' runs on 1, 2
+ * and 3 PostgreSQL servers of this machine (docs/sharding.md). One server is the single database
+ * (no shard map); with more, RUN_SHARD_URLS names the bench's database and one database on each
+ * further embedded PostgreSQL (the bench's settings), and the one server process (`npm start`'s
+ * roles) keeps each shard's runs on its server. A backlog of runs of 16 jobs (every shard, so every
+ * server) is drained by 2 SDK Workers x 100; a probe leases one run at a time meanwhile (claim
+ * latency). The machine has 2 cores: the total cannot grow here; what must not grow with the
+ * servers is the cost per run (CPU µs of every process, all PostgreSQL servers included).
+ * Every run's RunScheduled, RunLeased and RunSucceeded are checked in the logs after.
+ */
+const QUEUE = 'servers';
+const JOBS = 16;
+const WORKERS = 2;
+const WORKER_CONCURRENCY = 100;
+const BACKLOG = { full: 20_000, quick: 5_000 };
+const PROBE_EVERY_MS = 50;
+export const DEFAULT_SERVER_COUNTS = [1, 2, 3];
+
+interface ServersRun {
+  readonly servers: number;
+  readonly runs: number;
+  readonly seconds: number;
+  readonly completionsPerSecond: number;
+  /** CPU µs per run: the machine, and of it every PostgreSQL server's. */
+  readonly cpuMicrosecondsPerRun: number | undefined;
+  readonly postgresMicrosecondsPerRun: number | undefined;
+  readonly claimP50Ms: number;
+  readonly claimP99Ms: number;
+  /** Runs without their RunScheduled, RunLeased and RunSucceeded in the logs. */
+  readonly missingFromLog: number;
+}
+
+export function runServersSuite(counts: readonly number[]): BenchSuite {
+  return {
+    name: 'servers',
+    scenarios: ['servers'],
+    run: async (server, options) => {
+      const backlog = options.sizes.repetitions === 1 ? BACKLOG.quick : BACKLOG.full;
+      const runs: ServersRun[] = [];
+      for (const servers of counts) {
+        options.progress(`drain of ${formatCount(backlog)} runs with the shards on ${servers} server(s)`);
+        runs.push(await drainOnServers(server, servers, backlog));
+      }
+      const failures = runs
+        .filter((r) => r.missingFromLog > 0)
+        .map((r) => `servers: ${r.missingFromLog} runs on ${r.servers} servers lack events in the logs`);
+      return {
+        print: (out) => out.write(formatReport(server.description, runs)),
+        json: { server: server.description, runs },
+        failures,
+      };
+    },
+  };
+}
+
+async function drainOnServers(server: BenchServer, count: number, backlog: number): Promise<ServersRun> {
+  const control = await server.createDatabase('scheduler_bench_servers');
+  const extra: Array<{ server: ScratchServer; db: ScratchDatabase }> = [];
+  const slots: Slot[] = [];
+  const workers: Worker[] = [];
+  const pools: Pool[] = [];
+  try {
+    for (let i = 1; i < count; i++) {
+      const more = await openScratchServer('scheduler-bench-pg-');
+      extra.push({ server: more, db: await scratchOn(more, server) });
+    }
+    const runServerUrls = count === 1 ? [] : [control.url, ...extra.map((e) => e.db.url)];
+    const port = await findFreePort();
+    const slot = new Slot({
+      kind: 'node',
+      name: 'bench-servers',
+      script: SERVER_SCRIPT,
+      port,
+      env: {
+        DATABASE_URL: control.url,
+        ...(runServerUrls.length === 0 ? {} : { RUN_SHARD_URLS: runServerUrls.join(',') }),
+        SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN,
+        LOG_LEVEL: 'warn',
+        CANARIES: 'off',
+      },
+    });
+    slots.push(slot);
+    await slot.start();
+    const url = `http://127.0.0.1:${port}`;
+    pools.push(
+      ...(runServerUrls.length === 0 ? [control.url] : runServerUrls).map((u) =>
+        createPool({ connectionString: u, max: 1, applicationName: 'bench-observer' }),
+      ),
+    );
+    const clients = await createTeam(url, ADMIN_TOKEN, 'servers', [QUEUE]);
+    const jobs = Array.from({ length: JOBS }, (_, i) => `servers.job-${i}`);
+    for (const job of jobs) await defineJob(clients.team, job);
+    for (let done = 0; done < backlog; done += 1000)
+      await enqueue(clients.team, jobs, done, Math.min(1000, backlog - done));
+
+    const cpu = new CpuMeter(() => (slot.pid === undefined ? [] : [slot.pid]));
+    await cpu.open();
+    const started = Date.now();
+    const running = Array.from({ length: WORKERS }, (_, i) => {
+      const worker = new Worker({
+        client: new SchedulerClient({ baseUrl: url, token: clients.workerToken }),
+        queues: [QUEUE],
+        concurrency: WORKER_CONCURRENCY,
+        waitSeconds: 5,
+        workerId: `bench-servers-${i}`,
+        logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+        handler: async () => undefined,
+      });
+      workers.push(worker);
+      return worker.run();
+    });
+    const claims: number[] = [];
+    let draining = true;
+    const probe = new SchedulerClient({ baseUrl: url, token: clients.workerToken });
+    const probing = (async () => {
+      while (draining) {
+        const at = performance.now();
+        const answer = await probe.lease({ queues: [QUEUE], max: 1, waitSeconds: 0 }).catch(() => undefined);
+        if (answer !== undefined) claims.push(performance.now() - at);
+        for (const run of answer?.leases ?? [])
+          await probe
+            .complete(run.runId, { fencingToken: run.fencingToken, outcome: 'success' })
+            .catch(() => undefined);
+        await sleep(PROBE_EVERY_MS);
+      }
+    })();
+    while ((await unfinished(pools)) > 0) await sleep(100);
+    const seconds = (Date.now() - started) / 1000;
+    await cpu.close(backlog);
+    draining = false;
+    await probing;
+    await Promise.all(workers.map((w) => w.shutdown({ graceMs: 5_000 })));
+    await Promise.all(running);
+    const perRun = cpu.microsecondsPerRun();
+    return {
+      servers: count,
+      runs: backlog,
+      seconds,
+      completionsPerSecond: backlog / seconds,
+      cpuMicrosecondsPerRun: perRun?.machine,
+      postgresMicrosecondsPerRun: perRun?.postgres,
+      claimP50Ms: quantile(claims, 0.5),
+      claimP99Ms: quantile(claims, 0.99),
+      missingFromLog: backlog - (await completeInLogs(pools)),
+    };
+  } finally {
+    await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
+    await Promise.all(slots.map((s) => s.stop().catch(() => undefined)));
+    for (const { server: more, db } of extra) {
+      await db.drop().catch(() => undefined);
+      await more.stop().catch(() => undefined);
+    }
+    await control.drop();
+  }
+}
+
+/**
+ * A database on a further server; with DATABASE_URL given (no embedded servers) the "server" is the
+ * bench's own, and the database a new one on it.
+ */
+async function scratchOn(more: ScratchServer, bench: BenchServer): Promise<ScratchDatabase> {
+  if (!more.embedded) return bench.createDatabase('scheduler_bench_servers_more');
+  const url = new URL(more.url);
+  url.pathname = '/postgres';
+  return { url: url.toString(), waitUntilIdle: async () => true, drop: async () => undefined };
+}
+
+async function defineJob(team: ApiClient, name: string): Promise<void> {
+  const answer = await team.put(`/v1/jobs/${name}`, {
+    queue: QUEUE,
+    retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 },
+  });
+  if (answer.status !== 201 && answer.status !== 200)
+    throw new Error(`job ${name} not defined: ${answer.status} ${JSON.stringify(answer.body)}`);
+}
+
+/** `count` runs, round-robin over the jobs: every shard, so every server. */
+async function enqueue(team: ApiClient, jobs: readonly string[], from: number, count: number): Promise<void> {
+  const runs = Array.from({ length: count }, (_, i) => ({ job: jobs[(from + i) % jobs.length]! }));
+  const answer = await team.post('/v1/runs:batch', { runs });
+  if (answer.status !== 200) throw new Error(`runs:batch answered ${answer.status}`);
+}
+
+async function unfinished(pools: readonly Pool[]): Promise<number> {
+  const counts = await Promise.all(
+    pools.map(async (pool) => {
+      const { rows } = await pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM runs WHERE state = ANY($1::text[])',
+        [PENDING_RUN_STATES],
+      );
+      return rows[0]!.n;
+    }),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Runs whose stream holds RunScheduled, RunLeased and RunSucceeded, over every server's log. */
+async function completeInLogs(pools: readonly Pool[]): Promise<number> {
+  const counts = await Promise.all(
+    pools.map(async (pool) => {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM (
+           SELECT stream_id FROM events WHERE stream_id LIKE 'run-%'
+            GROUP BY stream_id
+           HAVING bool_or(event_type = $1) AND bool_or(event_type = $2) AND bool_or(event_type = $3)) s`,
+        [RunEventType.RunScheduled, RunEventType.RunLeased, RunEventType.RunSucceeded],
+      );
+      return rows[0]!.n;
+    }),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+function formatReport(description: string, runs: readonly ServersRun[]): string {
+  const one = runs.find((r) => r.servers === 1);
+  const ratio = (value: number | undefined, base: number | undefined): string =>
+    value === undefined || base === undefined || base === 0 ? '' : `${(value / base).toFixed(2)}x`;
+  const rows = runs.map((r) => [
+    String(r.servers),
+    formatCount(r.runs),
+    formatCount(Math.round(r.completionsPerSecond)),
+    ratio(r.completionsPerSecond, one?.completionsPerSecond),
+    r.cpuMicrosecondsPerRun === undefined ? 'n/a' : formatCount(Math.round(r.cpuMicrosecondsPerRun)),
+    ratio(r.cpuMicrosecondsPerRun, one?.cpuMicrosecondsPerRun),
+    r.postgresMicrosecondsPerRun === undefined ? 'n/a' : formatCount(Math.round(r.postgresMicrosecondsPerRun)),
+    `${r.claimP50Ms.toFixed(1)} / ${r.claimP99Ms.toFixed(1)}`,
+    r.missingFromLog === 0 ? 'yes' : `NO: ${r.missingFromLog} missing`,
+  ]);
+  return (
+    `\nRuns on several PostgreSQL servers of this machine (${description}; the further servers embedded, same settings)\n\n` +
+    formatTable([
+      [
+        'servers',
+        'runs',
+        'completions/s',
+        'vs 1',
+        'CPU us/run',
+        'vs 1',
+        'of it PostgreSQL',
+        'claim p50 / p99 ms',
+        'every run in the logs',
+      ],
+      ...rows,
+    ]) +
+    '\n'
+  );
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
