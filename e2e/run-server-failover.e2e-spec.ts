@@ -1,12 +1,11 @@
-import { Client } from 'pg';
 import { ApiModule } from '@chronicle/api';
-import { shardOf } from '@chronicle/commands';
 import { ProjectorModule } from '@chronicle/projector';
 import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { startPostgresServers, type PostgresServers } from '../test/postgres-servers';
 import { apiClient, type ApiClient } from './support/api-client';
 import { buildDist } from './support/build-dist';
 import { chronicle } from './support/chronicle-cli';
+import { column, jobOfShard } from './support/run-servers';
 import { startApp, type RunningApp } from './support/start-app';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
@@ -29,7 +28,7 @@ describe('failover of a run server to its standby', () => {
   let team: ApiClient;
   let worker: ApiClient;
   /** Shard 1's job: its runs on the second primary, which has the standby. */
-  const job = jobOfShard(1);
+  const job = jobOfShard(1, SHARDS);
   const name = (port: number): string => `127.0.0.1:${port}/postgres`;
 
   beforeAll(async () => {
@@ -105,7 +104,7 @@ describe('failover of a run server to its standby', () => {
 
     // The old primary back: set read-only by the first process that reaches it, and not written to.
     await primary!.start();
-    await waitFor(async () => (await setting(primary!.url, 'default_transaction_read_only')) === 'on', {
+    await waitFor(async () => (await readOnly(primary!.url)) === 'on', {
       description: 'the old primary fenced',
       timeoutMs: 20_000,
     });
@@ -120,19 +119,7 @@ describe('failover of a run server to its standby', () => {
   });
 });
 
-function jobOfShard(shard: number): string {
-  for (let i = 0; ; i++) if (shardOf(`billing.job-${i}`, SHARDS) === shard) return `billing.job-${i}`;
-}
-
-async function setting(url: string, name: string): Promise<string | undefined> {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.query<{ v: string }>('SELECT current_setting($1) AS v', [name])).rows[0]?.v;
-  } catch {
-    return undefined;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+/** Whether the server at `url` takes writes by default (`on`: read-only), or undefined while it does not answer. */
+async function readOnly(url: string): Promise<unknown> {
+  return (await column(url, "SELECT current_setting('default_transaction_read_only') AS v").catch(() => []))[0];
 }

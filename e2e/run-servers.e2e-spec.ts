@@ -1,10 +1,10 @@
-import { Client } from 'pg';
 import { ApiModule } from '@chronicle/api';
 import { shardOf } from '@chronicle/commands';
 import { ProjectorModule } from '@chronicle/projector';
 import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { startPostgresServers, type PostgresServers } from '../test/postgres-servers';
 import { apiClient, type ApiClient } from './support/api-client';
+import { column, jobOfShard } from './support/run-servers';
 import { startApp, type RunningApp } from './support/start-app';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
@@ -28,7 +28,7 @@ describe('runs on several PostgreSQL servers', () => {
   let team: ApiClient;
   let worker: ApiClient;
   /** A job of each shard: shard s is on server s mod 3. */
-  const jobs = Array.from({ length: SHARDS }, (_, shard) => jobOfShard(shard));
+  const jobs = Array.from({ length: SHARDS }, (_, shard) => jobOfShard(shard, SHARDS));
 
   beforeAll(async () => {
     servers = await startPostgresServers({ primaries: 3 });
@@ -129,7 +129,7 @@ describe('runs on several PostgreSQL servers', () => {
   });
 
   it('lists runs and dead letters from every server, a page at a time, none twice and none left out', async () => {
-    const doomed = Array.from({ length: 3 }, (_, shard) => jobOfShard(shard, 'billing.doomed'));
+    const doomed = Array.from({ length: 3 }, (_, shard) => jobOfShard(shard, SHARDS, 'billing.doomed'));
     for (const job of doomed) {
       const defined = await team.put(`/v1/jobs/${job}`, {
         queue: 'billing-dlq',
@@ -260,6 +260,57 @@ describe('runs on several PostgreSQL servers', () => {
       })),
     );
   });
+  it("holds a team's maxPendingRuns over every server", async () => {
+    expect((await admin.post('/v1/teams', { id: 'growth' })).status).toBe(201);
+    const growth = apiClient(
+      app.url,
+      (await admin.post<{ token: string }>('/v1/teams/growth/tokens', { kind: 'team', queues: ['growth'] })).body.token,
+    );
+    const growthJobs = [0, 1, 2].map((shard) => jobOfShard(shard, SHARDS, 'growth.job'));
+    for (const job of growthJobs) expect((await growth.put(`/v1/jobs/${job}`, { queue: 'growth' })).status).toBe(201);
+    expect(
+      (
+        await admin.put('/v1/teams/growth/quotas', {
+          enqueueRatePerSecond: null,
+          enqueueBurst: null,
+          maxPendingRuns: 4,
+        })
+      ).status,
+    ).toBe(200);
+    // Two runs on each of the first two servers: four pending, on two servers.
+    for (const job of growthJobs.slice(0, 2))
+      for (let i = 0; i < 2; i++) expect((await growth.post(`/v1/jobs/${job}/runs`, {})).status).toBe(201);
+    const over = await growth.post<Record<string, unknown>>(`/v1/jobs/${growthJobs[2]}/runs`, {});
+    expect(over.status).toBe(429);
+    expect(over.body).toMatchObject({ type: '/problems/quota-exceeded', quota: 'maxPendingRuns' });
+  });
+
+  it("shows a team's audit trail from every server's log, a page at a time, newest first", async () => {
+    const trail = await allPages<{ streamId: string; revision: number; type: string; recordedAt: string }>(
+      team,
+      '/v1/audit?limit=7',
+    );
+    const keys = trail.map((e) => `${e.streamId}@${e.revision}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const recorded = trail.map((e) => e.recordedAt);
+    expect(recorded).toEqual([...recorded].sort().reverse());
+    // Every run event of the team's runs, wherever its run is kept, and the jobs' definitions of the control database.
+    const runEvents = (
+      await Promise.all(
+        servers.primaries.map((s) =>
+          column(
+            s.url,
+            "SELECT stream_id || '@' || stream_revision AS v FROM events WHERE stream_id LIKE 'run-%' AND metadata->>'team' = 'billing'",
+          ),
+        ),
+      )
+    ).flat();
+    expect(runEvents.length).toBeGreaterThan(50);
+    expect(keys.filter((k) => k.startsWith('run-')).sort()).toEqual([...runEvents].sort());
+    for (const job of jobs)
+      expect(trail).toContainEqual(expect.objectContaining({ streamId: `job-${job}`, type: 'JobDefined' }));
+  });
+
   it("answers for a server's shards with 503 shard-unavailable while it is down, and goes on with the others", async () => {
     const third = servers.primaries[2];
     const name = (i: number): string => `127.0.0.1:${servers.primaries[i]!.port}/postgres`;
@@ -333,11 +384,6 @@ describe('runs on several PostgreSQL servers', () => {
   });
 });
 
-/** A job name of `shard`, of the SHARDS. */
-function jobOfShard(shard: number, prefix = 'billing.job'): string {
-  for (let i = 0; ; i++) if (shardOf(`${prefix}-${i}`, SHARDS) === shard) return `${prefix}-${i}`;
-}
-
 /** Every page of a REST listing, following nextCursor. */
 async function allPages<T>(client: ApiClient, path: string): Promise<T[]> {
   const items: T[] = [];
@@ -352,14 +398,4 @@ async function allPages<T>(client: ApiClient, path: string): Promise<T[]> {
     cursor = body.nextCursor;
   }
   throw new Error(`${path}: more than 100 pages`);
-}
-
-async function column(url: string, sql: string): Promise<unknown[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<{ v: unknown }>(sql)).rows.map((r) => r.v);
-  } finally {
-    await client.end();
-  }
 }

@@ -15,7 +15,13 @@ const NOTHING_TO_TAKE: TakeTokens = async () => undefined;
  * bucket they decide from include every enqueue before them. Refused: a 429
  * and the transaction appends nothing.
  */
-export async function admitEnqueue(tx: Queryable, team: string, cost: number): Promise<TakeTokens> {
+export async function admitEnqueue(
+  tx: Queryable,
+  team: string,
+  cost: number,
+  /** The team's pending runs kept on other servers than `tx`'s, up to a limit (runs on several servers). */
+  pendingElsewhere: (limit: number) => Promise<number> = async () => 0,
+): Promise<TakeTokens> {
   if (cost === 0 || (await findTeamQuotas(tx, team)) === undefined) return NOTHING_TO_TAKE;
   await lockTeamQuotas(tx, team);
   const state = await readQuotaState(tx, team);
@@ -27,7 +33,10 @@ export async function admitEnqueue(tx: Queryable, team: string, cost: number): P
   const decision = decideEnqueue({
     quotas: teamQuotasOf(state),
     bucket,
-    pendingRuns: state.pending_runs,
+    pendingRuns:
+      state.max_pending_runs === null
+        ? state.pending_runs
+        : state.pending_runs + (await pendingElsewhere(Math.max(0, state.max_pending_runs - state.pending_runs))),
     cost,
     now: state.now,
   });

@@ -58,6 +58,24 @@ export async function readQuotaState(db: Queryable, team: string): Promise<Quota
   return rows[0];
 }
 
+/**
+ * A team's pending runs on a server that keeps runs apart from the control database (docs/sharding.md),
+ * counted as readQuotaState counts them there, up to `limit`: its `jobs` rows are the control
+ * database's, copied.
+ */
+export async function countPendingRuns(db: Queryable, team: string, limit: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n
+       FROM (SELECT ARRAY(SELECT j.name FROM jobs j WHERE j.team = $1) AS jobs) t,
+            LATERAL (SELECT 1 FROM ready_runs r WHERE r.job = ANY (t.jobs) AND r.team = $1
+                     UNION ALL
+                     SELECT 1 FROM run_leases l WHERE l.job = ANY (t.jobs) AND l.team = $1
+                     LIMIT $2) p`,
+    [team, limit],
+  );
+  return rows[0]!.n;
+}
+
 export async function saveTokenBucket(db: Queryable, team: string, tokens: number, refilledAt: Date): Promise<void> {
   await db.query('UPDATE team_quotas SET tokens = $2, refilled_at = $3 WHERE team = $1', [team, tokens, refilledAt]);
 }

@@ -15,6 +15,7 @@ import { PG_POOL, type Queryable, withTransaction } from '@chronicle/platform';
 import { findJobRunLimits } from '@chronicle/projections';
 import { PAYLOAD_STORE, storeLargePayloads, type PayloadStore } from '../payloads/payload-store';
 import { admitEnqueue } from '../quotas/admit-enqueue';
+import { countPendingRuns } from '../quotas/team-quotas.sql';
 import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
 import type { ScheduleRuns } from '../unit-of-work/run-decisions';
 import { type RunServer, RunServers } from '../shards/run-servers';
@@ -142,18 +143,25 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     cost: number,
     schedule: Omit<ScheduleRuns, 'runs'>,
   ): Promise<PresentRun[]> {
+    // The team's pending runs on the other servers, counted under the quota lock (held until commit).
+    const pendingElsewhere = async (limit: number): Promise<number> => {
+      const others = this.servers.all.filter((s) => !s.isControl);
+      if (limit === 0 || others.length === 0) return 0;
+      const counts = await Promise.all(others.map((s) => countPendingRuns(s.pool, team, limit)));
+      return counts.reduce((a, b) => a + b, 0);
+    };
     const onServer = ({ server, runs, busy }: PartAppend, quotas: 'here' | 'checked'): Promise<PresentRun[]> =>
       server.decisions.unitOfWork(async (work) => {
         // Locks and reads only before the append: es_append must come before the transaction's first write.
         await refuseBusyJobs(work.tx, busy);
-        const takeTokens = quotas === 'here' ? await admitEnqueue(work.tx, team, cost) : undefined;
+        const takeTokens = quotas === 'here' ? await admitEnqueue(work.tx, team, cost, pendingElsewhere) : undefined;
         const created = await work.schedule({ ...schedule, runs });
         await takeTokens?.();
         return created;
       });
     if (appends.length === 1 && appends[0]!.server.isControl) return onServer(appends[0]!, 'here');
     return withTransaction(this.pool, async (control) => {
-      const takeTokens = await admitEnqueue(control, team, cost);
+      const takeTokens = await admitEnqueue(control, team, cost, pendingElsewhere);
       const created: PresentRun[] = [];
       for (const part of appends) created.push(...(await onServer(part, 'checked')));
       await takeTokens();
