@@ -1,5 +1,6 @@
 import { ApiModule } from '@chronicle/api';
 import { ProjectorModule } from '@chronicle/projector';
+import { SchedulerModule } from '@chronicle/scheduler';
 import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { startPostgresServers, type PostgresServers } from '../test/postgres-servers';
 import { apiClient, type ApiClient } from './support/api-client';
@@ -123,3 +124,65 @@ describe('failover of a run server to its standby', () => {
 async function readOnly(url: string): Promise<unknown> {
   return (await column(url, "SELECT current_setting('default_transaction_read_only') AS v").catch(() => []))[0];
 }
+
+/** The same without an operator: SHARD_FAILOVER_SECONDS, and the standby named at first start. */
+describe('failover of a run server to its standby, by a scheduler node after the grace', () => {
+  let servers: PostgresServers;
+  let db: TestDatabase;
+  let app: RunningApp;
+  let team: ApiClient;
+  const job = jobOfShard(1, SHARDS);
+
+  beforeAll(async () => {
+    servers = await startPostgresServers({ primaries: 2, standbyOf: [1], synchronous: true });
+    db = await createTestDatabase();
+    app = await startApp(
+      db.pool,
+      db.eventStore,
+      [ApiModule, SchedulerModule, ProjectorModule],
+      ADMIN_TOKEN,
+      undefined,
+      {
+        RUN_SHARD_URLS: servers.primaries.map((s) => s.url).join(','),
+        RUN_SHARD_STANDBY_URLS: `,${servers.standbys[0]!.url}`,
+        SHARD_FAILOVER_SECONDS: '2',
+        SHARDS: String(SHARDS),
+        CANARIES: 'off',
+      },
+    );
+    const admin = apiClient(app.url, ADMIN_TOKEN);
+    expect((await admin.post('/v1/teams', { id: 'billing' })).status).toBe(201);
+    team = apiClient(
+      app.url,
+      (await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind: 'team', queues: ['billing'] })).body
+        .token,
+    );
+    expect((await team.put(`/v1/jobs/${job}`, { queue: 'billing' })).status).toBe(201);
+  }, 180_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+    await servers?.close();
+  });
+
+  it('promotes the standby once the primary has been silent for the grace, and loses no acknowledged run', async () => {
+    const [, primary] = servers.primaries;
+    const [standby] = servers.standbys;
+    const acknowledged = await team.post<{ runId: string }>(`/v1/jobs/${job}/runs`, {});
+    expect(acknowledged.status).toBe(201);
+    const stoppedAt = Date.now();
+    await primary!.stop('immediate');
+    await waitFor(async () => (await team.post(`/v1/jobs/${job}/runs`, {})).status === 201, {
+      description: 'the shard served again, from the standby',
+      timeoutMs: 30_000,
+    });
+    // Not before the grace: the scheduler waited 2 s of silence.
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(2_000);
+    expect((await team.get(`/v1/runs/${acknowledged.body.runId}`)).status).toBe(200);
+    const { rows } = await db.pool.query<{ server: string; epoch: string }>(
+      'SELECT server, epoch FROM shard_map WHERE shard = 1',
+    );
+    expect(rows).toEqual([{ server: `127.0.0.1:${standby!.port}/postgres`, epoch: '2' }]);
+  });
+});

@@ -201,6 +201,7 @@ CREATE TABLE run_servers (
   added_at timestamp with time zone NOT NULL DEFAULT now(),
   retired_at timestamp with time zone,
   fenced_at timestamp with time zone,
+  standby_url text,
   CONSTRAINT run_servers_pkey PRIMARY KEY (name)
 );
 

@@ -32,6 +32,7 @@ import { HotTablesVacuum } from './vacuum/hot-tables-vacuum';
 import { RunRetention } from './retention/run-retention';
 import { CanaryChecker, CanaryMetrics } from './canary/canary-checker';
 import { onEach } from './shards/on-each';
+import { RunServerFailover } from './shards/run-server-failover';
 import { ShardFencedError } from './shards/shard-fence';
 import { ShardMetrics } from './shards/shard-metrics';
 import { schedulerNodeName, ShardOwnership, type ShardScope } from './shards/shard-ownership';
@@ -52,6 +53,8 @@ const OWNERSHIP_INTERVAL_MS = 1000;
  * reaps at once.
  */
 const FAILING_PASS_MAX_WAIT_MS = 2_000;
+/** How often a node asks the run servers with a standby whether they answer (SHARD_FAILOVER_SECONDS). */
+const FAILOVER_CHECK_INTERVAL_MS = 1000;
 /** How often the owner of a shard looks at its canary's minutes (each minute is judged once). */
 const CANARY_CHECK_INTERVAL_MS = 10_000;
 
@@ -191,8 +194,9 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       );
     }
 
-    // The hot tables and the runs' partitions are each run server's: each has its backstop and its retention.
-    const vacuums = this.servers.all.map(
+    // The hot tables and the runs' partitions are each run server's: each has its backstop and its retention,
+    // made for the servers the map names at each pass (a failover changes them).
+    const vacuumOf = perServer(
       (server) =>
         new HotTablesVacuum(server.pool, {
           info: (message, fields) => log.info(message, { ...fields, ...on(server) }),
@@ -202,7 +206,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       'hot tables vacuum',
       VACUUM_CHECK_INTERVAL_MS,
       async () => {
-        await onEach(vacuums, async (vacuum) => {
+        await onEach(this.servers.all, async (server) => {
+          const vacuum = vacuumOf(server);
           await vacuum.vacuumOnce();
           await vacuum.analyzeOnce();
         });
@@ -210,25 +215,33 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       { runAtStart: false },
     );
 
-    const retentions = this.servers.all.map((server) => ({
-      server,
-      retention: new RunRetention(
-        server.pool,
-        server.eventStore,
-        this.config.retentionDays,
-        () => this.clock.now(),
-        this.servers.all.length === 1,
-      ),
-    }));
+    const retentionOf = perServer(
+      (server) =>
+        new RunRetention(
+          server.pool,
+          server.eventStore,
+          this.config.retentionDays,
+          () => this.clock.now(),
+          this.servers.all.length === 1,
+        ),
+    );
     every('run retention', RETENTION_INTERVAL_MS, async () => {
-      await onEach(retentions, async ({ server, retention }) => {
-        const report = await retention.retainOnce();
+      await onEach(this.servers.all, async (server) => {
+        const report = await retentionOf(server).retainOnce();
         const changed =
           report !== undefined &&
           (report.droppedDays.length > 0 || report.createdDays.length > 0 || report.log.expiredStreams > 0);
         if (changed) log.info('run retention applied', { ...on(server), ...report });
       });
     });
+
+    if (this.config.shardFailoverSeconds > 0) {
+      const failover = new RunServerFailover(this.pool, this.config.shardFailoverSeconds, log);
+      every('run server failover', FAILOVER_CHECK_INTERVAL_MS, async () => {
+        for (const promotion of await failover.checkOnce())
+          log.warn('run server failed over to its standby', { ...promotion });
+      });
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -236,4 +249,14 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     // The shards go back at once: the other nodes take them at their next refresh, not a lease later.
     await this.ownership?.stop().catch(() => undefined);
   }
+}
+
+/** One `make(server)` per server, kept while the server's pool is the same (a failover brings a new one). */
+function perServer<T>(make: (server: RunServer) => T): (server: RunServer) => T {
+  const made = new Map<RunServer['pool'], T>();
+  return (server) => {
+    let one = made.get(server.pool);
+    if (one === undefined) made.set(server.pool, (one = make(server)));
+    return one;
+  };
 }

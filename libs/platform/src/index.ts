@@ -21,6 +21,9 @@ export { type EmbeddedPostgres, startEmbeddedPostgres } from './database/embedde
 export { migrate } from './database/migrate';
 export { type Queryable, createPool, survivingConnectionLoss, withTransaction } from './database/pg-pool';
 export {
+  answers,
+  failoverCandidates,
+  type FailoverCandidate,
   fenceRetiredServers,
   placeShards,
   promoteStandby,

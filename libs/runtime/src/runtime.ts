@@ -96,6 +96,6 @@ export async function openRunServers(
   control: ControlDatabase,
   applicationName: string,
 ): Promise<RunServerDirectory> {
-  await placeShards(control.pool, config.runShardUrls, config.shards);
+  await placeShards(control.pool, config.runShardUrls, config.shards, config.runShardStandbyUrls);
   return RunServerDirectory.open(config, control, applicationName);
 }

@@ -23,6 +23,8 @@ describe('configuration', () => {
       shards: 16,
       shardLeaseSeconds: 10,
       runShardUrls: [],
+      runShardStandbyUrls: [],
+      shardFailoverSeconds: 0,
       canaries: true,
       roles: ['api', 'scheduler', 'projector'],
     });
@@ -124,6 +126,11 @@ describe('configuration', () => {
     ],
     [{ RUN_SHARD_URLS: 'postgres://a/runs,postgres://a/runs' }, /RUN_SHARD_URLS names a server twice/],
     [{ RUN_SHARD_URLS: 'postgres://a/runs', SHARDS: '10' }, /SHARDS must be a power of two .* not 10/],
+    [
+      { RUN_SHARD_URLS: 'postgres://a/runs,postgres://b/runs', RUN_SHARD_STANDBY_URLS: 'postgres://a2/runs' },
+      /RUN_SHARD_STANDBY_URLS names 1 standbys for the 2 servers of RUN_SHARD_URLS/,
+    ],
+    [{ SHARD_FAILOVER_SECONDS: '-1' }, /SHARD_FAILOVER_SECONDS must be a whole number from 0 to 3600/],
   ])('refuses %p with a message that says what to fix', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -52,6 +52,10 @@ export interface Config {
    * the control database.
    */
   readonly runShardUrls: readonly string[];
+  /** Each RUN_SHARD_URLS server's streaming standby, by position (none: ''), promoted by failover. */
+  readonly runShardStandbyUrls: readonly string[];
+  /** A server not answering this long has its standby promoted by a scheduler node; 0: only by an operator. */
+  readonly shardFailoverSeconds: number;
   /** A synthetic run per shard every minute, done by a built-in worker and checked by the shard's owner. */
   readonly canaries: boolean;
   /** The roles `npm start` runs in its one process (the role entry points run theirs alone). */
@@ -80,6 +84,8 @@ export const CONFIG_VARIABLES = {
   SHARDS: '16',
   SHARD_LEASE_SECONDS: '10',
   RUN_SHARD_URLS: '(unset: runs in the control database)',
+  RUN_SHARD_STANDBY_URLS: '(unset: no standbys)',
+  SHARD_FAILOVER_SECONDS: '0 (failover by an operator only)',
   CANARIES: 'on',
   ROLES: 'api,scheduler,projector',
 } as const;
@@ -122,6 +128,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     shards,
     shardLeaseSeconds: parseInteger(env, 'SHARD_LEASE_SECONDS', 10, 3, 300),
     runShardUrls: parseRunShardUrls(nonEmpty(env['RUN_SHARD_URLS']), shards),
+    runShardStandbyUrls: parseStandbyUrls(nonEmpty(env['RUN_SHARD_STANDBY_URLS']), nonEmpty(env['RUN_SHARD_URLS'])),
+    shardFailoverSeconds: parseInteger(env, 'SHARD_FAILOVER_SECONDS', 0, 0, 3600),
     canaries: parseChoice(env, 'CANARIES', ['on', 'off'] as const, 'on') === 'on',
     roles: parseRoles(nonEmpty(env['ROLES'])),
   };
@@ -198,6 +206,18 @@ function parseRunShardUrls(raw: string | undefined, shards: number): readonly st
       `with RUN_SHARD_URLS, SHARDS must be a power of two (it divides the 4096 slots run ids name), not ${shards}`,
     );
   return urls;
+}
+
+/** `,postgres://b-standby/db`: by position, each RUN_SHARD_URLS server's standby, or nothing. */
+function parseStandbyUrls(raw: string | undefined, servers: string | undefined): readonly string[] {
+  if (raw === undefined) return [];
+  const urls = raw.split(',').map((url) => url.trim());
+  const count = servers?.split(',').length ?? 0;
+  if (urls.length !== count)
+    throw new ConfigError(
+      `RUN_SHARD_STANDBY_URLS names ${urls.length} standbys for the ${count} servers of RUN_SHARD_URLS: one per server, by position, empty for none`,
+    );
+  return urls.map((url) => (url === '' ? '' : parseDatabaseUrl(url, 'each URL of RUN_SHARD_STANDBY_URLS')!));
 }
 
 function parseAdminToken(value: string | undefined): string | undefined {

@@ -28,7 +28,12 @@ export function runServerName(url: string): string {
  * the (s mod n)-th of them. Servers named later than the map are added to `run_servers` (a shard moves
  * there by a move, not by a start). Null: no map, every run in the control database.
  */
-export async function placeShards(control: Pool, urls: readonly string[], shards: number): Promise<ShardMap | null> {
+export async function placeShards(
+  control: Pool,
+  urls: readonly string[],
+  shards: number,
+  standbyUrls: readonly string[] = [],
+): Promise<ShardMap | null> {
   return withTransaction(control, async (tx) => {
     // Processes starting together take turns: the second finds the map the first placed.
     await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('shard-map', 0))");
@@ -36,9 +41,10 @@ export async function placeShards(control: Pool, urls: readonly string[], shards
     if (new Set(names).size !== names.length) throw new ConfigError('RUN_SHARD_URLS names a server twice');
     if (urls.length > 0)
       await tx.query(
-        `INSERT INTO run_servers (name, url) SELECT * FROM unnest($1::text[], $2::text[])
-         ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url`,
-        [names, urls],
+        `INSERT INTO run_servers (name, url, standby_url)
+         SELECT name, url, nullif(standby, '') FROM unnest($1::text[], $2::text[], $3::text[]) AS s(name, url, standby)
+         ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url, standby_url = coalesce(EXCLUDED.standby_url, run_servers.standby_url)`,
+        [names, urls, urls.map((_, i) => standbyUrls[i] ?? '')],
       );
     const { rows: placed } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM shard_map');
     if (placed[0]!.n === 0 && urls.length > 0)
@@ -162,4 +168,34 @@ async function connectOnce(url: string): Promise<Pick<Pool, 'query' | 'end'>> {
   client.on('error', () => undefined);
   await client.connect();
   return client;
+}
+
+/** A server of the map that has a standby to fail over to. */
+export interface FailoverCandidate {
+  readonly name: string;
+  readonly url: string;
+  readonly standbyUrl: string;
+}
+
+/** The map's servers with a standby named (RUN_SHARD_STANDBY_URLS). */
+export async function failoverCandidates(control: Pick<Pool, 'query'>): Promise<FailoverCandidate[]> {
+  const { rows } = await control.query<{ name: string; url: string; standby_url: string }>(
+    `SELECT DISTINCT s.name, s.url, s.standby_url FROM run_servers s JOIN shard_map m ON m.server = s.name
+      WHERE s.standby_url IS NOT NULL ORDER BY s.name`,
+  );
+  return rows.map((r) => ({ name: r.name, url: r.url, standbyUrl: r.standby_url }));
+}
+
+/** Whether the server at `url` answers within a second. */
+export async function answers(url: string): Promise<boolean> {
+  const client = await connectOnce(url).catch(() => undefined);
+  if (client === undefined) return false;
+  try {
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
