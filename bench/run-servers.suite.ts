@@ -1,3 +1,5 @@
+import { readFile, rm } from 'node:fs/promises';
+import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { PENDING_RUN_STATES, RunEventType } from '@chronicle/domain';
 import { createTeam, type ApiClient } from '@chronicle/e2e-support';
@@ -26,6 +28,8 @@ const JOBS = 16;
 const WORKERS = 2;
 const WORKER_CONCURRENCY = 100;
 const BACKLOG = { full: 20_000, quick: 5_000 };
+/** The drain a server is killed in: long enough for a window before the kill and one after. */
+const DOWN_BACKLOG = { full: 60_000, quick: 40_000 };
 const PROBE_EVERY_MS = 50;
 export const DEFAULT_SERVER_COUNTS = [1, 2, 3];
 
@@ -57,21 +61,46 @@ export function runServersSuite(counts: readonly number[]): BenchSuite {
       const failures = runs
         .filter((r) => r.missingFromLog > 0)
         .map((r) => `servers: ${r.missingFromLog} runs on ${r.servers} servers lack events in the logs`);
+      let down: ServerDown | undefined;
+      const most = Math.max(...counts);
+      if (most >= 2) {
+        const runs = options.sizes.repetitions === 1 ? DOWN_BACKLOG.quick : DOWN_BACKLOG.full;
+        options.progress(`drain of ${formatCount(runs)} runs on ${most} servers, one killed midway`);
+        await drainOnServers(server, most, runs, (d) => (down = d));
+      }
       return {
-        print: (out) => out.write(formatReport(server.description, runs)),
-        json: { server: server.description, runs },
+        print: (out) => out.write(formatReport(server.description, runs, down)),
+        json: { server: server.description, runs, serverDown: down },
         failures,
       };
     },
   };
 }
 
-async function drainOnServers(server: BenchServer, count: number, backlog: number): Promise<ServersRun> {
+/**
+ * A server killed during the drain (SIGQUIT to its postmaster: an immediate stop, as a crash), the others
+ * measured: their runs' completions a second in a window before and one after.
+ */
+interface ServerDown {
+  readonly servers: number;
+  readonly othersBeforePerSecond: number;
+  readonly othersAfterPerSecond: number;
+}
+
+const DOWN_WINDOW_MS = 3_000;
+
+async function drainOnServers(
+  server: BenchServer,
+  count: number,
+  backlog: number,
+  killOne?: (down: ServerDown) => void,
+): Promise<ServersRun> {
   const control = await server.createDatabase('scheduler_bench_servers');
   const extra: Array<{ server: ScratchServer; db: ScratchDatabase }> = [];
   const slots: Slot[] = [];
   const workers: Worker[] = [];
   const pools: Pool[] = [];
+  let killed: string | undefined;
   try {
     for (let i = 1; i < count; i++) {
       const more = await openScratchServer('scheduler-bench-pg-');
@@ -137,6 +166,37 @@ async function drainOnServers(server: BenchServer, count: number, backlog: numbe
         await sleep(PROBE_EVERY_MS);
       }
     })();
+    if (killOne !== undefined && extra.length > 0) {
+      // The runs of the servers that stay: the bench's and all but the last further one.
+      const others = pools.slice(0, -1);
+      const window = async (): Promise<number> => {
+        const from = await succeeded(others);
+        await sleep(DOWN_WINDOW_MS);
+        return ((await succeeded(others)) - from) / (DOWN_WINDOW_MS / 1000);
+      };
+      await sleep(1_000);
+      const before = await window();
+      killed = await killPostmaster(pools[pools.length - 1]!);
+      await sleep(1_000);
+      const after = await window();
+      killOne({ servers: count, othersBeforePerSecond: before, othersAfterPerSecond: after });
+      while ((await unfinished(others)) > 0) await sleep(100);
+      draining = false;
+      await probing;
+      await Promise.all(workers.map((w) => w.shutdown({ graceMs: 2_000 })));
+      await Promise.all(running);
+      return {
+        servers: count,
+        runs: backlog,
+        seconds: (Date.now() - started) / 1000,
+        completionsPerSecond: 0,
+        cpuMicrosecondsPerRun: undefined,
+        postgresMicrosecondsPerRun: undefined,
+        claimP50Ms: quantile(claims, 0.5),
+        claimP99Ms: quantile(claims, 0.99),
+        missingFromLog: 0,
+      };
+    }
     while ((await unfinished(pools)) > 0) await sleep(100);
     const seconds = (Date.now() - started) / 1000;
     await cpu.close(backlog);
@@ -161,8 +221,10 @@ async function drainOnServers(server: BenchServer, count: number, backlog: numbe
     await Promise.all(slots.map((s) => s.stop().catch(() => undefined)));
     for (const { server: more, db } of extra) {
       await db.drop().catch(() => undefined);
-      await more.stop().catch(() => undefined);
+      // A server killed midway has exited already, and its stop would wait for an exit that came before.
+      await Promise.race([more.stop().catch(() => undefined), sleep(5_000)]);
     }
+    if (killed !== undefined) await rm(killed, { recursive: true, force: true });
     await control.drop();
   }
 }
@@ -224,7 +286,7 @@ async function completeInLogs(pools: readonly Pool[]): Promise<number> {
   return counts.reduce((a, b) => a + b, 0);
 }
 
-function formatReport(description: string, runs: readonly ServersRun[]): string {
+function formatReport(description: string, runs: readonly ServersRun[], down: ServerDown | undefined): string {
   const one = runs.find((r) => r.servers === 1);
   const ratio = (value: number | undefined, base: number | undefined): string =>
     value === undefined || base === undefined || base === 0 ? '' : `${(value / base).toFixed(2)}x`;
@@ -255,8 +317,36 @@ function formatReport(description: string, runs: readonly ServersRun[]): string 
       ],
       ...rows,
     ]) +
+    (down === undefined
+      ? ''
+      : `\nOne of ${down.servers} servers killed midway (SIGQUIT): the others' completions/s ` +
+        `${formatCount(Math.round(down.othersBeforePerSecond))} before, ${formatCount(Math.round(down.othersAfterPerSecond))} after ` +
+        `(${(down.othersAfterPerSecond / Math.max(down.othersBeforePerSecond, 1)).toFixed(2)}x; target >= 0.8x)\n`) +
     '\n'
   );
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs succeeded so far on these servers. */
+async function succeeded(pools: readonly Pool[]): Promise<number> {
+  const counts = await Promise.all(
+    pools.map(async (pool) => {
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE state = 'succeeded'");
+      return rows[0]!.n;
+    }),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The server behind `pool` stopped at once: SIGQUIT to its postmaster (postmaster.pid of its data folder).
+ * Resolves with the folder the embedded server was made in (its cluster's parent), to delete after.
+ */
+async function killPostmaster(pool: Pool): Promise<string> {
+  const { rows } = await pool.query<{ dir: string }>("SELECT current_setting('data_directory') AS dir");
+  const pid = Number((await readFile(path.join(rows[0]!.dir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  process.kill(pid, 'SIGQUIT');
+  await pool.end().catch(() => undefined);
+  return path.dirname(rows[0]!.dir);
+}
