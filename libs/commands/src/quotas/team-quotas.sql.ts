@@ -60,20 +60,30 @@ export async function readQuotaState(db: Queryable, team: string): Promise<Quota
 
 /**
  * A team's pending runs on a server that keeps runs apart from the control database (docs/sharding.md),
- * counted as readQuotaState counts them there, up to `limit`: its `jobs` rows are the control
- * database's, copied.
+ * counted as readQuotaState counts them there, up to `limit`, by the team's jobs as the control database
+ * has them (a server's copy of `jobs` may lag a job just defined).
  */
-export async function countPendingRuns(db: Queryable, team: string, limit: number): Promise<number> {
+export async function countPendingRuns(
+  db: Queryable,
+  team: string,
+  jobs: readonly string[],
+  limit: number,
+): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n
-       FROM (SELECT ARRAY(SELECT j.name FROM jobs j WHERE j.team = $1) AS jobs) t,
-            LATERAL (SELECT 1 FROM ready_runs r WHERE r.job = ANY (t.jobs) AND r.team = $1
-                     UNION ALL
-                     SELECT 1 FROM run_leases l WHERE l.job = ANY (t.jobs) AND l.team = $1
-                     LIMIT $2) p`,
-    [team, limit],
+       FROM (SELECT 1 FROM ready_runs r WHERE r.job = ANY ($2::text[]) AND r.team = $1
+             UNION ALL
+             SELECT 1 FROM run_leases l WHERE l.job = ANY ($2::text[]) AND l.team = $1
+             LIMIT $3) p`,
+    [team, jobs, limit],
   );
   return rows[0]!.n;
+}
+
+/** The names of a team's jobs (the control database's). */
+export async function teamJobNames(db: Queryable, team: string): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>('SELECT name FROM jobs WHERE team = $1', [team]);
+  return rows.map((r) => r.name);
 }
 
 export async function saveTokenBucket(db: Queryable, team: string, tokens: number, refilledAt: Date): Promise<void> {

@@ -15,7 +15,7 @@ import { PG_POOL, type Queryable, withTransaction } from '@chronicle/platform';
 import { findJobRunLimits } from '@chronicle/projections';
 import { PAYLOAD_STORE, storeLargePayloads, type PayloadStore } from '../payloads/payload-store';
 import { admitEnqueue } from '../quotas/admit-enqueue';
-import { countPendingRuns } from '../quotas/team-quotas.sql';
+import { countPendingRuns, teamJobNames } from '../quotas/team-quotas.sql';
 import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
 import type { ScheduleRuns } from '../unit-of-work/run-decisions';
 import { type RunServer, RunServers } from '../shards/run-servers';
@@ -147,7 +147,8 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     const pendingElsewhere = async (limit: number): Promise<number> => {
       const others = this.servers.all.filter((s) => !s.isControl);
       if (limit === 0 || others.length === 0) return 0;
-      const counts = await Promise.all(others.map((s) => countPendingRuns(s.pool, team, limit)));
+      const jobs = await teamJobNames(this.pool, team);
+      const counts = await Promise.all(others.map((s) => countPendingRuns(s.pool, team, jobs, limit)));
       return counts.reduce((a, b) => a + b, 0);
     };
     const onServer = ({ server, runs, busy }: PartAppend, quotas: 'here' | 'checked'): Promise<PresentRun[]> =>
