@@ -46,7 +46,8 @@ export interface RunServer {
 export class RunServers {
   #all: readonly RunServer[] = [];
   #byShard: readonly RunServer[] = [];
-  private readonly control: RunServer;
+  /** The control database as a server; named as the map names it when the map places shards there. */
+  private control: RunServer;
   /** The servers by pool: a server the map still names keeps its RunDecisions (and its reservations). */
   #byPool = new Map<Pool, RunServer>();
   private turn = 0;
@@ -82,7 +83,7 @@ export class RunServers {
     const servers = connections.map((c): RunServer => {
       const server =
         c.pool === this.controlPool
-          ? { ...this.control, name: c.name }
+          ? (this.control = { ...this.control, name: c.name })
           : (this.#byPool.get(c.pool) ??
             unreachableAsShardUnavailable(
               {
