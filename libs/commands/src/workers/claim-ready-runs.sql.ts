@@ -15,17 +15,28 @@ export interface ClaimScope {
 }
 
 /**
- * The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights, $6 runs
- * read per team and priority, $7 runs left out: reserved, see lockReadyRuns, $8 milliseconds ahead of
- * their due time runs may be leased: the worker's prefetchMs, 0 for ready runs only), as lockReadyRuns
- * runs it.
+ * Who a claim serves, as `served` (queue, team, weight): a team's worker its team in each queue; a
+ * platform worker (team null) every team granted a queue, with its grant's weight. `grants` is where
+ * the grants are read, as `g` (queue, team, weight): CLAIM_SQL reads the database's queue_grants,
+ * CLAIM_CANDIDATES_SQL (claim-candidates.sql.ts) the control database's, which a server runs are kept on
+ * has no copy of. Written out once, at load: each statement is fixed text.
  */
-export const CLAIM_SQL = `WITH served AS (
+export function servedCte(grants: string): string {
+  return `served AS (
     SELECT q.queue, coalesce($2, g.team) AS team, coalesce(g.weight, 1) AS weight
       FROM unnest($1::text[]) AS q(queue)
-      LEFT JOIN queue_grants g ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
+      LEFT JOIN ${grants} ON g.queue = q.queue AND ($2::text IS NULL OR g.team = $2)
      WHERE $2::text IS NOT NULL OR g.team IS NOT NULL
-  ), limited_leased AS MATERIALIZED (
+  )`;
+}
+
+/**
+ * The runs the dispatch policy chooses among, after `served` ($1 queues, $3 limit, $4 priorities, $6 runs
+ * read per team and priority, $7 runs left out, $8 the prefetch window in milliseconds, as CLAIM_SQL's):
+ * `candidates` (run_id, job, team, priority, available_at, weight, team_rank), each job's runs within its
+ * headroom, paused jobs and left-out runs stepped over; CLAIM_SQL and CLAIM_CANDIDATES_SQL share it.
+ */
+export const CANDIDATES_CTES = `limited_leased AS MATERIALIZED (
     SELECT l.job, j.run_limit - l.leased AS headroom FROM leased_runs_by_job($1::text[]) l JOIN jobs j ON j.name = l.job
      WHERE j.run_limit IS NOT NULL
   ), scanned AS MATERIALIZED (
@@ -47,7 +58,22 @@ export const CLAIM_SQL = `WITH served AS (
           FROM scanned s LEFT JOIN headroom h USING (job)
       ) c
      WHERE c.headroom IS NULL OR c.job_rank <= c.headroom
-  ), team_phases AS MATERIALIZED (
+  )`;
+
+/**
+ * Whether the candidates leave ready runs out: a job's runs past its headroom, or a group read up to $6
+ * when $6 is below the batch ($3). The lease then takes another claim to fill the batch.
+ */
+export const CAPPED_SQL = `(SELECT count(*) FROM scanned) > (SELECT count(*) FROM candidates)
+           OR ($6 < $3 AND EXISTS (SELECT 1 FROM scanned WHERE group_rows = $6))`;
+
+/**
+ * The claim statement ($1 queues, $2 team or null, $3 limit, $4 priorities, $5 their weights, $6 runs
+ * read per team and priority, $7 runs left out: reserved, see lockReadyRuns, $8 milliseconds ahead of
+ * their due time runs may be leased: the worker's prefetchMs, 0 for ready runs only), as lockReadyRuns
+ * runs it.
+ */
+export const CLAIM_SQL = `WITH ${servedCte('queue_grants g')}, ${CANDIDATES_CTES}, team_phases AS MATERIALIZED (
     SELECT t.priority, t.team, random() AS u FROM (SELECT DISTINCT priority, team FROM candidates) t
   ), priority_phases AS MATERIALIZED (
     SELECT w.priority, w.weight, random() AS u FROM unnest($4::text[], $5::float8[]) AS w(priority, weight)
@@ -61,8 +87,7 @@ export const CLAIM_SQL = `WITH served AS (
      LIMIT $3 * 2
   )
   SELECT c.run_id,
-         (SELECT count(*) FROM scanned) > (SELECT count(*) FROM candidates)
-           OR ($6 < $3 AND EXISTS (SELECT 1 FROM scanned WHERE group_rows = $6)) AS capped
+         ${CAPPED_SQL} AS capped
     FROM chosen c
    WHERE pg_try_advisory_xact_lock(run_lock_key(c.run_id))
    LIMIT $3`;
@@ -122,8 +147,8 @@ export async function lockReadyRuns(
   weights: PriorityWeights,
   reserved: readonly string[],
   prefetchMs = 0,
-): Promise<{ runs: PresentRun[]; now: Date; limitedJobs: Set<string>; capped: boolean }> {
-  const { rows } = await db.query<(RunRow & { db_now: Date; limited: boolean; capped: boolean }) | NoRunRow>({
+): Promise<LockedRuns> {
+  const { rows } = await db.query<LockedRunRow | NoRunRow>({
     name: 'claim_lock_and_read_ready_runs',
     text: CLAIM_AND_READ_SQL,
     values: [
@@ -137,9 +162,42 @@ export async function lockReadyRuns(
       prefetchMs,
     ],
   });
-  const locked = rows.filter(
-    (r): r is RunRow & { db_now: Date; limited: boolean; capped: boolean } => r.state !== null,
-  );
+  return lockedRunsOf(rows);
+}
+
+/**
+ * Steps 1 and 2 of a claim of runs the dispatch policy chose over several servers (chooseRuns,
+ * LeaseRunsHandler): their locks tried and the locked runs read (CLAIM_CHOSEN_AND_READ_SQL).
+ */
+export async function lockChosenRuns(db: Queryable, runIds: readonly string[], prefetchMs = 0): Promise<LockedRuns> {
+  const { rows } = await db.query<LockedRunRow | NoRunRow>({
+    name: 'claim_lock_and_read_chosen_runs',
+    text: CLAIM_CHOSEN_AND_READ_SQL,
+    values: [runIds, prefetchMs],
+  });
+  return lockedRunsOf(rows);
+}
+
+/** The runs a claim locked, still ready, read under their locks; `now` the database's clock. */
+export interface LockedRuns {
+  readonly runs: PresentRun[];
+  readonly now: Date;
+  /** The jobs with a run limit among the runs' (withinConcurrencyLimits). */
+  readonly limitedJobs: Set<string>;
+  /** Ready runs were left out (CAPPED_SQL): the batch may be short. */
+  readonly capped: boolean;
+}
+
+type LockedRunRow = RunRow & { db_now: Date; limited: boolean; capped: boolean };
+
+/** The one row of a claim's read half when it locked no run that is still ready. */
+interface NoRunRow {
+  readonly state: null;
+  readonly capped: boolean;
+}
+
+function lockedRunsOf(rows: ReadonlyArray<LockedRunRow | NoRunRow>): LockedRuns {
+  const locked = rows.filter((r): r is LockedRunRow => r.state !== null);
   return {
     runs: locked.map(runFromRow),
     now: locked[0]?.db_now ?? new Date(),
@@ -148,30 +206,39 @@ export async function lockReadyRuns(
   };
 }
 
-/** The one row of CLAIM_AND_READ_SQL when it locked no run that is still ready. */
-interface NoRunRow {
-  readonly state: null;
-  readonly capped: boolean;
-}
-
 /**
- * Steps 1 and 2 of the claim in one round trip: CLAIM_SQL takes the locks,
- * then lock_and_read_runs (migrations/0012; the locks are ours already, so
- * it waits for nothing) reads the locked runs in a statement of its own,
- * whose snapshot is taken after the locks were granted: a run that another
- * claim leased and committed in between reads as it now is, and is left out
- * unless still ready. With the database's clock, and whether each run's job
- * has a run limit. Always one row at least, for `capped`.
+ * The read half of a claim, after a CTE `claimed` (run_id, capped) of the runs whose locks it took:
+ * lock_and_read_runs (migrations/0012; the locks are ours already, so it waits for nothing) reads the
+ * locked runs in a statement of its own, whose snapshot is taken after the locks were granted: a run
+ * that another claim leased and committed in between reads as it now is, and is left out unless still
+ * ready (or due within the prefetch window, the parameter `prefetchMs` names). With the database's
+ * clock, and whether each run's job has a run limit. Always one row at least, for `capped`. Written
+ * out once, at load.
  */
-const CLAIM_AND_READ_SQL = `WITH claimed AS MATERIALIZED (${CLAIM_SQL})
-  SELECT x.*, c.capped
+function readClaimedRuns(prefetchMs: '$8' | '$2'): string {
+  return `SELECT x.*, c.capped
     FROM (SELECT coalesce(bool_or(claimed.capped), false) AS capped FROM claimed) c
     LEFT JOIN LATERAL (
       SELECT ${LOCKED_RUN_COLUMNS}, now() AS db_now,
              EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited
         FROM lock_and_read_runs(ARRAY(SELECT claimed.run_id FROM claimed)) r
-       WHERE r.state IN (${WAITING_SQL}) AND r.available_at <= now() + $8 * interval '1 millisecond'
+       WHERE r.state IN (${WAITING_SQL}) AND r.available_at <= now() + ${prefetchMs} * interval '1 millisecond'
     ) x ON true`;
+}
+
+/** Steps 1 and 2 of the claim in one round trip: CLAIM_SQL takes the locks, then its read half. */
+const CLAIM_AND_READ_SQL = `WITH claimed AS MATERIALIZED (${CLAIM_SQL})
+  ${readClaimedRuns('$8')}`;
+
+/**
+ * The same for given runs ($1 run ids, $2 the prefetch window in milliseconds): each lock tried, never
+ * waited for, as CLAIM_SQL's are; a run another claim holds or took since it was chosen is left out.
+ */
+const CLAIM_CHOSEN_AND_READ_SQL = `WITH claimed AS MATERIALIZED (
+    SELECT u.run_id, false AS capped FROM unnest($1::text[]) AS u(run_id)
+     WHERE pg_try_advisory_xact_lock(run_lock_key(u.run_id))
+  )
+  ${readClaimedRuns('$2')}`;
 
 /** How many teams a platform worker's queues serve (1 for a team's own worker). */
 export async function countTeamsServed(db: Queryable, queues: readonly string[]): Promise<number> {

@@ -12,7 +12,7 @@ import type { LeasedRun } from '@chronicle/worker-sdk';
 import { payloadOf, type PayloadStore } from '../payloads/payload-store';
 import type { RunBatch, RunDecision } from '../unit-of-work/run-batch';
 import type { RunsUnitOfWork } from '../unit-of-work/run-decisions';
-import { lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
+import { lockChosenRuns, lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
 
 /** What a worker asks a claim for. */
 export interface ClaimRequest {
@@ -25,24 +25,38 @@ export interface ClaimRequest {
 }
 
 /**
+ * How a claim picks its runs: by the dispatch policy from its server's ready runs, with the priorities'
+ * weights; or the runs the policy chose over several servers already (chooseRuns, LeaseRunsHandler),
+ * of which it takes those still ready whose locks are free.
+ */
+export type ClaimPick = PriorityWeights | ChosenRuns;
+
+/** Runs chosen by the dispatch policy over several servers, all on the claim's server. */
+export interface ChosenRuns {
+  readonly runIds: readonly string[];
+}
+
+/**
  * One claim in the caller's unit of work on runs, two round trips for the
- * whole batch: lock candidates (the dispatch policy) and read them, then
+ * whole batch: lock candidates (`pick`) and read them, then
  * append every RunLeased (expecting the revision read, under the lock no
  * other writer can move it) with the rows written through; two more when a
  * concurrency-limited job's runs are among them. Committing is the caller's.
  * `capped`: runs of a limited job were left out for its headroom, so the
  * batch may be short. `decided`: for the counters (RunMetrics), once
  * committed. `reserved`: runs not to propose (RunDecisions.reservedRunIds).
+ * `teamsServed` and `reserved` are the dispatch policy's: chosen runs were
+ * picked with them already.
  */
 export async function claimReadyRuns(
   work: RunsUnitOfWork,
   caller: WorkerCaller,
   request: ClaimRequest,
-  weights: PriorityWeights,
+  pick: ClaimPick,
   teamsServed = 1,
   reserved: readonly string[] = [],
 ): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[] }> {
-  const claim = await prepareClaim(work.tx, caller, request, weights, teamsServed, reserved);
+  const claim = await prepareClaim(work.tx, caller, request, pick, teamsServed, reserved);
   if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped, decided: [] };
   const [decided] = await work.decide({ batches: [claim.batch] });
   return { leases: leasesOf(decided!), capped: claim.capped, decided: decided! };
@@ -57,7 +71,7 @@ export async function prepareClaim(
   tx: Queryable,
   caller: WorkerCaller,
   request: ClaimRequest,
-  weights: PriorityWeights,
+  pick: ClaimPick,
   teamsServed = 1,
   reserved: readonly string[] = [],
 ): Promise<{ batch: RunBatch; capped: boolean }> {
@@ -67,7 +81,10 @@ export async function prepareClaim(
     schemaVersion: RUN_EVENT_SCHEMA_VERSION,
   };
   const prefetchMs = request.prefetchMs ?? 0;
-  const locked = await lockReadyRuns(tx, scope, request.max, weights, reserved, prefetchMs);
+  const locked =
+    'runIds' in pick
+      ? await lockChosenRuns(tx, pick.runIds, prefetchMs)
+      : await lockReadyRuns(tx, scope, request.max, pick, reserved, prefetchMs);
   const { capped, now } = locked;
   if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped };
   const runs = await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs);

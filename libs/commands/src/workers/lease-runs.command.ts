@@ -4,10 +4,18 @@ import type { WorkerCaller } from '@chronicle/domain';
 import { type Config, CONFIG } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunMetrics } from '../metrics/run-metrics';
-import { RunServers } from '../shards/run-servers';
+import { type RunServer, RunServers } from '../shards/run-servers';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
+import type { RunDecision } from '../unit-of-work/run-batch';
+import {
+  type ClaimCandidateRow,
+  findClaimCandidates,
+  findQueueGrants,
+  type QueueGrantRow,
+} from './claim-candidates.sql';
 import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
-import { nextAvailableAt } from './claim-ready-runs.sql';
+import { type ClaimScope, nextAvailableAt } from './claim-ready-runs.sql';
+import { chooseRuns } from './choose-runs';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
 
@@ -102,34 +110,138 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   }
 
   /**
-   * Claims in one transaction each, from the servers the runs are kept on in turn (one without a shard
-   * map), starting at a different one each call, until the batch is full. A claim that had to leave runs
+   * Up to `max` runs by the dispatch policy. With one server (the database alone, without a shard map)
+   * one claim, one statement (claimOn). With several, the policy over all of their ready runs at once
+   * (claimOverServers): a batch filled from one server first would hold its shares on that server only.
+   */
+  private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
+    const teamsServed = await this.teamsServed.of(caller, request.queues);
+    const servers = this.servers.all;
+    return servers.length === 1
+      ? this.claimOn(servers[0]!, caller, request, teamsServed)
+      : this.claimOverServers(servers, caller, request, teamsServed);
+  }
+
+  /**
+   * Claims on one server, in one transaction each, until the batch is full. A claim that had to leave runs
    * of a concurrency-limited job behind (its headroom was smaller than its runs among the candidates)
    * may come back short: another claim, which sees that job at its limit, fills the batch with other
    * jobs' runs. Runs whose rows lag what this process appended are left out (RunReservations).
    */
-  private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
-    const teamsServed = await this.teamsServed.of(caller, request.queues);
+  private async claimOn(
+    server: RunServer,
+    caller: WorkerCaller,
+    request: ClaimRequest,
+    teamsServed: number,
+  ): Promise<LeasedRun[]> {
     const leases: LeasedRun[] = [];
-    for (const server of this.servers.rotation()) {
-      // A server that cannot be reached is passed over: the others' runs are leased.
-      await this.servers.unlessUnavailable(async () => {
-        const reserved = await server.decisions.reservedRunIds();
-        for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
-          const wanted = { ...request, max: request.max - leases.length };
-          const claimed = await this.timedClaim(() =>
-            server.decisions.unitOfWork((work) =>
-              claimReadyRuns(work, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
-            ),
-          );
-          this.metrics.countDecisions(claimed.decided);
-          leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
-          if (!claimed.capped || claimed.leases.length === 0) break;
-        }
-      });
-      if (leases.length >= request.max) break;
+    await this.servers.unlessUnavailable(async () => {
+      const reserved = await server.decisions.reservedRunIds();
+      for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
+        const wanted = { ...request, max: request.max - leases.length };
+        const claimed = await this.timedClaim(() =>
+          server.decisions.unitOfWork((work) =>
+            claimReadyRuns(work, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
+          ),
+        );
+        this.metrics.countDecisions(claimed.decided);
+        leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
+        if (!claimed.capped || claimed.leases.length === 0) break;
+      }
+    });
+    return leases;
+  }
+
+  /**
+   * Claims over several servers (docs/sharding.md, "Lease"), in rounds. A round asks every server that
+   * answers for its candidates at once (candidatesOn), chooses the batch among all of them by the
+   * dispatch policy (chooseRuns), and claims the chosen runs on their servers at once (claimChosen). A
+   * run another claim locked or took in between is left out; then, or when candidates were capped (see
+   * claimOn), another round fills the batch, the runs left out not proposed again.
+   */
+  private async claimOverServers(
+    servers: readonly RunServer[],
+    caller: WorkerCaller,
+    request: ClaimRequest,
+    teamsServed: number,
+  ): Promise<LeasedRun[]> {
+    // The grants are the control database's (always among the servers): the others keep no copy.
+    const control = servers.find((s) => s.isControl)!;
+    const grants = caller.team === null ? await findQueueGrants(control.pool, request.queues) : [];
+    const scope = { team: caller.team, queues: request.queues, teamsServed };
+    const leftOut: string[] = [];
+    const leases: LeasedRun[] = [];
+    let asked = servers;
+    for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
+      const limit = request.max - leases.length;
+      const found = await this.candidatesOn(asked, scope, { grants, limit, leftOut, prefetchMs: request.prefetchMs });
+      // A server that cannot be reached is passed over for the rest of the call: the others' runs are leased.
+      asked = found.map((f) => f.server);
+      const candidates = found.flatMap((f) => f.candidates);
+      const chosen = chooseRuns(candidates, this.config.priorityWeights, limit, Math.random);
+      if (chosen.length === 0) break;
+      const claimed = await this.claimChosen(chosen, caller, request);
+      this.metrics.countDecisions(claimed.decided);
+      leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
+      const taken = new Set(claimed.leases.map((l) => l.runId));
+      leftOut.push(...chosen.flatMap((run) => (taken.has(run.run_id) ? [] : [run.run_id])));
+      const capped = claimed.capped || found.some((f) => f.capped);
+      if (!capped && taken.size === chosen.length) break;
     }
     return leases;
+  }
+
+  /**
+   * Each server's candidates, every server asked at once and locking nothing (findClaimCandidates), each
+   * candidate with its server; the answers of those that answer. Its reserved runs are not proposed, nor
+   * the runs an earlier round of the call left out.
+   */
+  private async candidatesOn(
+    servers: readonly RunServer[],
+    scope: ClaimScope,
+    options: { grants: readonly QueueGrantRow[]; limit: number; leftOut: readonly string[]; prefetchMs?: number },
+  ): Promise<
+    Array<{ server: RunServer; capped: boolean; candidates: Array<ClaimCandidateRow & { server: RunServer }> }>
+  > {
+    const { grants, limit, leftOut, prefetchMs = 0 } = options;
+    const answers = await Promise.all(
+      servers.map((server) =>
+        this.servers.unlessUnavailable(async () => {
+          const skipped = [...(await server.decisions.reservedRunIds()), ...leftOut];
+          const found = await findClaimCandidates(server.pool, scope, { grants, limit, skipped, prefetchMs });
+          return { server, capped: found.capped, candidates: found.candidates.map((run) => ({ ...run, server })) };
+        }),
+      ),
+    );
+    return answers.flatMap((a) => (a.ok ? [a.value] : []));
+  }
+
+  /**
+   * The chosen runs claimed on their servers, at once, in a transaction each (timed as a claim); the
+   * claims of the servers that answer, put together.
+   */
+  private async claimChosen(
+    chosen: ReadonlyArray<ClaimCandidateRow & { server: RunServer }>,
+    caller: WorkerCaller,
+    request: ClaimRequest,
+  ): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[] }> {
+    const answers = await Promise.all(
+      this.servers
+        .split(chosen, (run) => run.server)
+        .map(([server, runs]) => {
+          const wanted = { ...request, max: runs.length };
+          const pick = { runIds: runs.map((run) => run.run_id) };
+          return this.servers.unlessUnavailable(() =>
+            this.timedClaim(() => server.decisions.unitOfWork((work) => claimReadyRuns(work, caller, wanted, pick))),
+          );
+        }),
+    );
+    const claims = answers.flatMap((a) => (a.ok ? [a.value] : []));
+    return {
+      leases: claims.flatMap((c) => c.leases),
+      capped: claims.some((c) => c.capped),
+      decided: claims.flatMap((c) => c.decided),
+    };
   }
 
   /** The earliest time a waiting run of these queues comes due, over every server that answers. */

@@ -1,0 +1,76 @@
+import { perGroupLimit, PRIORITIES, type Priority } from '@chronicle/domain';
+import type { Queryable } from '@chronicle/platform';
+import { CANDIDATES_CTES, CAPPED_SQL, type ClaimScope, servedCte } from './claim-ready-runs.sql';
+
+/** A queue shared with a team, and the team's weight in it (queue_grants). */
+export interface QueueGrantRow {
+  readonly queue: string;
+  readonly team: string;
+  readonly weight: number;
+}
+
+/** A ready run the dispatch policy may choose, as CANDIDATES_CTES computes it on one server. */
+export interface ClaimCandidateRow {
+  readonly run_id: string;
+  readonly job: string;
+  readonly team: string;
+  readonly priority: Priority;
+  readonly available_at: Date;
+  /** Its team's weight in its queue. */
+  readonly weight: number;
+}
+
+/**
+ * Step 1 of a claim over several servers (LeaseRunsHandler): one server's candidates as CLAIM_SQL
+ * computes them, locking nothing. $1-$4 and $6-$8 as CLAIM_SQL's; $5 the queues' grants (jsonb rows
+ * of queue, team, weight) as the control database has them, read there once for every server: a
+ * server runs are kept on has no queue_grants of its own. The priorities' weights, CLAIM_SQL's $5, are
+ * the merge's (chooseRuns). Always one row at least, for `capped`.
+ */
+const CLAIM_CANDIDATES_SQL = `WITH ${servedCte('jsonb_to_recordset($5::jsonb) AS g(queue text, team text, weight integer)')}, ${CANDIDATES_CTES}
+  SELECT c.run_id, c.job, c.team, c.priority, c.available_at, c.weight, x.capped
+    FROM (SELECT ${CAPPED_SQL} AS capped) x
+    LEFT JOIN candidates c ON true`;
+
+export async function findClaimCandidates(
+  db: Queryable,
+  scope: ClaimScope,
+  options: {
+    /** The queues' grants (findQueueGrants); none for a team's worker, which serves its team alone. */
+    readonly grants: readonly QueueGrantRow[];
+    /** The batch still wanted. */
+    readonly limit: number;
+    /** Runs not to propose: the server's reserved ones, and those an earlier round of the call lost. */
+    readonly skipped: readonly string[];
+    readonly prefetchMs: number;
+  },
+): Promise<{ candidates: ClaimCandidateRow[]; capped: boolean }> {
+  const { rows } = await db.query<(ClaimCandidateRow | { readonly run_id: null }) & { readonly capped: boolean }>({
+    name: 'claim_find_candidates',
+    text: CLAIM_CANDIDATES_SQL,
+    values: [
+      scope.queues,
+      scope.team,
+      options.limit,
+      PRIORITIES,
+      JSON.stringify(options.grants),
+      perGroupLimit(options.limit, scope.teamsServed),
+      options.skipped,
+      options.prefetchMs,
+    ],
+  });
+  return {
+    candidates: rows.filter((r): r is ClaimCandidateRow & { readonly capped: boolean } => r.run_id !== null),
+    capped: rows[0]?.capped ?? false,
+  };
+}
+
+/** The grants of these queues, read in the control database for a claim over several servers. */
+export async function findQueueGrants(control: Queryable, queues: readonly string[]): Promise<QueueGrantRow[]> {
+  const { rows } = await control.query<QueueGrantRow>({
+    name: 'claim_find_queue_grants',
+    text: 'SELECT queue, team, weight FROM queue_grants WHERE queue = ANY($1::text[])',
+    values: [queues],
+  });
+  return rows;
+}
