@@ -3,7 +3,8 @@
  *
  *   apps/server -> apps/{api, scheduler, projector} -> libs/commands -> libs/projections -> libs/event-store
  *                                                    -> libs/runtime ----------------------> libs/event-store
- *   apps/cli -> libs/projections (rebuild, verify); libs/event-store -> libs/platform. The projections,
+ *   apps/cli -> libs/commands (a shard's move), libs/projections (rebuild, verify); libs/event-store ->
+ *   libs/platform. The projections,
  *   with their runner, rebuild and verify, sit below the command side, which writes their rows
  *   through in the append's transaction.
  *   libs/domain and libs/worker-sdk import nothing of ours; everything may import them (libs/platform
@@ -80,7 +81,7 @@ module.exports = {
       from: { pathNot: '^apps/dashboard/' },
       to: { path: '^apps/dashboard/' },
     },
-    layer('cli', 'apps/cli', [OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
+    layer('cli', 'apps/cli', [OURS.commands, OURS.projections, OURS.eventStore, OURS.platform, ...FOUNDATIONS]),
     layer('projector', 'apps/projector', [
       OURS.projections,
       OURS.runtime,

@@ -97,6 +97,17 @@ END) STORED,
   CONSTRAINT jobs_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE moving_shards (
+  shard integer NOT NULL,
+  shards integer NOT NULL,
+  direction text NOT NULL,
+  since timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT moving_shards_check CHECK ((shards > shard)),
+  CONSTRAINT moving_shards_direction_check CHECK ((direction = ANY (ARRAY['in'::text, 'out'::text]))),
+  CONSTRAINT moving_shards_pkey PRIMARY KEY (shard),
+  CONSTRAINT moving_shards_shard_check CHECK ((shard >= 0))
+);
+
 CREATE TABLE projection_checkpoints (
   projection text NOT NULL,
   version integer NOT NULL,
@@ -287,6 +298,8 @@ CREATE TABLE shard_map (
   server text NOT NULL,
   epoch bigint NOT NULL DEFAULT 1,
   placed_at timestamp with time zone NOT NULL DEFAULT now(),
+  moving_to text,
+  CONSTRAINT shard_map_moving_to_fkey FOREIGN KEY (moving_to) REFERENCES run_servers(name),
   CONSTRAINT shard_map_pkey PRIMARY KEY (shard),
   CONSTRAINT shard_map_server_fkey FOREIGN KEY (server) REFERENCES run_servers(name),
   CONSTRAINT shard_map_shard_check CHECK ((shard >= 0))
@@ -399,11 +412,50 @@ ALTER SEQUENCE events_global_position_seq OWNED BY events.global_position;
 
 -- Functions and procedures
 
+CREATE OR REPLACE FUNCTION public.chronicle_refuse_moving_out(p_streams text[], p_events json)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_shard integer;
+BEGIN
+  SELECT m.shard INTO v_shard
+    FROM unnest(p_streams) WITH ORDINALITY AS u(stream, s)
+    JOIN LATERAL (
+      SELECT coalesce(
+        chronicle_run_slot(substr(u.stream, 5)),
+        (SELECT chronicle_shard(x.data->>'job', 4096) FROM json_to_recordset(p_events) AS x(s int, type text, data json)
+          WHERE x.s = u.s AND x.type = 'RunScheduled' LIMIT 1),
+        (SELECT chronicle_shard(r.job, 4096) FROM runs r WHERE r.run_id = substr(u.stream, 5) LIMIT 1)
+      ) AS slot
+    ) j ON true
+    JOIN moving_shards m ON m.direction = 'out' AND j.slot % m.shards = m.shard
+   WHERE starts_with(u.stream, 'run-')
+   LIMIT 1;
+  IF v_shard IS NOT NULL THEN
+    RAISE EXCEPTION 'shard % is moving to another server: its runs are not written here meanwhile', v_shard
+      USING ERRCODE = 'SH503', DETAIL = json_build_object('shard', v_shard)::text;
+  END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.chronicle_run_slot(p_run_id text)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+RETURN CASE WHEN (p_run_id ~ '^run_[0-9a-f]{12}8[0-9a-f]{3}[89ab][0-9a-f]{15}$'::text) THEN ((('x'::text || substr(p_run_id, 18, 3)))::bit(12))::integer ELSE NULL::integer END;
+
 CREATE OR REPLACE FUNCTION public.chronicle_shard(job text, shards integer)
  RETURNS integer
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE STRICT
 RETURN ((((('x'::text || "left"(md5(job), 8)))::bit(32))::bigint % (shards)::bigint))::integer;
+
+CREATE OR REPLACE FUNCTION public.chronicle_shard_fence_key()
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN hashtextextended('shard-fence'::text, (0)::bigint);
 
 CREATE OR REPLACE FUNCTION public.es_already_appended(p_streams text[], p_events json)
  RETURNS TABLE(r_stream text, r_revision bigint, r_commit xid8, r_position bigint)
@@ -434,6 +486,12 @@ DECLARE
   v_bad_unexpected boolean;
   v_own_xid xid8 := pg_current_xact_id_if_assigned();
 BEGIN
+  -- The shard fence (above): shared with every other append, exclusive for a move's fence.
+  PERFORM pg_advisory_xact_lock_shared(chronicle_shard_fence_key());
+  IF EXISTS (SELECT 1 FROM moving_shards WHERE direction = 'out') THEN
+    PERFORM chronicle_refuse_moving_out(p_streams, p_events);
+  END IF;
+
   -- Lock first, write later (see 0001): sorted, and none for a stream expected not to exist.
   PERFORM pg_advisory_xact_lock(stream_lock_key(u.s))
      FROM unnest(p_streams, p_expected) AS u(s, e) WHERE u.e >= -3 AND u.e <> -1 ORDER BY u.s;
@@ -583,14 +641,29 @@ CREATE OR REPLACE FUNCTION public.ready_runs_of(p_queue text, p_team text, p_pri
  SET enable_seqscan TO 'off'
  SET enable_sort TO 'off'
 AS $function$
+DECLARE
+  v_moving integer[];
+  v_shards integer;
 BEGIN
-  RETURN QUERY
-    SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at FROM ready_runs r
-     WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
-       AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
-       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
-     ORDER BY r.available_at
-     LIMIT p_limit;
+  SELECT array_agg(m.shard), max(m.shards) INTO v_moving, v_shards FROM moving_shards m;
+  IF v_moving IS NULL THEN
+    RETURN QUERY
+      SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at FROM ready_runs r
+       WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
+         AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
+         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
+       ORDER BY r.available_at
+       LIMIT p_limit;
+  ELSE
+    RETURN QUERY
+      SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at FROM ready_runs r
+       WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
+         AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
+         AND chronicle_shard(r.job, v_shards) <> ALL (v_moving)
+         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
+       ORDER BY r.available_at
+       LIMIT p_limit;
+  END IF;
 END
 $function$;
 

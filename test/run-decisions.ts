@@ -26,6 +26,7 @@ export function runServers(
     name: 'control',
     url: '',
     shards: Array.from({ length: config.shards }, (_, shard) => shard),
+    arriving: [],
     pool,
     eventStore: store,
     close: async () => undefined,

@@ -36,6 +36,7 @@ export async function startApp(
             name: 'control',
             url: '',
             shards: [...Array(config.shards).keys()],
+            arriving: [],
             pool,
             eventStore,
             close: async () => undefined,

@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import { Command } from 'commander';
-import { createEventStore, type EventStore } from '@chronicle/event-store';
-import { createPool, loadConfig, migrate, promoteStandby } from '@chronicle/platform';
+import { moveShard } from '@chronicle/commands';
+import { createEventStore, type EventStore, RunServerDirectory } from '@chronicle/event-store';
+import { createLogger, createPool, loadConfig, migrate, promoteStandby } from '@chronicle/platform';
 import {
   PROJECTIONS,
   loadCheckpoint,
@@ -10,7 +11,7 @@ import {
   verifyProjections,
   type RebuildProgress,
 } from '@chronicle/projections';
-import { CliError, EXIT, positiveInteger, type Output } from './output';
+import { CliError, EXIT, nonNegativeInteger, positiveInteger, type Output } from './output';
 
 /** What the operator commands run against: the read models' database and the log the configuration names. */
 interface Operated {
@@ -141,6 +142,51 @@ export function operatorCommands(output: Output): Command[] {
           promotion,
           `shards ${promotion.shards.join(', ')} now on ${promotion.standby} (epoch ${promotion.epoch}); ${server} ${promotion.oldServerFenced ? 'set read-only' : 'not reached: set read-only when it answers'}`,
         );
+      }),
+    );
+
+  shards
+    .command('move')
+    .argument('<shard>', 'the logical shard, 0 to SHARDS - 1', nonNegativeInteger)
+    .argument(
+      '<server>',
+      'where to: a server by its name in the map, or the PostgreSQL URL of one (added to the run servers)',
+    )
+    .description(
+      "move a shard's runs to another server while they flow: copy, catch up from the log, fence, swap the map, verify, take the source's copy away",
+    )
+    .action((shard: number, server: string) =>
+      operate(async ({ pool, store }) => {
+        const config = loadConfig();
+        const directory = await RunServerDirectory.open(
+          config,
+          { url: config.databaseUrl!, pool, eventStore: store },
+          'chronicle-cli',
+        );
+        try {
+          const source = directory.current.find((c) => c.shards.includes(shard));
+          if (source === undefined)
+            throw new CliError(
+              `no server holds shard ${shard} (SHARDS=${config.shards}; see \`shards map\`)`,
+              EXIT.usage,
+            );
+          const target = await directory.server(server);
+          const report = await moveShard({
+            control: pool,
+            shards: config.shards,
+            shard,
+            source,
+            target,
+            logger: createLogger('warn'),
+            progress: (step, figures = {}) => output.note(`shard ${shard}: ${step} ${JSON.stringify(figures)}`),
+          });
+          output.result(
+            report,
+            `shard ${shard} moved from ${report.from} to ${report.to} (epoch ${report.epoch}): ${report.streams} runs, ${report.events} events, claims paused ${report.pauseMs} ms, verified equal, the source's copy taken away`,
+          );
+        } finally {
+          await directory.close();
+        }
       }),
     );
 

@@ -132,3 +132,10 @@ function format(value: unknown): string {
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
+
+export function nonNegativeInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || value.trim() === '')
+    throw new CliError(`not a whole number of 0 or more: ${value}`, EXIT.usage);
+  return n;
+}

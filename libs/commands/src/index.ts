@@ -38,6 +38,7 @@ export { isRetiredRun, retiredRunIds } from './runs/retired-runs.sql';
 export { TransitionRun, TransitionRunHandler } from './runs/transition-run.command';
 export { backfillRequests } from './schedules/backfill';
 export { ListShards, type ShardView } from './shards/list-shards.query';
+export { moveShard, type ShardMoveReport, SHARD_MOVES_STREAM } from './shards/move-shard';
 export { runSlot, shardOf, slotOf, SLOTS } from './shards/shard-of';
 export { type RunServer, RunServers } from './shards/run-servers';
 export { acceptSchedule, parseSchedule, previewFireTimes } from './schedules/schedule-preview';

@@ -1,7 +1,8 @@
 import type { ExpectedRevision } from './event-store.port';
 
 /** Stable codes: the API maps them to problem types, callers retry only on a conflict. */
-export type EventStoreErrorCode = 'wrong-expected-revision' | 'event-store-unavailable' | 'invalid-append';
+export type EventStoreErrorCode =
+  'wrong-expected-revision' | 'event-store-unavailable' | 'invalid-append' | 'unsupported';
 
 export abstract class EventStoreError extends Error {
   abstract readonly code: EventStoreErrorCode;
@@ -38,5 +39,14 @@ export class InvalidAppendError extends EventStoreError {
   constructor(message: string) {
     super(message);
     this.name = 'InvalidAppendError';
+  }
+}
+
+/** An operation this store has no use for (a log shared by every server has no streams to move). */
+export class EventStoreUnsupportedError extends EventStoreError {
+  readonly code = 'unsupported';
+  constructor(message: string) {
+    super(message);
+    this.name = 'EventStoreUnsupportedError';
   }
 }

@@ -260,6 +260,23 @@ export interface EventStore {
    */
   expireStreams(request: ExpireStreamsRequest): Promise<ExpiryReport>;
 
+  /**
+   * Streams taken from another log, as a shard moved to another server takes its runs' streams
+   * (docs/sharding.md): `events`, in that log's order, written here as they were recorded (ids,
+   * revisions, types, data, metadata, times), each stream going on from its head here. All or nothing;
+   * refused when a stream's first revision given does not follow its head. Nothing is decided: these
+   * are decisions made elsewhere. Resolves with how many were written. A store that is one log for
+   * every server (KurrentDB) has nothing to move and refuses (EventStoreUnsupportedError). Resolves
+   * with the position of the last one here (START for none).
+   */
+  importEvents(events: readonly RecordedEvent[]): Promise<LogPosition>;
+
+  /**
+   * The other half of such a move: the streams, whole, removed from this log once the other log holds
+   * them. Resolves with the number of events removed. Refused as importEvents is.
+   */
+  removeStreams(streamIds: readonly string[]): Promise<number>;
+
   /** Resolves when the store answers; rejects with EventStoreUnavailableError otherwise. */
   ping(): Promise<void>;
 

@@ -1,7 +1,7 @@
 /** The public surface of this package: what the other packages of the repository import from it. */
 export { uuidV7 } from './append-validation';
 export { createEventStore } from './create-event-store';
-export { EventStoreError, WrongExpectedRevisionError } from './event-store.errors';
+export { EventStoreError, EventStoreUnsupportedError, WrongExpectedRevisionError } from './event-store.errors';
 export {
   type AppendResult,
   type EventStore,

@@ -6,6 +6,8 @@ import {
   fenceRetiredServers,
   migrate,
   readShardMap,
+  type RunServerAddress,
+  runServerName,
   type ShardMap,
 } from '@chronicle/platform';
 import type { EventStore } from './event-store.port';
@@ -22,6 +24,11 @@ export interface RunServerConnection {
   readonly url: string;
   /** The logical shards whose runs it keeps. */
   readonly shards: readonly number[];
+  /**
+   * Shards being copied to it (`chronicle shards move`): their runs here are copies until the map
+   * places the shards here, and the scheduler's passes leave them alone.
+   */
+  readonly arriving: readonly number[];
   readonly pool: Pool;
   readonly eventStore: EventStore;
   /** Ends its pool and log; nothing for the control database's, which the runtime closes. */
@@ -50,6 +57,8 @@ export class RunServerDirectory {
   readonly #listeners = new Set<(connections: readonly RunServerConnection[]) => void>();
   #timer: NodeJS.Timeout | undefined;
   #refreshing: Promise<boolean> | undefined;
+  /** Servers connected by `server` beside the map's. */
+  readonly #extra: RunServerConnection[] = [];
 
   private constructor(
     private readonly config: Config,
@@ -117,7 +126,34 @@ export class RunServerDirectory {
     return true;
   }
 
+  /**
+   * A server by its name in the map or its URL, connected: one of the map's as it is, or another of
+   * `run_servers` (a URL not among them is added, by its name). For the operator's commands that place
+   * shards on a server (`chronicle shards move`); closed with the directory.
+   */
+  async server(nameOrUrl: string): Promise<RunServerConnection> {
+    const known = this.#connections.find((c) => c.name === nameOrUrl || c.url === nameOrUrl);
+    if (known !== undefined) return known;
+    if (this.control === undefined) throw new ConfigError('no control database to find run servers in');
+    const isUrl = /^postgres(ql)?:\/\//.test(nameOrUrl);
+    if (isUrl)
+      await this.control.pool.query(
+        'INSERT INTO run_servers (name, url) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+        [runServerName(nameOrUrl), nameOrUrl],
+      );
+    const { rows } = await this.control.pool.query<RunServerAddress>(
+      'SELECT name, url FROM run_servers WHERE name = $1 OR url = $1',
+      [isUrl ? runServerName(nameOrUrl) : nameOrUrl],
+    );
+    const address = rows[0];
+    if (address === undefined) throw new ConfigError(`no run server ${nameOrUrl}: give its PostgreSQL URL`);
+    const connection = await openServer(this.config, address, [], [], this.applicationName);
+    this.#extra.push(connection);
+    return connection;
+  }
+
   async close(): Promise<void> {
+    await Promise.all(this.#extra.map((c) => c.close().catch(() => undefined)));
     clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#refreshing?.catch(() => undefined);
@@ -137,10 +173,15 @@ async function connect(
   applicationName: string,
   known: readonly RunServerConnection[],
 ): Promise<RunServerConnection[]> {
-  const controlServer = (name: string, shards: readonly number[]): RunServerConnection => ({
+  const controlServer = (
+    name: string,
+    shards: readonly number[],
+    arriving: readonly number[] = [],
+  ): RunServerConnection => ({
     name,
     url: control.url,
     shards,
+    arriving,
     pool: control.pool,
     eventStore: control.eventStore,
     close: async () => undefined,
@@ -161,18 +202,19 @@ async function connect(
   try {
     for (const [i, { name, url }] of map.servers.entries()) {
       const shards = map.placement.flatMap((server, shard) => (server === i ? [shard] : []));
+      const arriving = map.movingTo.flatMap((to, shard) => (to === name ? [shard] : []));
       if (url === control.url) {
-        connections.push(controlServer(name, shards));
+        connections.push(controlServer(name, shards, arriving));
         continue;
       }
       const same = known.find((c) => c.url === url && c.name === name);
       if (same !== undefined) {
-        connections.push(sameShards(same, shards) ? same : { ...same, shards });
+        connections.push(
+          sameList(same.shards, shards) && sameList(same.arriving, arriving) ? same : { ...same, shards, arriving },
+        );
         continue;
       }
-      await migrate(url);
-      const pool = createPool({ connectionString: url, max: config.pgPoolSize, applicationName });
-      const connection = { name, url, shards, pool, eventStore: new PostgresEventStore(pool), close: () => pool.end() };
+      const connection = await openServer(config, { name, url }, shards, arriving, applicationName);
       opened.push(connection);
       connections.push(connection);
     }
@@ -183,6 +225,19 @@ async function connect(
   }
 }
 
-function sameShards(connection: RunServerConnection, shards: readonly number[]): boolean {
-  return connection.shards.length === shards.length && connection.shards.every((s, i) => s === shards[i]);
+/** A server of the map (or to be), migrated, with a pool of its own and its log. */
+async function openServer(
+  config: Config,
+  { name, url }: RunServerAddress,
+  shards: readonly number[],
+  arriving: readonly number[],
+  applicationName: string,
+): Promise<RunServerConnection> {
+  await migrate(url);
+  const pool = createPool({ connectionString: url, max: config.pgPoolSize, applicationName });
+  return { name, url, shards, arriving, pool, eventStore: new PostgresEventStore(pool), close: () => pool.end() };
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((s, i) => s === b[i]);
 }

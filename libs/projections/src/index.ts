@@ -13,8 +13,15 @@ export { type BulkIo, type Projection } from './projection';
 export { ProjectionRunner, type ProjectionRunnerOptions } from './projection-runner';
 export { PROJECTIONS, RUN_PROJECTIONS } from './projections';
 export { LAG_BUCKET_BOUNDS_MS, lagQuantileSeconds, scheduleLagMs } from './run-activity/lag-histogram';
-export { runActivityProjection } from './run-activity/run-activity.projection';
-export { ACTIVITY_RETENTION_HOURS, type ActivityMinuteRow, listActivityMinutes } from './run-activity/run-activity.sql';
+export { activityOf, runActivityProjection } from './run-activity/run-activity.projection';
+export {
+  ACTIVITY_RETENTION_HOURS,
+  type ActivityIncrement,
+  type ActivityMinuteRow,
+  addActivity,
+  listActivityMinutes,
+  sumActivity,
+} from './run-activity/run-activity.sql';
 export { runsProjection } from './runs/runs.projection';
 export {
   RUN_COLUMNS,

@@ -144,6 +144,15 @@ export function problemOf(error: unknown): ProblemDetails {
       detail: 'the request holds a NUL character (U+0000), which no name, id or text here can hold',
     };
   }
+  // A write of a run of a shard moving to another server, from a path that did not name the server.
+  if (sqlStateOf(error) === SQLSTATE.shardMoving) {
+    return {
+      type: problemType('shard-unavailable'),
+      title: 'shard unavailable',
+      status: 503,
+      detail: 'the run is on a shard moving to another server; retry in a second',
+    };
+  }
   if (isUnavailable(error)) {
     return {
       type: problemType('unavailable'),

@@ -24,11 +24,11 @@ export class OverlapResolver {
 
   /** One pass over the scope's shards; resolves with the number of runs decided. */
   async resolveOnce(scope: ShardScope): Promise<number> {
-    return passOnEveryServer(this.servers, this.control, scope, (server, hold) =>
+    return passOnEveryServer(this.servers, this.control, scope, (server, hold, own) =>
       server.decisions.pass({
         batch: BATCH,
         lockAndLoad: async (tx, limit, reserved) => {
-          const targets = new Map((await lockOverlapTargets(tx, limit, reserved, scope)).map((t) => [t.run_id, t]));
+          const targets = new Map((await lockOverlapTargets(tx, limit, reserved, own)).map((t) => [t.run_id, t]));
           if (targets.size === 0) return null;
           await hold(tx);
           return { ...(await findRunSnapshotsAt(tx, [...targets.keys()])), context: targets };

@@ -23,11 +23,11 @@ export class LeaseReaper {
 
   /** One pass over the scope's shards; resolves with the number of runs reaped. */
   async reapOnce(scope: ShardScope): Promise<number> {
-    return passOnEveryServer(this.servers, this.control, scope, (server, hold) =>
+    return passOnEveryServer(this.servers, this.control, scope, (server, hold, own) =>
       server.decisions.pass({
         batch: BATCH,
         lockAndLoad: async (tx, limit, reserved) => {
-          const ids = await lockExpiredLeases(tx, limit, reserved, scope);
+          const ids = await lockExpiredLeases(tx, limit, reserved, own);
           if (ids.length === 0) return null;
           await hold(tx);
           return { ...(await loadExpiredLeases(tx, ids)), context: null };

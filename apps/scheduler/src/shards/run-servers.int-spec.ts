@@ -47,6 +47,7 @@ describe('the scheduler over two run servers', () => {
       name,
       url: db.url,
       shards: shards.filter((shard) => shard % 2 === (even ? 0 : 1)),
+      arriving: [],
       pool: db.pool,
       eventStore: db.eventStore,
       close: async () => undefined,

@@ -78,14 +78,20 @@ export async function fenced<T>(
 /**
  * `pass` over the scope's runs on every run server at once (onEach), each under the fence
  * (fenced); resolves with the sum of the runs each decided. A server holds only its own runs: each
- * pass finds them there.
+ * pass finds them there, given the scope's shards but those being copied to that server by a move
+ * (RunServers.arrivingOn), whose runs there are copies until the map places the shard there.
  */
 export async function passOnEveryServer(
   servers: RunServers,
   control: Pool,
   scope: ShardScope,
-  pass: (server: RunServer, hold: HoldShards) => Promise<number>,
+  pass: (server: RunServer, hold: HoldShards, scope: ShardScope) => Promise<number>,
 ): Promise<number> {
-  const decided = await onEach(servers.all, (server) => fenced(control, server, scope, (hold) => pass(server, hold)));
+  const decided = await onEach(servers.all, (server) => {
+    const arriving = servers.arrivingOn(server);
+    const own =
+      arriving.length === 0 ? scope : { ...scope, leases: scope.leases.filter((l) => !arriving.includes(l.shard)) };
+    return fenced(control, server, scope, (hold) => pass(server, hold, own));
+  });
   return decided.reduce((sum, n) => sum + n, 0);
 }

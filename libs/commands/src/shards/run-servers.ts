@@ -13,6 +13,8 @@ import {
   EVENT_STORE,
   isUnavailable,
   type JsonLogger,
+  SQLSTATE,
+  sqlStateOf,
   LOGGER,
   PG_POOL,
   RUN_SERVER_DIRECTORY,
@@ -50,6 +52,8 @@ export class RunServers {
   private control: RunServer;
   /** The servers by pool: a server the map still names keeps its RunDecisions (and its reservations). */
   #byPool = new Map<Pool, RunServer>();
+  /** By server, the shards being copied to it (RunServerConnection.arriving). */
+  #arriving = new Map<RunServer, readonly number[]>();
   private turn = 0;
 
   constructor(
@@ -61,13 +65,13 @@ export class RunServers {
     private readonly runLog: RunLog,
     @Inject(LOGGER) private readonly logger: JsonLogger,
   ) {
-    this.control = {
+    this.control = movingShardRefusals({
       name: 'control',
       pool: controlPool,
       eventStore: controlStore,
       decisions: controlDecisions,
       isControl: true,
-    };
+    });
     this.place(directory.current);
     // A failover or a move changed the map: from the next call on, runs are looked for where it says.
     directory.onChange((connections) => this.place(connections));
@@ -80,6 +84,7 @@ export class RunServers {
 
   private place(connections: readonly RunServerConnection[]): void {
     const byPool = new Map<Pool, RunServer>();
+    const arriving = new Map<RunServer, readonly number[]>();
     const servers = connections.map((c): RunServer => {
       const server =
         c.pool === this.controlPool
@@ -101,6 +106,7 @@ export class RunServers {
               c.shards,
             ));
       byPool.set(c.pool, server);
+      arriving.set(server, c.arriving);
       return server;
     });
     // The control database holds the runs made before the map even when no shard is placed there.
@@ -111,6 +117,15 @@ export class RunServers {
     });
     this.#all = all;
     this.#byPool = byPool;
+    this.#arriving = arriving;
+  }
+
+  /**
+   * The shards being copied to `server` by a move: its runs of them are copies until the map places
+   * them there, which the scheduler's passes on it leave alone (the source's are the runs).
+   */
+  arrivingOn(server: RunServer): readonly number[] {
+    return this.#arriving.get(server) ?? [];
   }
 
   /** The server of a job's runs. */
@@ -157,8 +172,10 @@ export class RunServers {
     const answers = await Promise.all(this.#all.map((server) => this.unlessUnavailable(() => page(server))));
     const keyed = answers.flatMap((a) => (a.ok ? a.value : [])).map((item) => ({ item, key: keyOf(item) }));
     keyed.sort((a, b) => newestFirst(a.key, b.key));
+    // While a shard moves, its runs are on two servers: each once.
+    const once = keyed.filter((k, i) => i === 0 || newestFirst(keyed[i - 1]!.key, k.key) !== 0);
     return {
-      items: keyed.slice(0, limit).map(({ item }) => item),
+      items: once.slice(0, limit).map(({ item }) => item),
       unavailable: answers.flatMap((a) => (a.ok ? [] : [a.unavailable])),
     };
   }
@@ -208,25 +225,48 @@ export function shardUnavailable(err: unknown): UnavailableShards | undefined {
  * A server other than the control database, whose failures to answer (its pool's, its log's, its units
  * of work's) become shard-unavailable refusals naming it and its shards: the API answers 503 for what
  * needs it, and the listings, claims and counts over every server go on without it. The control
- * database's failures stay what they are (nothing answers without it).
+ * database's failures stay what they are (nothing answers without it). Both refuse the writes of a
+ * shard moving away meanwhile (movingShardRefusals).
  */
 function unreachableAsShardUnavailable(server: RunServer, shards: readonly number[]): RunServer {
-  const refusal = (): DomainError =>
-    new DomainError(
-      'shard-unavailable',
-      `server ${server.name} is not reachable: the runs of shards ${shards.join(', ')} wait until it is back`,
-      { server: server.name, shards, retryAfterSeconds: 1 },
-    );
+  const refusal = (err: unknown): unknown =>
+    unreachable(err)
+      ? new DomainError(
+          'shard-unavailable',
+          `server ${server.name} is not reachable: the runs of shards ${shards.join(', ')} wait until it is back`,
+          { server: server.name, shards, retryAfterSeconds: 1 },
+        )
+      : movingShard(server, err);
   return {
     ...server,
-    pool: refusingWhenUnreachable(server.pool, refusal),
-    eventStore: refusingWhenUnreachable(server.eventStore, refusal),
-    decisions: refusingWhenUnreachable(server.decisions, refusal),
+    pool: refusing(server.pool, refusal),
+    eventStore: refusing(server.eventStore, refusal),
+    decisions: refusing(server.decisions, refusal),
   };
 }
 
-/** `target` with every promise its methods return turned into `refusal()` when it failed to reach its server. */
-function refusingWhenUnreachable<T extends object>(target: T, refusal: () => DomainError): T {
+/**
+ * A server (the control database too) whose units of work answer a write to a shard that is moving
+ * away (SQLSTATE SH503, migrations/0034) with a shard-unavailable refusal: the claims over every
+ * server pass it over, and the API answers 503 until the map names the shard's new server.
+ */
+function movingShardRefusals(server: RunServer): RunServer {
+  return { ...server, decisions: refusing(server.decisions, (err) => movingShard(server, err)) };
+}
+
+function movingShard(server: RunServer, err: unknown): unknown {
+  if (sqlStateOf(err) !== SQLSTATE.shardMoving) return err;
+  const shard = (JSON.parse((err as { detail?: string }).detail ?? '{}') as { shard?: number }).shard;
+  const shards = shard === undefined ? [] : [shard];
+  return new DomainError(
+    'shard-unavailable',
+    `shard ${shards.join(', ')} is moving from server ${server.name} to another: its runs are back within seconds`,
+    { server: server.name, shards, retryAfterSeconds: 1 },
+  );
+}
+
+/** `target` with every promise its methods return rejected with `translate(err)` instead of `err`. */
+function refusing<T extends object>(target: T, translate: (err: unknown) => unknown): T {
   return new Proxy(target, {
     get(object, property) {
       const value: unknown = Reflect.get(object, property, object);
@@ -235,7 +275,7 @@ function refusingWhenUnreachable<T extends object>(target: T, refusal: () => Dom
         const result: unknown = (value as (...a: unknown[]) => unknown).apply(object, args);
         if (!(result instanceof Promise)) return result;
         return result.catch((err: unknown) => {
-          throw unreachable(err) ? refusal() : err;
+          throw translate(err);
         });
       };
     },

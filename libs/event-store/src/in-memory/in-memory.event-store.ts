@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { prepareAppends } from '../append-validation';
-import { WrongExpectedRevisionError } from '../event-store.errors';
+import { InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
 import {
   START,
   comparePositions,
@@ -173,6 +173,37 @@ export class InMemoryEventStore implements EventStore {
       }
     }
     return { expiredStreams, keptStreams: candidates.length - expiredStreams, droppedWeeks: [] };
+  }
+
+  async importEvents(events: readonly RecordedEvent[]): Promise<LogPosition> {
+    const next = new Map<string, bigint>();
+    for (const event of events) {
+      const expected = next.get(event.streamId) ?? (this.currentRevision(event.streamId) ?? -1n) + 1n;
+      if (event.revision !== expected)
+        throw new InvalidAppendError(
+          `stream ${event.streamId}: revision ${event.revision} taken, ${expected} expected`,
+        );
+      next.set(event.streamId, expected + 1n);
+    }
+    const commit = this.written;
+    for (const event of events) {
+      const stream = this.streams.get(event.streamId) ?? [];
+      this.streams.set(event.streamId, stream);
+      const recorded: RecordedEvent = { ...event, position: { commit, prepare: this.written++ } };
+      stream.push(recorded);
+      this.log.push(recorded);
+      this.byId.set(recorded.id, recorded);
+    }
+    this.appended.notify();
+    return this.log.at(-1)?.position ?? START;
+  }
+
+  async removeStreams(streamIds: readonly string[]): Promise<number> {
+    const gone = new Set(streamIds.flatMap((id) => this.streams.get(id) ?? []));
+    for (const event of gone) this.byId.delete(event.id);
+    for (const id of streamIds) this.streams.delete(id);
+    this.log.splice(0, this.log.length, ...this.log.filter((e) => !gone.has(e)));
+    return gone.size;
   }
 
   async ping(): Promise<void> {}

@@ -14,7 +14,12 @@ import type {
 import type * as KurrentClient from '@kurrent/kurrentdb-client';
 
 import { prepareAppends, type PreparedAppend, type PreparedEvent } from '../append-validation';
-import { EventStoreUnavailableError, InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
+import {
+  EventStoreUnavailableError,
+  EventStoreUnsupportedError,
+  InvalidAppendError,
+  WrongExpectedRevisionError,
+} from '../event-store.errors';
 import {
   START,
   comparePositions,
@@ -413,6 +418,15 @@ export class KurrentDbEventStore implements EventStore {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** One log for every server: a shard's runs move with their read models alone, their streams stay. */
+  async importEvents(): Promise<LogPosition> {
+    throw new EventStoreUnsupportedError('KurrentDB is one log for every run server: no streams move between logs');
+  }
+
+  async removeStreams(): Promise<number> {
+    throw new EventStoreUnsupportedError('KurrentDB is one log for every run server: no streams move between logs');
   }
 
   async close(): Promise<void> {

@@ -26,6 +26,7 @@ import { separateUnitOfWork } from '../separate-unit-of-work';
 import { pollAll } from '../subscription-loop';
 import { appendEvents } from './append-events.sql';
 import { expireStreams } from './expire-streams.sql';
+import { importEvents, removeStreams } from './move-streams.sql';
 import {
   countEventsAfter,
   findEvents,
@@ -140,6 +141,14 @@ export class PostgresEventStore implements EventStore {
   /** By week partitions: see expire-streams.sql.ts. */
   expireStreams(request: ExpireStreamsRequest): Promise<ExpiryReport> {
     return guard(() => expireStreams(this.pool, request));
+  }
+
+  importEvents(events: readonly RecordedEvent[]): Promise<LogPosition> {
+    return guard(() => importEvents(this.pool, events));
+  }
+
+  removeStreams(streamIds: readonly string[]): Promise<number> {
+    return guard(() => removeStreams(this.pool, streamIds));
   }
 
   async ping(): Promise<void> {

@@ -403,6 +403,59 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect((await store.readStream(ending('live'))).map((e) => e.revision)).toEqual([0n, 1n]);
     });
 
+    it('takes streams from another log as they were recorded, going on from their heads, and removes them whole', async () => {
+      const moved = runStreamId(`${prefix}-moved`);
+      const taken = (revision: number, type: string, at: string): RecordedEvent => ({
+        id: randomUUID(),
+        streamId: moved,
+        revision: BigInt(revision),
+        position: START,
+        type,
+        data: { attempt: revision, note: 'é' },
+        metadata: { actor: 'worker:w-1', schemaVersion: 2 },
+        recordedAt: new Date(at),
+      });
+      const first = [
+        taken(0, 'RunScheduled', '2026-03-02T10:00:00.123Z'),
+        taken(1, 'RunLeased', '2026-03-02T10:00:01Z'),
+      ];
+      if (store.kind === 'kurrentdb') {
+        await expect(store.importEvents(first)).rejects.toMatchObject({ code: 'unsupported' });
+        await expect(store.removeStreams([moved])).rejects.toMatchObject({ code: 'unsupported' });
+        return;
+      }
+      const from = await lastPosition(store);
+      await store.importEvents(first);
+      const next = taken(2, 'RunSucceeded', '2026-03-02T10:00:02Z');
+      // A gap or a revision taken already is refused, and writes nothing.
+      await expect(store.importEvents([taken(3, 'RunFailed', '2026-03-02T10:00:03Z')])).rejects.toMatchObject({
+        code: 'invalid-append',
+      });
+      await expect(store.importEvents([{ ...next, revision: 1n }])).rejects.toMatchObject({ code: 'invalid-append' });
+      const lastTaken = await store.importEvents([next]);
+      const read = await store.readStream(moved);
+      expect(
+        read.map(({ id, streamId, revision, type, data, metadata, recordedAt }) => ({
+          id,
+          streamId,
+          revision,
+          type,
+          data,
+          metadata,
+          recordedAt,
+        })),
+      ).toEqual([...first, next].map(({ position: _, ...rest }) => rest));
+      // In the global log too, in the order taken.
+      expect(
+        (await readUntil(store, from, (all) => all.filter((e) => e.streamId === moved), 3)).map((e) => e.id),
+      ).toEqual(read.map((e) => e.id));
+      expect(lastTaken).toEqual(read.at(-1)!.position);
+      // The stream goes on here as any other.
+      await store.appendToStream(moved, 2n, [{ type: 'RunReplayed', data: {} }]);
+      expect(await store.removeStreams([moved])).toBe(4);
+      expect(await store.readStream(moved)).toEqual([]);
+    });
+
     it('answers a ping', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });

@@ -14,6 +14,8 @@ export interface ShardMap {
   /** By shard, the index of its server in `servers`. */
   readonly placement: readonly number[];
   readonly epochs: readonly number[];
+  /** By shard, the name of the server it is being copied to (`chronicle shards move`), or null. */
+  readonly movingTo: readonly (string | null)[];
 }
 
 /** A server's name in the map: `host:port/database` of its URL (no user, no password). */
@@ -58,8 +60,15 @@ export async function placeShards(
 
 /** The map as it is (null while empty); refused if it places another number of shards than SHARDS. */
 export async function readShardMap(db: Pick<Pool, 'query'>, shards: number): Promise<ShardMap | null> {
-  const { rows } = await db.query<{ shard: number; server: string; url: string; epoch: string }>(
-    'SELECT m.shard, m.server, s.url, m.epoch FROM shard_map m JOIN run_servers s ON s.name = m.server ORDER BY m.shard',
+  const { rows } = await db.query<{
+    shard: number;
+    server: string;
+    url: string;
+    epoch: string;
+    moving_to: string | null;
+  }>(
+    `SELECT m.shard, m.server, s.url, m.epoch, m.moving_to
+       FROM shard_map m JOIN run_servers s ON s.name = m.server ORDER BY m.shard`,
   );
   if (rows.length === 0) return null;
   if (rows.length !== shards || rows.some((r, i) => r.shard !== i))
@@ -76,7 +85,7 @@ export async function readShardMap(db: Pick<Pool, 'query'>, shards: number): Pro
     }
     return i;
   });
-  return { servers, placement, epochs: rows.map((r) => Number(r.epoch)) };
+  return { servers, placement, epochs: rows.map((r) => Number(r.epoch)), movingTo: rows.map((r) => r.moving_to) };
 }
 
 /** What a promotion did: the shards moved to the standby, and whether the old server was reached and fenced. */

@@ -12,6 +12,8 @@ export const SQLSTATE = {
   deadlockDetected: '40P01',
   /** Raised by es_append when a stream is not at its expected revision. */
   wrongExpectedRevision: 'ES409',
+  /** Raised by a write of a run of a shard that is moving away from this server (migrations/0034). */
+  shardMoving: 'SH503',
 } as const;
 
 /** The server or the connection is gone or going: the caller may try again later. */

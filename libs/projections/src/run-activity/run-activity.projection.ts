@@ -31,12 +31,8 @@ export const runActivityProjection: Projection = {
   writtenThrough: false,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
-    const runEvents = counted(events);
-    if (runEvents.length === 0) return;
-    const places = await placeRuns(new Map(), runEvents, (ids) => findRunPlaces(db, ids));
-    const increments = new Increments();
-    countInto(increments, runEvents, places);
-    if (increments.size > 0) await addActivity(db, increments.all());
+    const increments = await activityOf(db, events);
+    if (increments.length > 0) await addActivity(db, increments);
   },
 
   // The counts are sums: held over batches and added in one write (or per HELD_INCREMENTS), the runs'
@@ -65,6 +61,20 @@ export const runActivityProjection: Projection = {
     await db.query('TRUNCATE run_activity_minutes');
   },
 };
+
+/**
+ * What `events` add to the counts, by minute and place, their runs placed by `db`'s rows where the
+ * events do not record it: what the projection adds for them, and what a server takes away when their
+ * runs move to another (`chronicle shards move`: the other server counts them from its copy of the log).
+ */
+export async function activityOf(db: Queryable, events: readonly RecordedEvent[]): Promise<ActivityIncrement[]> {
+  const runEvents = counted(events);
+  if (runEvents.length === 0) return [];
+  const places = await placeRuns(new Map(), runEvents, (ids) => findRunPlaces(db, ids));
+  const increments = new Increments();
+  countInto(increments, runEvents, places);
+  return increments.all();
+}
 
 /** Runs' places a bulk build keeps at most, and the increments it holds before writing them. */
 const HELD_PLACES = 200_000;

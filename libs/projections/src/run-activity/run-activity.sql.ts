@@ -14,6 +14,37 @@ export interface ActivityIncrement {
   readonly lagCounts: number[];
 }
 
+/**
+ * `increments` added up by minute and place, each count times `sign`: one per key, as addActivity
+ * takes them (an upsert touches a row once), -1 to take counts away.
+ */
+export function sumActivity(increments: readonly ActivityIncrement[], sign: 1 | -1 = 1): ActivityIncrement[] {
+  const byKey = new Map<string, ActivityIncrement>();
+  for (const i of increments) {
+    const key = JSON.stringify([i.team, i.minute.getTime(), i.queue, i.priority]);
+    const sum = byKey.get(key);
+    if (sum === undefined) {
+      byKey.set(key, {
+        ...i,
+        leased: sign * i.leased,
+        succeeded: sign * i.succeeded,
+        failed: sign * i.failed,
+        leaseExpired: sign * i.leaseExpired,
+        dead: sign * i.dead,
+        lagCounts: i.lagCounts.map((n) => sign * n),
+      });
+      continue;
+    }
+    sum.leased += sign * i.leased;
+    sum.succeeded += sign * i.succeeded;
+    sum.failed += sign * i.failed;
+    sum.leaseExpired += sign * i.leaseExpired;
+    sum.dead += sign * i.dead;
+    i.lagCounts.forEach((n, b) => (sum.lagCounts[b]! += sign * n));
+  }
+  return [...byKey.values()];
+}
+
 /** How long minutes are kept: the dashboard shows an hour, an operator may look back a day. */
 export const ACTIVITY_RETENTION_HOURS = 24;
 
