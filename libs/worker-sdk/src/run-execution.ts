@@ -11,8 +11,12 @@ export interface RunExecutionSettings {
   readonly logger: WorkerLogger;
 }
 
-/** Completion is idempotent on the server, so a lost answer may be retried a few times. */
-const COMPLETE_ATTEMPTS = 3;
+/**
+ * Completion is idempotent on the server, so a lost answer or a refusal of the moment (the database
+ * away, the run's shard moving to another server: 503) is retried, with backoff, while the lease
+ * lasts; once it has expired the run is the server's to lease again, and a later answer could only
+ * be stale.
+ */
 /** Enough to find the cause; the server refuses oversized bodies. */
 const MAX_ERROR_LENGTH = 4_000;
 
@@ -77,6 +81,8 @@ export class RunExecution {
   private phase: 'handling' | 'completing' | 'done' = 'handling';
   private readonly abort = new AbortController();
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** When the lease ends as this worker last heard: the lease's answer, then each heartbeat's. */
+  private leaseEndsAt: number;
   /** Gives up the wait for a prefetched run's notBefore. */
   private cancelStart: (() => void) | undefined;
   private markSettled!: () => void;
@@ -92,7 +98,9 @@ export class RunExecution {
   constructor(
     readonly run: LeasedRun,
     private readonly settings: RunExecutionSettings,
-  ) {}
+  ) {
+    this.leaseEndsAt = Date.parse(run.leaseExpiresAt);
+  }
 
   /** Runs the handler now, or at the run's `notBefore` when it was leased ahead of its due time. */
   start(): Promise<void> {
@@ -164,7 +172,13 @@ export class RunExecution {
   private async heartbeat(): Promise<void> {
     if (this.phase === 'done') throw this.abort.signal.reason;
     try {
-      await this.settings.client.heartbeat(this.run.runId, this.run.fencingToken, this.settings.leaseSeconds);
+      const beat = await this.settings.client.heartbeat(
+        this.run.runId,
+        this.run.fencingToken,
+        this.settings.leaseSeconds,
+      );
+      const endsAt = Date.parse(beat.leaseExpiresAt);
+      if (Number.isFinite(endsAt)) this.leaseEndsAt = endsAt;
     } catch (error) {
       // Completing already: the server answers stale-lease to a heartbeat that lands after it.
       if (error instanceof StaleLeaseError && this.phase === 'handling') this.release(error);
@@ -213,14 +227,15 @@ export class RunExecution {
           });
           return;
         }
-        if (attempt >= COMPLETE_ATTEMPTS || !isTransient(error)) {
+        const wait = backoffDelayMs(attempt);
+        if (!isTransient(error) || Date.now() + wait >= this.leaseEndsAt) {
           this.settings.logger.error('could not complete the run; it runs again after its lease expires', {
             ...this.fields(),
             error: describe(error),
           });
           return;
         }
-        await sleep(backoffDelayMs(attempt));
+        await sleep(wait);
       }
     }
   }

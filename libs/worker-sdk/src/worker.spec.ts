@@ -321,6 +321,33 @@ describe('Worker against a scheduler over HTTP', () => {
     expect(server.callsOf('complete', run.runId).map((call) => call.status)).toEqual([409]);
   });
 
+  it('sends a completion refused for the moment (503) again while the lease lasts, until it is taken', async () => {
+    // Six refusals in a row: 100 + 200 + ... + 3,200 ms of backoff at most, past any fixed count of tries.
+    server.failNext('complete', 6, 503);
+    const run = server.enqueue();
+    startWorker({ handler: async () => undefined, leaseSeconds: 30 });
+
+    await waitFor(() => completed() === 1, { description: 'the completion taken', timeoutMs: 15_000 });
+    // The refused calls, whole, then the run's completion in the call taken.
+    expect(server.callsOf('complete').map((call) => call.status)).toEqual([503, 503, 503, 503, 503, 503, 200]);
+    expect(server.callsOf('complete', run.runId).map((call) => call.status)).toEqual([200]);
+  }, 20_000);
+
+  it('gives a refused completion up once the lease it was for has expired', async () => {
+    server.failNext('complete', 1_000, 503);
+    const run = server.enqueue();
+    startWorker({ handler: async () => undefined, leaseSeconds: 1 });
+
+    await waitFor(logged('could not complete', run.runId), {
+      description: 'the completion given up',
+      timeoutMs: 5_000,
+    });
+    const calls = server.callsOf('complete');
+    expect(calls.length).toBeGreaterThan(1);
+    expect(calls.every((call) => call.status === 503)).toBe(true);
+    expect(calls.at(-1)!.at - calls[0]!.at).toBeLessThan(1_000);
+  });
+
   it('on shutdown stops leasing at once, waits for in-flight handlers and completes them', async () => {
     const run = server.enqueue();
     const release = gate();
