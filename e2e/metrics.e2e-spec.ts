@@ -151,7 +151,9 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
   it("shows each projection's distance from the log's head, down to 0 once the projector caught up", async () => {
     await waitFor(async () => {
       const s = await scrape();
-      return PROJECTIONS.every(({ name }) => s.value('chronicle_projection_lag_events', { projection: name }) === 0);
+      return PROJECTIONS.every(
+        ({ name }) => s.value('chronicle_projection_lag_events', { projection: name, server: 'control' }) === 0,
+      );
     }, 15_000);
   });
 

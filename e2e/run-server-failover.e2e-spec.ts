@@ -8,6 +8,7 @@ import { buildDist } from './support/build-dist';
 import { chronicle } from './support/chronicle-cli';
 import { column, jobOfShard } from './support/run-servers';
 import { startApp, type RunningApp } from './support/start-app';
+import { createTeam } from './support/team-tokens';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 const SHARDS = 2;
@@ -40,12 +41,7 @@ describe('failover of a run server to its standby', () => {
       RUN_SHARD_URLS: servers.primaries.map((s) => s.url).join(','),
       SHARDS: String(SHARDS),
     });
-    const admin = apiClient(app.url, ADMIN_TOKEN);
-    expect((await admin.post('/v1/teams', { id: 'billing' })).status).toBe(201);
-    const issue = async (kind: string): Promise<string> =>
-      (await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind, queues: ['billing'] })).body.token;
-    team = apiClient(app.url, await issue('team'));
-    worker = apiClient(app.url, await issue('worker'));
+    ({ team, worker } = await createTeam(app.url, ADMIN_TOKEN, 'billing', ['billing']));
     expect((await team.put(`/v1/jobs/${job}`, { queue: 'billing', timeoutSeconds: 600 })).status).toBe(201);
   }, 180_000);
 

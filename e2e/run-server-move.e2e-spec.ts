@@ -4,11 +4,12 @@ import { ProjectorModule } from '@chronicle/projector';
 import { SchedulerModule } from '@chronicle/scheduler';
 import { createTestDatabase, type TestDatabase, waitFor } from '@chronicle/testing';
 import { startPostgresServers, type PostgresServers } from '../test/postgres-servers';
-import { apiClient, type ApiClient } from './support/api-client';
+import type { ApiClient } from './support/api-client';
 import { buildDist } from './support/build-dist';
 import { chronicle } from './support/chronicle-cli';
 import { column, jobOfShard } from './support/run-servers';
 import { startApp, type RunningApp } from './support/start-app';
+import { createTeam } from './support/team-tokens';
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 const SHARDS = 4;
@@ -51,12 +52,7 @@ describe('moving a shard to another server while runs flow', () => {
         SHARDS: String(SHARDS),
       },
     );
-    const admin = apiClient(app.url, ADMIN_TOKEN);
-    expect((await admin.post('/v1/teams', { id: 'billing' })).status).toBe(201);
-    const issue = async (kind: string): Promise<string> =>
-      (await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind, queues: ['billing'] })).body.token;
-    team = apiClient(app.url, await issue('team'));
-    worker = apiClient(app.url, await issue('worker'));
+    ({ team, worker } = await createTeam(app.url, ADMIN_TOKEN, 'billing', ['billing']));
     for (const job of jobs)
       expect((await team.put(`/v1/jobs/${job}`, { queue: 'billing', timeoutSeconds: 600 })).status).toBe(201);
   }, 180_000);
@@ -169,6 +165,13 @@ describe('moving a shard to another server while runs flow', () => {
     ).toEqual([{ server: name(target!.port), epoch: 2, moving_to: null }]);
     for (const server of servers.primaries) {
       expect(await column(server.url, 'SELECT shard AS v FROM moving_shards')).toEqual([]);
+      // A minute's counts are where something was counted: none left at zero by the counts taken away.
+      expect(
+        await column(
+          server.url,
+          'SELECT count(*)::int AS v FROM run_activity_minutes WHERE leased + succeeded + failed + lease_expired + dead = 0',
+        ),
+      ).toEqual([0]);
     }
 
     // Nothing lost: every run accepted is on its shard's server now, run and stream, and succeeded there.

@@ -26,6 +26,7 @@ describe('runs on several PostgreSQL servers', () => {
   let app: RunningApp;
   let admin: ApiClient;
   let team: ApiClient;
+  let teamToken: string;
   let worker: ApiClient;
   /** A job of each shard: shard s is on server s mod 3. */
   const jobs = Array.from({ length: SHARDS }, (_, shard) => jobOfShard(shard, SHARDS));
@@ -42,7 +43,8 @@ describe('runs on several PostgreSQL servers', () => {
     const issue = async (kind: string): Promise<string> =>
       (await admin.post<{ token: string }>('/v1/teams/billing/tokens', { kind, queues: ['billing', 'billing-dlq'] }))
         .body.token;
-    team = apiClient(app.url, await issue('team'));
+    teamToken = await issue('team');
+    team = apiClient(app.url, teamToken);
     worker = apiClient(app.url, await issue('worker'));
     for (const job of jobs)
       expect((await team.put(`/v1/jobs/${job}`, { queue: 'billing', timeoutSeconds: 60 })).status).toBe(201);
@@ -359,6 +361,21 @@ describe('runs on several PostgreSQL servers', () => {
     const metrics = await (await fetch(`${app.url}/metrics`)).text();
     expect(metrics).toContain(`chronicle_run_server_up{server="${name(2)}"} 0`);
     expect(metrics).toContain(`chronicle_run_server_up{server="${name(0)}"} 1`);
+
+    // A process started meanwhile serves the others too: the server down waits to be migrated.
+    const late = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN, undefined, {
+      RUN_SHARD_URLS: servers.primaries.map((s) => s.url).join(','),
+      SHARDS: String(SHARDS),
+    });
+    try {
+      const lateTeam = apiClient(late.url, teamToken);
+      expect((await lateTeam.post(`/v1/jobs/${jobs[0]}/runs`, {})).status).toBe(201);
+      expect((await lateTeam.post(`/v1/jobs/${jobs[2]}/runs`, {})).body).toMatchObject({
+        type: '/problems/shard-unavailable',
+      });
+    } finally {
+      await late.close();
+    }
 
     // Back: its runs go on where their events left them.
     await third!.start();

@@ -10,13 +10,20 @@ import {
   PG_POOL,
   RUN_SERVER_DIRECTORY,
 } from '@chronicle/platform';
-import { jobsProjection, PROJECTIONS, ProjectionRunner, RUN_PROJECTIONS } from '@chronicle/projections';
+import {
+  controlProjections,
+  type ProjectedDatabase,
+  ProjectionRunner,
+  runServerProjections,
+} from '@chronicle/projections';
 
 /**
  * Starts the runners of the projections (one reader of a log each) with the app and stops them before
  * the databases go. The control database's log feeds every projection of the control database. A server
  * runs are kept on (docs/sharding.md) builds its runs' read models from its own log, and its copy of the
- * `jobs` rows (which its claims join) from the control database's log.
+ * `jobs` rows (which its claims join) from the control database's log: one runner for each of
+ * `controlProjections` and `runServerProjections`, the list the CLI's `projections` commands and the lag
+ * gauge go over too.
  */
 @Injectable()
 export class ProjectorService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -35,8 +42,8 @@ export class ProjectorService implements OnApplicationBootstrap, OnApplicationSh
   ) {}
 
   onApplicationBootstrap(): void {
-    const logger = this.logger.child('projector');
-    this.running = new ProjectionRunner(this.eventStore, this.pool, PROJECTIONS, logger, {
+    const { store, pool, projections } = controlProjections(this.control);
+    this.running = new ProjectionRunner(store, pool, projections, this.logger.child('projector'), {
       registry: this.registry,
     }).run(this.stop.signal);
     this.follow(this.directory.current);
@@ -58,12 +65,17 @@ export class ProjectorService implements OnApplicationBootstrap, OnApplicationSh
       const signal = AbortSignal.any([stop.signal, this.stop.signal]);
       const logger = this.logger.child(`projector@${server.name}`);
       const options = { registry: this.registry };
-      const running = Promise.all([
-        new ProjectionRunner(server.eventStore, server.pool, RUN_PROJECTIONS, logger, options).run(signal),
-        new ProjectionRunner(this.eventStore, server.pool, [jobsProjection], logger, options).run(signal),
-      ]);
+      const running = Promise.all(
+        runServerProjections(this.control, server).map(({ store, pool, projections }) =>
+          new ProjectionRunner(store, pool, projections, logger, options).run(signal),
+        ),
+      );
       this.servers.set(server.pool, { stop, running });
     }
+  }
+
+  private get control(): ProjectedDatabase {
+    return { pool: this.pool, eventStore: this.eventStore };
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -19,6 +19,7 @@ export {
 export { InMemoryEventStore } from './in-memory/in-memory.event-store';
 export { PostgresEventStore } from './postgres/postgres.event-store';
 export {
+  CONTROL_SERVER,
   type ControlDatabase,
   RunServerDirectory,
   type RunServerConnection,

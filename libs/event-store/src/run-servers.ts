@@ -4,6 +4,7 @@ import {
   ConfigError,
   createPool,
   fenceRetiredServers,
+  isUnavailable,
   migrate,
   readShardMap,
   type RunServerAddress,
@@ -13,13 +14,16 @@ import {
 import type { EventStore } from './event-store.port';
 import { PostgresEventStore } from './postgres/postgres.event-store';
 
+/** The control database's name where servers are named: without a map, and beside the map's servers. */
+export const CONTROL_SERVER = 'control';
+
 /**
  * A server runs are kept on (docs/sharding.md): its read models and its log. With the PostgreSQL log a
  * server's log is its own `events`, in the same database as its rows, so that a run's append and its
  * rows are one transaction there, as in a single database.
  */
 export interface RunServerConnection {
-  /** Its name in the shard map; `control` for the control database when there is no map. */
+  /** Its name in the shard map; CONTROL_SERVER for the control database when there is no map. */
   readonly name: string;
   readonly url: string;
   /** The logical shards whose runs it keeps. */
@@ -109,6 +113,7 @@ export class RunServerDirectory {
 
   private async read(): Promise<boolean> {
     if (this.control === undefined) return false;
+    await migrateThoseBack();
     const map = await readShardMap(this.control.pool, this.config.shards);
     // An old primary back after a failover: read-only before anything could write to it.
     if (map !== null) await fenceRetiredServers(this.control.pool);
@@ -189,7 +194,7 @@ async function connect(
   if (map === null)
     return [
       controlServer(
-        'control',
+        CONTROL_SERVER,
         Array.from({ length: config.shards }, (_, shard) => shard),
       ),
     ];
@@ -225,6 +230,20 @@ async function connect(
   }
 }
 
+/** Servers a process could not migrate as it connected to them (down then): migrated once they answer. */
+const unmigrated = new Set<string>();
+
+/** Those of `unmigrated` that answer now, migrated. */
+async function migrateThoseBack(): Promise<void> {
+  for (const url of unmigrated)
+    await migrate(url).then(
+      () => unmigrated.delete(url),
+      (err: unknown) => {
+        if (!isUnavailable(err)) throw err;
+      },
+    );
+}
+
 /** A server of the map (or to be), migrated, with a pool of its own and its log. */
 async function openServer(
   config: Config,
@@ -233,7 +252,12 @@ async function openServer(
   arriving: readonly number[],
   applicationName: string,
 ): Promise<RunServerConnection> {
-  await migrate(url);
+  // A server down does not keep a process from starting: its runs wait (shard-unavailable), and it
+  // is migrated once it answers (RunServerDirectory.read).
+  await migrate(url).catch((err: unknown) => {
+    if (!isUnavailable(err)) throw err;
+    unmigrated.add(url);
+  });
   const pool = createPool({ connectionString: url, max: config.pgPoolSize, applicationName });
   return { name, url, shards, arriving, pool, eventStore: new PostgresEventStore(pool), close: () => pool.end() };
 }

@@ -11,16 +11,23 @@ export { jobsProjection } from './jobs/jobs.projection';
 export { upsertJob, upsertJobs } from './jobs/jobs.sql';
 export { type BulkIo, type Projection } from './projection';
 export { ProjectionRunner, type ProjectionRunnerOptions } from './projection-runner';
-export { PROJECTIONS, RUN_PROJECTIONS } from './projections';
+export {
+  controlProjections,
+  deploymentProjections,
+  PROJECTIONS,
+  type ProjectedDatabase,
+  RUN_PROJECTIONS,
+  runServerProjections,
+  type ServerProjections,
+} from './projections';
 export { LAG_BUCKET_BOUNDS_MS, lagQuantileSeconds, scheduleLagMs } from './run-activity/lag-histogram';
 export { activityOf, runActivityProjection } from './run-activity/run-activity.projection';
 export {
   ACTIVITY_RETENTION_HOURS,
   type ActivityIncrement,
   type ActivityMinuteRow,
-  addActivity,
   listActivityMinutes,
-  sumActivity,
+  takeActivity,
 } from './run-activity/run-activity.sql';
 export { runsProjection } from './runs/runs.projection';
 export {
@@ -41,4 +48,10 @@ export {
   upsertRuns,
 } from './runs/runs.sql';
 export { streamActivityProjection } from './stream-activity/stream-activity.projection';
-export { type RebuildProgress, eventsInLog, rebuildProjection, verifyProjections } from './rebuild/projection-rebuild';
+export {
+  type RebuildProgress,
+  type VerifyReport,
+  eventsInLog,
+  rebuildProjection,
+  verifyProjections,
+} from './rebuild/projection-rebuild';

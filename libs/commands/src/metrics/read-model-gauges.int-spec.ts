@@ -1,9 +1,43 @@
 import type { QueryBus } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
 import { Registry } from 'prom-client';
-import { createPool, createLogger, systemClock } from '@chronicle/platform';
+import {
+  type EventStore,
+  type LogPosition,
+  PostgresEventStore,
+  RunServerDirectory,
+  START,
+} from '@chronicle/event-store';
+import { createPool, createLogger, loadConfig, systemClock } from '@chronicle/platform';
+import { PROJECTIONS, resetCheckpoint, setCheckpoint } from '@chronicle/projections';
 import { createTestDatabase, runServers, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
 import { GetQueueStatsHandler, type GetQueueStats } from '../listings/queue-stats.query';
 import { ReadModelGauges } from './read-model-gauges';
+
+const config = loadConfig({});
+
+/** The run servers of a deployment: the control database alone, or with these servers beside it. */
+function directory(
+  control: TestDatabase,
+  servers: ReadonlyArray<{ name: string; db: Pick<TestDatabase, 'url' | 'pool' | 'eventStore'> }> = [],
+): RunServerDirectory {
+  const connection = (
+    name: string,
+    { url, pool, eventStore }: { url: string; pool: Pool; eventStore: EventStore },
+  ) => ({
+    name,
+    url,
+    shards: [],
+    arriving: [],
+    pool,
+    eventStore,
+    close: async () => undefined,
+  });
+  return RunServerDirectory.fixed(config, [
+    connection('control', control),
+    ...servers.map(({ name, db }) => connection(name, db)),
+  ]);
+}
 
 describe('ReadModelGauges: the read models as Prometheus scrapes them', () => {
   let db: TestDatabase;
@@ -32,7 +66,14 @@ describe('ReadModelGauges: the read models as Prometheus scrapes them', () => {
     const asked: GetQueueStats[] = [];
     const queries = { execute: (query: GetQueueStats) => (asked.push(query), handler.execute(query)) };
     const registry = new Registry();
-    new ReadModelGauges(registry, db.pool, db.eventStore, createLogger('error'), queries as unknown as QueryBus);
+    new ReadModelGauges(
+      registry,
+      db.pool,
+      db.eventStore,
+      directory(db),
+      createLogger('error'),
+      queries as unknown as QueryBus,
+    );
 
     const text = await registry.metrics();
     expect(asked).toEqual([expect.objectContaining({ caller: { kind: 'admin' } })]);
@@ -51,7 +92,14 @@ describe('ReadModelGauges: the read models as Prometheus scrapes them', () => {
     const away = createPool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', max: 1 });
     const failing = { execute: () => Promise.reject(new Error('read models away')) };
     const registry = new Registry();
-    new ReadModelGauges(registry, away, db.eventStore, createLogger('error'), failing as unknown as QueryBus);
+    new ReadModelGauges(
+      registry,
+      away,
+      db.eventStore,
+      directory(db),
+      createLogger('error'),
+      failing as unknown as QueryBus,
+    );
     try {
       const text = await registry.metrics();
       expect(text).toContain('# TYPE chronicle_ready_runs gauge');
@@ -60,4 +108,66 @@ describe('ReadModelGauges: the read models as Prometheus scrapes them', () => {
       await away.end();
     }
   });
+
+  it("shows each server's projections behind the log each is built from (the jobs copy: the control database's), a server away left out", async () => {
+    const server = await createTestDatabase();
+    // Nobody listens on port 1: server c is down, and only its series are left out.
+    const away = createPool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', max: 1 });
+    try {
+      // Three runs in the server's log; its runs' checkpoint at the start, its run-activity at the head.
+      const job = testJob({ name: 'billing.elsewhere', queue: 'billing', team: 'billing' });
+      const dueAt = new Date();
+      await seedRuns(
+        server.pool,
+        server.eventStore,
+        [],
+        [1, 2, 3].map((n) => ({ job, runId: `r-far-${n}`, dueAt })),
+      );
+      const serverHead = await server.eventStore.countEventsAfter(START, 1_000);
+      const controlHead = await db.eventStore.countEventsAfter(START, 1_000);
+      expect([serverHead, controlHead]).toEqual([3, expect.any(Number)]);
+      await resetCheckpoint(server.pool, 'runs', 1);
+      await setCheckpoint(server.pool, 'run-activity', 1, await headOf(server.eventStore));
+      // Its jobs copy has read nothing of the control log; the control database's projections are at its head.
+      await resetCheckpoint(server.pool, 'jobs', 1);
+      const controlAt = await headOf(db.eventStore);
+      for (const { name, version } of PROJECTIONS) await setCheckpoint(db.pool, name, version, controlAt);
+
+      const registry = new Registry();
+      const failing = { execute: () => Promise.reject(new Error('not asked here')) };
+      new ReadModelGauges(
+        registry,
+        db.pool,
+        db.eventStore,
+        directory(db, [
+          { name: 'b', db: server },
+          { name: 'c', db: { url: '', pool: away, eventStore: new PostgresEventStore(away) } },
+        ]),
+        createLogger('error'),
+        failing as unknown as QueryBus,
+      );
+      const lags = (await registry.getSingleMetric('chronicle_projection_lag_events')!.get()).values;
+      const byServer = Object.fromEntries(
+        lags.map((l) => [`${l.labels['server']}/${l.labels['projection']}`, l.value]),
+      );
+      expect(byServer).toEqual({
+        ...Object.fromEntries(PROJECTIONS.map((p) => [`control/${p.name}`, 0])),
+        'b/runs': 3,
+        'b/run-activity': 0,
+        'b/jobs': controlHead,
+      });
+    } finally {
+      await Promise.all([server.drop(), away.end()]);
+    }
+  });
 });
+
+/** The position of the last event in `store`'s log. */
+async function headOf(store: EventStore): Promise<LogPosition> {
+  let position = START;
+  for (;;) {
+    const batch = await store.readAll({ from: position, maxCount: 1_000 });
+    if (batch.length === 0) return position;
+    position = batch[batch.length - 1]!.position;
+  }
+}

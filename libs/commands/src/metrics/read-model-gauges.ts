@@ -2,21 +2,37 @@ import { Inject, Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import { Gauge, type Registry } from 'prom-client';
-import type { EventStore } from '@chronicle/event-store';
-import { EVENT_STORE, LOGGER, METRICS_REGISTRY, PG_POOL, type JsonLogger } from '@chronicle/platform';
-import { loadCheckpoint, PROJECTIONS } from '@chronicle/projections';
+import type { EventStore, RunServerDirectory } from '@chronicle/event-store';
+import {
+  EVENT_STORE,
+  LOGGER,
+  METRICS_REGISTRY,
+  PG_POOL,
+  RUN_SERVER_DIRECTORY,
+  type JsonLogger,
+} from '@chronicle/platform';
+import { deploymentProjections, loadCheckpoint, type ServerProjections } from '@chronicle/projections';
 import { GetQueueStats, type QueueStats } from '../listings/queue-stats.query';
 
 /** A projection further behind than this reads as this: counting the log is bounded, however far behind. */
 export const PROJECTION_LAG_LIMIT = 100_000;
 
+/** How far one server's projection is behind the log it is built from. */
+interface ProjectionLag {
+  readonly projection: string;
+  readonly server: string;
+  readonly events: number;
+}
+
 /**
  * The gauges of the read models, computed as Prometheus scrapes (prom-client's `collect`) from SQL, so
  * that every API replica answers the same: the ready runs and the age of the oldest per queue and
  * priority, the DLQ per queue (the overview's GetQueueStats, of every team, which counts the runs on
- * every server they are kept on and adds them up), and each projection's distance from the control
- * database's log's head. The queue gauges share one query per scrape. A read that fails leaves its
- * gauges out of that scrape (logged), and the process's other metrics are still served.
+ * every server they are kept on and adds them up), and each projection's distance from its log's head
+ * on every database that keeps it (`deploymentProjections`, as the projector runs them: a run server's
+ * runs' read models behind its own log, its jobs copy behind the control database's). The queue gauges
+ * share one query per scrape. A read that fails leaves its gauges out of that scrape (logged; for the
+ * lag, that server's series alone), and the process's other metrics are still served.
  */
 @Injectable()
 export class ReadModelGauges {
@@ -26,12 +42,13 @@ export class ReadModelGauges {
     @Inject(METRICS_REGISTRY) registry: Registry,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
+    @Inject(RUN_SERVER_DIRECTORY) private readonly directory: RunServerDirectory,
     @Inject(LOGGER) private readonly logger: JsonLogger,
     private readonly queries: QueryBus,
   ) {
     const registers = [registry];
     const queueStats = (): Promise<QueueStats[] | undefined> => this.queueStats();
-    const projectionLag = (): Promise<Map<string, number> | undefined> => this.projectionLag();
+    const projectionLag = (): Promise<ProjectionLag[]> => this.projectionLag();
     new Gauge({
       name: 'chronicle_ready_runs',
       help: 'Runs ready to lease now, per queue and priority',
@@ -69,13 +86,13 @@ export class ReadModelGauges {
     });
     new Gauge({
       name: 'chronicle_projection_lag_events',
-      help: `Events in the log after the projection's checkpoint (at most ${PROJECTION_LAG_LIMIT})`,
-      labelNames: ['projection'],
+      help: `Events in the log after the projection's checkpoint on the server (at most ${PROJECTION_LAG_LIMIT})`,
+      labelNames: ['projection', 'server'],
       registers,
       async collect() {
-        const lag = await projectionLag();
+        const lags = await projectionLag();
         this.reset();
-        for (const [projection, events] of lag ?? []) this.set({ projection }, events);
+        for (const { projection, server, events } of lags) this.set({ projection, server }, events);
       },
     });
   }
@@ -89,20 +106,15 @@ export class ReadModelGauges {
     return this.inFlight;
   }
 
-  private async projectionLag(): Promise<Map<string, number> | undefined> {
-    try {
-      const lags = await Promise.all(
-        PROJECTIONS.map(async ({ name }): Promise<[string, number] | undefined> => {
-          const checkpoint = await loadCheckpoint(this.pool, name);
-          // A projection the projector has not started yet has no checkpoint: no series.
-          if (checkpoint === undefined) return undefined;
-          return [name, await this.eventStore.countEventsAfter(checkpoint.position, PROJECTION_LAG_LIMIT)];
-        }),
-      );
-      return new Map(lags.filter((lag) => lag !== undefined));
-    } catch (err) {
-      return this.failed('projection lag', err);
-    }
+  /** Every database's projections, asked at once; a database that fails is left out (logged). */
+  private async projectionLag(): Promise<ProjectionLag[]> {
+    const deployment = deploymentProjections({ pool: this.pool, eventStore: this.eventStore }, this.directory.current);
+    const lags = await Promise.all(
+      deployment.map((database) =>
+        lagsOf(database).catch((err: unknown) => this.failed(`projection lag on ${database.server}`, err) ?? []),
+      ),
+    );
+    return lags.flat();
   }
 
   private failed(what: string, err: unknown): undefined {
@@ -111,4 +123,18 @@ export class ReadModelGauges {
     });
     return undefined;
   }
+}
+
+/** How far each of a database's projections is behind its log (a projection without a checkpoint: none yet). */
+async function lagsOf({ server, pool, store, projections }: ServerProjections): Promise<ProjectionLag[]> {
+  const lags = await Promise.all(
+    projections.map(async ({ name }): Promise<ProjectionLag | undefined> => {
+      const checkpoint = await loadCheckpoint(pool, name);
+      // A projection the projector has not started yet has no checkpoint: no series.
+      if (checkpoint === undefined) return undefined;
+      const events = await store.countEventsAfter(checkpoint.position, PROJECTION_LAG_LIMIT);
+      return { projection: name, server, events };
+    }),
+  );
+  return lags.filter((lag) => lag !== undefined);
 }

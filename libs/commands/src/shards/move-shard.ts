@@ -13,11 +13,10 @@ import { ConfigError, type JsonLogger, type Queryable, withTransaction } from '@
 import {
   activityOf,
   type ActivityIncrement,
-  addActivity,
   loadCheckpoint,
   ProjectionRunner,
   RUN_PROJECTIONS,
-  sumActivity,
+  takeActivity,
 } from '@chronicle/projections';
 import { runSlot, shardOf } from './shard-of';
 
@@ -384,8 +383,7 @@ async function takeAway(
   }
   const runIds = streamIds.map((id) => id.slice(RUN_STREAM_PREFIX.length));
   const runs = await withTransaction(end.pool, async (tx) => {
-    const taken = sumActivity(activity, -1);
-    if (taken.length > 0) await addActivity(tx, taken);
+    await takeActivity(tx, activity);
     for (const table of ['ready_runs', 'run_leases', 'run_listing'])
       await tx.query(`DELETE FROM ${table} WHERE run_id = ANY($1::text[])`, [runIds]);
     const { rowCount } = await tx.query('DELETE FROM runs WHERE run_id = ANY($1::text[])', [runIds]);

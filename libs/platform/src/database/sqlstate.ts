@@ -31,5 +31,8 @@ export function isUnavailable(err: unknown): boolean {
   const nodeCode = (err as { code?: unknown } | null)?.code;
   if (typeof nodeCode === 'string' && /^E[A-Z]+/.test(nodeCode)) return true;
   const message = err instanceof Error ? err.message : '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(message);
+  // node-postgres's own words for a connection it has lost, or never had.
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|connection error and is not queryable|not queryable/i.test(
+    message,
+  );
 }

@@ -45,6 +45,22 @@ export function sumActivity(increments: readonly ActivityIncrement[], sign: 1 | 
   return [...byKey.values()];
 }
 
+/**
+ * The counts `increments` added taken away again (their runs moved to another server, which counts
+ * them now), and the minutes left with nothing counted deleted: a minute's row exists only where
+ * something was counted, as a rebuild from the log would have it.
+ */
+export async function takeActivity(db: Queryable, increments: readonly ActivityIncrement[]): Promise<void> {
+  const taken = sumActivity(increments, -1);
+  if (taken.length === 0) return;
+  await addActivity(db, taken);
+  await db.query(
+    `DELETE FROM run_activity_minutes
+      WHERE leased = 0 AND succeeded = 0 AND failed = 0 AND lease_expired = 0 AND dead = 0
+        AND coalesce(array_position(ARRAY(SELECT n <> 0 FROM unnest(lag_counts) n), true), 0) = 0`,
+  );
+}
+
 /** How long minutes are kept: the dashboard shows an hour, an operator may look back a day. */
 export const ACTIVITY_RETENTION_HOURS = 24;
 
