@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import type { Pool } from 'pg';
 import { PENDING_RUN_STATES, RunEventType } from '@chronicle/domain';
 import { createTeam, type ApiClient } from '@chronicle/e2e-support';
@@ -62,15 +64,24 @@ export function runServersSuite(counts: readonly number[]): BenchSuite {
         .filter((r) => r.missingFromLog > 0)
         .map((r) => `servers: ${r.missingFromLog} runs on ${r.servers} servers lack events in the logs`);
       let down: ServerDown | undefined;
+      let moved: (ShardMoved & { run: ServersRun }) | undefined;
       const most = Math.max(...counts);
       if (most >= 2) {
-        const runs = options.sizes.repetitions === 1 ? DOWN_BACKLOG.quick : DOWN_BACKLOG.full;
-        options.progress(`drain of ${formatCount(runs)} runs on ${most} servers, one killed midway`);
-        await drainOnServers(server, most, runs, (d) => (down = d));
+        const faulted = options.sizes.repetitions === 1 ? DOWN_BACKLOG.quick : DOWN_BACKLOG.full;
+        options.progress(`drain of ${formatCount(faulted)} runs on ${most} servers, a shard moved midway`);
+        let move: ShardMoved | undefined;
+        const run = await drainOnServers(server, most, faulted, { kind: 'move', report: (m) => (move = m) });
+        moved = move === undefined ? undefined : { ...move, run };
+        if (run.missingFromLog !== 0)
+          failures.push(
+            `servers: a shard moved, ${run.missingFromLog} runs not once in the logs with all their events`,
+          );
+        options.progress(`drain of ${formatCount(faulted)} runs on ${most} servers, one killed midway`);
+        await drainOnServers(server, most, faulted, { kind: 'kill', report: (d) => (down = d) });
       }
       return {
-        print: (out) => out.write(formatReport(server.description, runs, down)),
-        json: { server: server.description, runs, serverDown: down },
+        print: (out) => out.write(formatReport(server.description, runs, down, moved)),
+        json: { server: server.description, runs, serverDown: down, shardMoved: moved },
         failures,
       };
     },
@@ -89,12 +100,26 @@ interface ServerDown {
 
 const DOWN_WINDOW_MS = 3_000;
 
-async function drainOnServers(
-  server: BenchServer,
-  count: number,
-  backlog: number,
-  killOne?: (down: ServerDown) => void,
-): Promise<ServersRun> {
+/**
+ * A shard moved during the drain (`chronicle shards move`, shard 0 from the bench's database to the last
+ * further server): the command's figures, and the completions a second of the whole fleet over a window
+ * before the move and over the move.
+ */
+interface ShardMoved {
+  readonly pauseMs: number;
+  readonly movedRuns: number;
+  readonly movedEvents: number;
+  readonly tookMs: number;
+  readonly beforePerSecond: number;
+  readonly duringPerSecond: number;
+}
+
+type Fault =
+  { kind: 'kill'; report: (down: ServerDown) => void } | { kind: 'move'; report: (moved: ShardMoved) => void };
+
+const CLI_SCRIPT = path.join(__dirname, '../apps/cli/src/main.js');
+
+async function drainOnServers(server: BenchServer, count: number, backlog: number, fault?: Fault): Promise<ServersRun> {
   const control = await server.createDatabase('scheduler_bench_servers');
   const extra: Array<{ server: ScratchServer; db: ScratchDatabase }> = [];
   const slots: Slot[] = [];
@@ -166,7 +191,29 @@ async function drainOnServers(
         await sleep(PROBE_EVERY_MS);
       }
     })();
-    if (killOne !== undefined && extra.length > 0) {
+    if (fault?.kind === 'move' && extra.length > 0) {
+      await sleep(1_000);
+      const from = await succeeded(pools);
+      await sleep(DOWN_WINDOW_MS);
+      const atMove = await succeeded(pools);
+      const moveStarted = Date.now();
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [CLI_SCRIPT, 'shards', 'move', '0', runServerUrls[runServerUrls.length - 1]!, '--json'],
+        { env: { ...process.env, DATABASE_URL: control.url } },
+      );
+      const took = Date.now() - moveStarted;
+      const report = JSON.parse(stdout) as { pauseMs: number; streams: number; events: number; tookMs: number };
+      fault.report({
+        pauseMs: report.pauseMs,
+        movedRuns: report.streams,
+        movedEvents: report.events,
+        tookMs: report.tookMs,
+        beforePerSecond: (atMove - from) / (DOWN_WINDOW_MS / 1000),
+        duringPerSecond: ((await succeeded(pools)) - atMove) / (took / 1000),
+      });
+    }
+    if (fault?.kind === 'kill' && extra.length > 0) {
       // The runs of the servers that stay: the bench's and all but the last further one.
       const others = pools.slice(0, -1);
       const window = async (): Promise<number> => {
@@ -179,7 +226,7 @@ async function drainOnServers(
       killed = await killPostmaster(pools[pools.length - 1]!);
       await sleep(1_000);
       const after = await window();
-      killOne({ servers: count, othersBeforePerSecond: before, othersAfterPerSecond: after });
+      fault.report({ servers: count, othersBeforePerSecond: before, othersAfterPerSecond: after });
       while ((await unfinished(others)) > 0) await sleep(100);
       draining = false;
       await probing;
@@ -286,7 +333,12 @@ async function completeInLogs(pools: readonly Pool[]): Promise<number> {
   return counts.reduce((a, b) => a + b, 0);
 }
 
-function formatReport(description: string, runs: readonly ServersRun[], down: ServerDown | undefined): string {
+function formatReport(
+  description: string,
+  runs: readonly ServersRun[],
+  down: ServerDown | undefined,
+  moved: (ShardMoved & { run: ServersRun }) | undefined,
+): string {
   const one = runs.find((r) => r.servers === 1);
   const ratio = (value: number | undefined, base: number | undefined): string =>
     value === undefined || base === undefined || base === 0 ? '' : `${(value / base).toFixed(2)}x`;
@@ -322,6 +374,13 @@ function formatReport(description: string, runs: readonly ServersRun[], down: Se
       : `\nOne of ${down.servers} servers killed midway (SIGQUIT): the others' completions/s ` +
         `${formatCount(Math.round(down.othersBeforePerSecond))} before, ${formatCount(Math.round(down.othersAfterPerSecond))} after ` +
         `(${(down.othersAfterPerSecond / Math.max(down.othersBeforePerSecond, 1)).toFixed(2)}x; target >= 0.8x)\n`) +
+    (moved === undefined
+      ? ''
+      : `\nShard 0 moved to another server midway (chronicle shards move): ${formatCount(moved.movedRuns)} runs, ` +
+        `${formatCount(moved.movedEvents)} events, the move ${(moved.tookMs / 1000).toFixed(1)} s, the shard's pause ` +
+        `${formatCount(moved.pauseMs)} ms (goal < 5,000); the fleet's completions/s ${formatCount(Math.round(moved.beforePerSecond))} ` +
+        `before, ${formatCount(Math.round(moved.duringPerSecond))} during the move; every run once in the logs with all its events: ` +
+        `${moved.run.missingFromLog === 0 ? 'yes' : `NO (${moved.run.missingFromLog})`}\n`) +
     '\n'
   );
 }

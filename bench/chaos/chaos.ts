@@ -5,9 +5,8 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Pool } from 'pg';
-import { PENDING_RUN_STATES } from '@chronicle/domain';
 import { createTeam, type ApiClient } from '@chronicle/e2e-support';
-import { createEventStore, START, type EventStore, type LogPosition } from '@chronicle/event-store';
+import { createEventStore, type EventStore } from '@chronicle/event-store';
 import {
   createPool,
   findFreePort,
@@ -19,19 +18,25 @@ import { PROJECTIONS, verifyProjections } from '@chronicle/projections';
 import { formatTable } from '../table';
 import { Slot, type SlotKind } from './fleet';
 import { produce } from './producer';
-import { reconcile, violations, type ChaosInput, type Execution, type LoggedEvent } from './reconcile';
+import { reconcile, violations, type ChaosInput, type Execution } from './reconcile';
 import { startRoundRobinProxy } from './round-robin-proxy';
+import { ChaosRunServers, readEvents } from './run-servers';
+import { injectServerFaults } from './server-faults';
+import { mergeServerLogs, serverPhaseChecks } from './server-phase-checks';
 import { TakeoverMonitor } from './takeover-monitor';
 
 /**
- * `npm run chaos -- --minutes=N`: the whole product on one PostgreSQL, under faults, then a
- * reconciliation from the event log (reconcile.ts). Loopback only; bounded in time (N minutes of
+ * `npm run chaos -- --minutes=N`: the whole product under faults, its runs on three PostgreSQL servers
+ * (the control database and two of their own, run-servers.ts), then a reconciliation from the servers'
+ * event logs (reconcile.ts, server-phase-checks.ts). Loopback only; bounded in time (N minutes of
  * faults, a settling deadline, a hard limit) and in count (the fleet below); stops by itself.
  *
  *   3 nodes of API + scheduler (`npm start` with ROLES=api,scheduler) behind a round-robin proxy,
  *   2 projectors (`npm run start:projector`), 4 SDK worker processes (chaos-worker.ts), a producer of
- *   one-off and delayed runs, 200 cron jobs every minute; SIGKILL of a random process every few
- *   seconds (restarted after), one node SIGSTOPped past its shard lease, one PostgreSQL restart.
+ *   one-off and delayed runs of a job on each server, 200 cron jobs every minute; SIGKILL of a random
+ *   process every few seconds (restarted after), one node SIGSTOPped past its shard lease, one restart
+ *   of the control database; a run server killed and started again, one killed for good and its
+ *   standby promoted, a shard moved (server-faults.ts).
  */
 const DIST = path.resolve(__dirname, '../..');
 const SCRIPTS = {
@@ -42,7 +47,8 @@ const SCRIPTS = {
 const ADMIN_TOKEN = 'chaos-admin-token-0123456789abcdef';
 const TEAM = 'chaos';
 const QUEUE = 'chaos';
-const TASK_JOB = 'chaos.task';
+/** One-off and delayed runs go to a job on each run server (run-servers.ts); one of their shards is moved. */
+const TASK_JOB_PREFIX = 'chaos.task';
 const CRON_JOBS = 200;
 const COUNTS = { node: 3, projector: 2, worker: 4 } as const;
 const RETRY = { maxAttempts: 5, baseSeconds: 1, maxSeconds: 4 };
@@ -86,8 +92,11 @@ async function main(): Promise<number> {
   const server = await openServer(work, options, say);
   let failed = true;
   const slots: Slot[] = [];
+  let runServers: ChaosRunServers | undefined;
   try {
-    const checks = await runChaos(server, options, work, slots, say);
+    runServers = await ChaosRunServers.start(server.url, loadConfig({}).shards);
+    say(`runs on ${runServers.describe()}`);
+    const checks = await runChaos(server, runServers, options, work, slots, say);
     process.stdout.write(
       formatTable([['check', 'figure', 'holds'], ...checks.map((c) => [c.name, c.value, c.violated ? 'NO' : 'yes'])]),
     );
@@ -97,6 +106,8 @@ async function main(): Promise<number> {
     return failed ? 1 : 0;
   } finally {
     await Promise.all(slots.map((slot) => slot.stop().catch(() => undefined)));
+    if (runServers !== undefined && (failed || options.keep)) await runServers.keepLogs(work);
+    await runServers?.close();
     await server.close();
     if (failed || options.keep) say(`logs and executions kept in ${work}`);
     else await rm(work, { recursive: true, force: true });
@@ -161,6 +172,7 @@ async function openServer(work: string, options: Options, say: (line: string) =>
 
 async function runChaos(
   server: ChaosServer,
+  runServers: ChaosRunServers,
   options: Options,
   work: string,
   slots: Slot[],
@@ -172,6 +184,7 @@ async function runChaos(
     SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: 'warn',
     PG_POOL_SIZE: '6',
+    ...runServers.env,
   };
   const slot = async (kind: SlotKind, i: number, env: Record<string, string> = {}): Promise<Slot> => {
     const s = new Slot({
@@ -200,7 +213,8 @@ async function runChaos(
   say(`${nodes.length} nodes and ${projectors.length} projectors up, behind ${baseUrl}`);
 
   const clients = await createTeam(baseUrl, ADMIN_TOKEN, TEAM, [QUEUE]);
-  await defineJob(clients.team, TASK_JOB, {});
+  const taskJobs = [0, 1, 2].map((server) => runServers.jobOnServer(server, TASK_JOB_PREFIX));
+  for (const job of taskJobs) await defineJob(clients.team, job, {});
   const cronJobs = Array.from({ length: CRON_JOBS }, (_, i) => `chaos.cron-${String(i).padStart(3, '0')}`);
   for (const job of cronJobs)
     await defineJob(clients.team, job, { schedule: { cron: '* * * * *', timeZone: 'UTC', jitterSeconds: 0 } });
@@ -227,25 +241,47 @@ async function runChaos(
   const producing = produce({
     baseUrl,
     token: clients.teamToken,
-    job: TASK_JOB,
+    jobs: taskJobs,
     rate: PRODUCER_RATE,
     signal: stopLoad.signal,
   });
+  const serverFaults = injectServerFaults({
+    servers: runServers,
+    startedAt: Date.now(),
+    end,
+    // A shard moves between servers whose log is in the runs' database: with --split, not to or from the
+    // control database.
+    moveShard: runServers.shardOfJob(taskJobs[options.split ? 1 : 0]!),
+    moveAvoiding: options.split ? [runServers.nameOf(server.url)] : [],
+    cliEnv: { DATABASE_URL: server.url, EVENT_STORE_URL: server.logUrl === server.url ? undefined : server.logUrl },
+    say,
+  });
   const faults = await injectFaults({ slots, nodes, server, monitor, end, say });
+  const serverPhase = await serverFaults;
   stopLoad.abort();
   const produced = await producing;
   say(
-    `load stopped: ${produced.enqueues.length} enqueues sent, ${produced.retried} calls retried, ` +
-      `${faults.kills} kills, ${faults.crashes} exits by themselves; settling`,
+    `load stopped: ${produced.enqueues.length} enqueues sent, ${produced.retried} calls retried ` +
+      `(by status: ${JSON.stringify(produced.retriedByStatus)}), ${faults.kills} kills, ` +
+      `${faults.crashes} exits by themselves; settling`,
   );
+  for (const line of produced.unanswered.slice(0, 5)) say(`never answered: ${line}`);
 
-  await settle(observer, end, say);
+  await settle(runServers, end, say);
   await monitor.stop();
-  // Writers stop (drained), the projectors finish the log: then the rebuild is compared.
+  // Writers stop (drained), the projectors finish the logs: then the rebuild is compared.
   await Promise.all([...nodes, ...workers].map((s) => s.stop()));
-  const events = await readLog(server, observer);
-  say(`${events.length} events in the log; comparing the read models with a rebuild`);
-  const rebuildDifferences = await compareWithRebuild(server, observer);
+  const { map, logs } = await runServers.readLogs(() => withLogStore(server, observer, readEvents));
+  const merged = mergeServerLogs(logs, (streamId) => ChaosRunServers.holderOf(map, runServers.shards, streamId));
+  const events = merged.events;
+  say(
+    `${events.length} events in the logs of ${logs.map((l) => `${l.server} (${l.events.length})`).join(', ')}; ` +
+      'comparing the read models with a rebuild',
+  );
+  const rebuildDifferences = [
+    ...(await compareWithRebuild(server, observer)),
+    ...(await withLogStore(server, observer, (store) => runServers.compareWithRebuild(store))),
+  ];
   await Promise.all(projectors.map((s) => s.stop()));
   await observer.end();
   await proxy.close();
@@ -263,8 +299,21 @@ async function runChaos(
     faults: { kills: faults.kills, stops: faults.stops },
   };
   const checks = reconcile(input);
+  const promotedShards = new Set(serverPhase.promotedShards);
   return [
     ...checks,
+    ...serverPhaseChecks({
+      merged,
+      killed: serverPhase.killed,
+      promoted: serverPhase.promoted,
+      moved: serverPhase.moved,
+      promotedRuns: {
+        acknowledged: produced.enqueues
+          .flatMap((e) => [...new Set(e.runIds)])
+          .filter((runId) => promotedShards.has(runServers.shardOfRun(runId) ?? -1)),
+        committed: serverPhase.committed,
+      },
+    }),
     {
       name: 'projector stopped 15 s / taken over from a silent one',
       value: `${faults.projectorStops} / ${await countInLogs(work, 'projector-', 'the active projector was silent')}`,
@@ -380,10 +429,11 @@ async function injectFaults(context: {
       }
     }
     if (!projectorStopDone && elapsed > span / 2) {
-      projectorStopDone = true;
       const candidates = slots.filter((s) => s.kind === 'projector' && s.state === 'up' && !restarting.has(s));
       const victim = (await activeProjector(candidates)) ?? pick(candidates);
+      // Both may be restarting (killed, or refused to start while a run server was down): again at the next tick.
       if (victim !== undefined) {
+        projectorStopDone = true;
         victim.pause();
         report.projectorStops++;
         say(`SIGSTOP ${victim.name} (pid ${victim.pid}) for ${PROJECTOR_STOP_MS / 1000} s`);
@@ -422,19 +472,13 @@ async function injectFaults(context: {
   return report;
 }
 
-/** Until no run due before `end` is still waiting or leased in the read model, or the deadline. */
-async function settle(observer: Pool, end: Date, say: (line: string) => void): Promise<void> {
+/** Until no run due before `end` is still waiting or leased in the read models of the servers, or the deadline. */
+async function settle(runServers: ChaosRunServers, end: Date, say: (line: string) => void): Promise<void> {
   const deadline = Date.now() + SETTLE_MS;
   let open = -1;
   while (Date.now() < deadline) {
-    open = await observer
-      .query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE state = ANY($1::text[]) AND due_at < $2`, [
-        PENDING_RUN_STATES,
-        end,
-      ])
-      .then((r) => r.rows[0]!.n)
-      .catch(() => -1);
-    if (open === 0) return say('every run due before the end is over in the read model');
+    open = await runServers.pendingRunsDue(end);
+    if (open === 0) return say('every run due before the end is over in the read models');
     await sleep(500);
   }
   say(`settling gave up with ${open} runs due before the end not over`);
@@ -458,24 +502,10 @@ async function withLogStore<T>(
   }
 }
 
-/** Every event of the log, through the event-store port (either store). */
-function readLog(server: ChaosServer, readModels: Pool): Promise<LoggedEvent[]> {
-  return withLogStore(server, readModels, async (store) => {
-    const events: LoggedEvent[] = [];
-    for (let from: LogPosition = START; ;) {
-      const page = await store.readAll({ from, maxCount: 5_000 });
-      if (page.length === 0) return events;
-      for (const e of page)
-        events.push({ streamId: e.streamId, type: e.type, data: e.data as Record<string, unknown> });
-      from = page[page.length - 1]!.position;
-    }
-  });
-}
-
 function compareWithRebuild(server: ChaosServer, readModels: Pool): Promise<string[]> {
   return withLogStore(server, readModels, async (store) => {
     const report = await verifyProjections(store, readModels, PROJECTIONS);
-    return report.differences.map((d) => JSON.stringify(d).slice(0, 300));
+    return report.differences.map((d) => `control database: ${JSON.stringify(d).slice(0, 300)}`);
   });
 }
 

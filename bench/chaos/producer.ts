@@ -4,7 +4,8 @@ import type { Enqueue } from './reconcile';
 export interface ProducerOptions {
   readonly baseUrl: string;
   readonly token: string;
-  readonly job: string;
+  /** Enqueued to in turn. */
+  readonly jobs: readonly string[];
   /** Enqueues a second. */
   readonly rate: number;
   readonly signal: AbortSignal;
@@ -14,6 +15,10 @@ export interface ProducerReport {
   readonly enqueues: readonly Enqueue[];
   /** Answers other than 2xx that were retried (a process killed mid-call, PostgreSQL down, 429). */
   readonly retried: number;
+  /** The retried answers by status (0: no answer, the call failed or took 10 s). */
+  readonly retriedByStatus: Readonly<Record<string, number>>;
+  /** Enqueues given up on after GIVE_UP_MS: their job, when first sent and the last answer. */
+  readonly unanswered: readonly string[];
   /** 4xx answers that were not retried: the producer's own mistake, shown in the table. */
   readonly refused: readonly string[];
 }
@@ -33,11 +38,15 @@ export async function produce(options: ProducerOptions): Promise<ProducerReport>
   const enqueues: Enqueue[] = [];
   const inFlight = new Set<Promise<void>>();
   const counts = { retried: 0 };
+  const retriedByStatus: Record<string, number> = {};
   const refused: string[] = [];
-  const send = async (key: string, body: object): Promise<string | undefined> => {
-    const deadline = Date.now() + GIVE_UP_MS;
+  const unanswered: string[] = [];
+  const send = async (job: string, key: string, body: object): Promise<string | undefined> => {
+    const sentAt = new Date();
+    const deadline = sentAt.getTime() + GIVE_UP_MS;
+    let last = '';
     for (let wait = 100; Date.now() < deadline; wait = Math.min(wait * 2, 2_000)) {
-      const answer = await fetch(`${options.baseUrl}/v1/jobs/${options.job}/runs`, {
+      const answer = await fetch(`${options.baseUrl}/v1/jobs/${job}/runs`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${options.token}`,
@@ -56,11 +65,15 @@ export async function produce(options: ProducerOptions): Promise<ProducerReport>
         return undefined;
       }
       counts.retried++;
+      retriedByStatus[answer.status] = (retriedByStatus[answer.status] ?? 0) + 1;
+      last = `${answer.status} ${JSON.stringify(answer.body).slice(0, 160)}`;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
+    unanswered.push(`${job}, sent at ${sentAt.toISOString()}: last ${last}`);
     return undefined;
   };
   const one = async (n: number): Promise<void> => {
+    const job = options.jobs[n % options.jobs.length]!;
     const key = `chaos-${randomUUID()}`;
     const body = {
       payload: { n },
@@ -68,10 +81,10 @@ export async function produce(options: ProducerOptions): Promise<ProducerReport>
     };
     const enqueue = { idempotencyKey: key, runIds: [] as string[] };
     enqueues.push(enqueue);
-    const first = await send(key, body);
+    const first = await send(job, key, body);
     if (first !== undefined) enqueue.runIds.push(first);
     if (Math.random() < DUPLICATE_SHARE) {
-      const again = await send(key, body);
+      const again = await send(job, key, body);
       if (again !== undefined) enqueue.runIds.push(again);
     }
   };
@@ -81,5 +94,5 @@ export async function produce(options: ProducerOptions): Promise<ProducerReport>
     await new Promise((resolve) => setTimeout(resolve, 1000 / options.rate));
   }
   await Promise.all(inFlight);
-  return { enqueues, retried: counts.retried, refused };
+  return { enqueues, retried: counts.retried, retriedByStatus, refused, unanswered };
 }
