@@ -29,7 +29,7 @@ import { LeaseReaper } from './reaper/lease-reaper';
 import { Materialiser } from './materialiser/materialiser';
 import { OverlapResolver } from './overlap/overlap-resolver';
 import { HotTablesVacuum } from './vacuum/hot-tables-vacuum';
-import { RunRetention } from './retention/run-retention';
+import { payloadsReferenced, RunRetention } from './retention/run-retention';
 import { CanaryChecker, CanaryMetrics } from './canary/canary-checker';
 import { onEach } from './shards/on-each';
 import { RunServerFailover } from './shards/run-server-failover';
@@ -222,7 +222,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
           server.eventStore,
           this.config.retentionDays,
           () => this.clock.now(),
-          this.servers.all.length === 1,
+          // The payloads are the control database's; the other servers' runs refer to them too.
+          server.isControl ? (sha256s) => this.payloadsReferencedElsewhere(sha256s) : null,
         ),
     );
     every('run retention', RETENTION_INTERVAL_MS, async () => {
@@ -242,6 +243,16 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
           log.warn('run server failed over to its standby', { ...promotion });
       });
     }
+  }
+
+  /**
+   * Of these payloads, those the runs of the servers other than the control database refer to; a
+   * server that does not answer rejects the pass's deletes (its runs may refer to any of them).
+   */
+  private async payloadsReferencedElsewhere(sha256s: readonly string[]): Promise<ReadonlySet<string>> {
+    const others = this.servers.all.filter((server) => !server.isControl);
+    const found = await onEach(others, (server) => payloadsReferenced(server.pool, sha256s));
+    return new Set(found.flatMap((set) => [...set]));
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -12,7 +12,7 @@ import {
 import { auditProjection, updateRuns, upsertRuns } from '@chronicle/projections';
 import { createTestDatabase, testJob, waitFor, type TestDatabase } from '@chronicle/testing';
 import { PostgresEventStore, type RecordedEvent } from '@chronicle/event-store';
-import { RunRetention } from './run-retention';
+import { payloadsReferenced, RunRetention } from './run-retention';
 
 const DAY = 86_400_000;
 /** A week of the log before the first day kept as of TODAY (2026-11-02): the Monday five weeks before that. */
@@ -192,5 +192,37 @@ describe('run retention (partitions by the day a run is due)', () => {
     expect(await present()).toEqual(['run_old_dead', 'run_old_waiting']);
     expect(await listed()).toEqual(['run_old_dead', 'run_old_waiting']);
     expect(await isRetiredRun(db.pool, 'run_old_leased')).toBe(true);
+  });
+});
+
+describe('run retention of large payloads, with runs on another server too', () => {
+  let control: TestDatabase;
+  let other: TestDatabase;
+  const payloads = async (): Promise<string[]> =>
+    (await control.pool.query<{ sha256: string }>('SELECT sha256 FROM run_payloads ORDER BY sha256')).rows.map(
+      (r) => r.sha256,
+    );
+  const retain = (elsewhere: (sha256s: readonly string[]) => Promise<ReadonlySet<string>>) =>
+    new RunRetention(control.pool, new PostgresEventStore(control.pool), 30, () => TODAY, elsewhere).retainOnce();
+
+  beforeAll(async () => {
+    [control, other] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+    // Stored 40 days ago, both; a run of the other server refers to the first.
+    await control.pool.query(
+      `INSERT INTO run_payloads (sha256, body, bytes, stored_at) VALUES ('theirs', '{}', 2, $1), ('nobodys', '{}', 2, $1)`,
+      [daysAgo(40)],
+    );
+    const referring = run('run_elsewhere', 1);
+    await upsertRuns(other.pool, [
+      { ...referring, definition: { ...referring.definition, payloadRef: { sha256: 'theirs', bytes: 2 } } },
+    ]);
+  });
+  afterAll(() => Promise.all([control?.drop(), other?.drop()]));
+
+  it("keeps every payload while a server cannot say which its runs refer to, then those another server's runs do", async () => {
+    expect(await retain(() => Promise.reject(new Error('server down')))).toMatchObject({ deletedPayloads: 0 });
+    expect(await payloads()).toEqual(['nobodys', 'theirs']);
+    expect(await retain((sha256s) => payloadsReferenced(other.pool, sha256s))).toMatchObject({ deletedPayloads: 1 });
+    expect(await payloads()).toEqual(['theirs']);
   });
 });

@@ -52,6 +52,24 @@ export const RETIRED_DAYS = 365;
  * check could end the command's transaction instead.
  */
 const LOCK_TIMEOUT_MS = 500;
+/** Which of these large payloads (by SHA-256) runs kept elsewhere refer to. */
+export type PayloadReferences = (sha256s: readonly string[]) => Promise<ReadonlySet<string>>;
+
+/** A listing row `l` of a run whose payload is the payload `p`. */
+const REFERS_TO_PAYLOAD = `l.definition ? 'payloadRef' AND l.definition->'payloadRef'->>'sha256' = p.sha256`;
+/** Payloads looked at per pass at most. */
+const PAYLOAD_BATCH = 10_000;
+
+/** The payloads of `sha256s` the runs of the database at `db` refer to. */
+export async function payloadsReferenced(db: Queryable, sha256s: readonly string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ sha256: string }>(
+    `SELECT DISTINCT l.definition->'payloadRef'->>'sha256' AS sha256 FROM run_listing l
+      WHERE l.definition ? 'payloadRef' AND l.definition->'payloadRef'->>'sha256' = ANY($1::text[])`,
+    [sha256s],
+  );
+  return new Set(rows.map((r) => r.sha256));
+}
+
 /** Dropped run ids per retired_runs row: 8 KB of hashes. */
 const HASHES_PER_ROW = 1_000;
 /**
@@ -81,11 +99,12 @@ export class RunRetention {
     private readonly retentionDays: number,
     private readonly today: () => Date = () => new Date(),
     /**
-     * Whether this database's runs are every run that may refer to its large payloads. The payloads are
-     * stored in the control database; with runs on other servers too (docs/sharding.md) a payload no run
-     * here refers to may be another server's run's, so none is deleted.
+     * Of large payloads no run here refers to, those the runs of other servers do (docs/sharding.md:
+     * the payloads are stored in the control database, the runs on every server); it rejects when a
+     * server cannot say, and then none is deleted. Without other servers, none. Null: this database
+     * keeps no payloads (a run server other than the control database).
      */
-    private readonly ownsPayloads = true,
+    private readonly referencedElsewhere: PayloadReferences | null = async () => new Set(),
   ) {}
 
   /** One pass; undefined when another scheduler is in one. */
@@ -177,21 +196,40 @@ export class RunRetention {
       if (created !== undefined) createdDays.push(day);
     }
     await db.query(`DELETE FROM retired_runs WHERE retired_on < $1::date`, [addDays(today, -RETIRED_DAYS)]);
-    const { rowCount } = !this.ownsPayloads
-      ? { rowCount: 0 }
-      : await db.query(
-          `DELETE FROM run_payloads p
-        WHERE p.stored_at < $1::date
-          AND NOT EXISTS (SELECT 1 FROM run_listing l WHERE l.definition ? 'payloadRef' AND l.definition->'payloadRef'->>'sha256' = p.sha256)`,
-          [keptSince],
-        );
+    const deletedPayloads = await this.deleteUnreferencedPayloads(db, keptSince);
     const over = (streamIds: readonly string[]): Promise<ReadonlySet<string>> => this.overRuns(streamIds);
     const log = await this.eventStore.expireStreams({
       streamPrefix: RUN_STREAM_PREFIX,
       before: new Date(`${keptSince}T00:00:00Z`),
       over,
     });
-    return { keptSince, droppedDays, retiredRuns, keptRuns, createdDays, deletedPayloads: rowCount ?? 0, log };
+    return { keptSince, droppedDays, retiredRuns, keptRuns, createdDays, deletedPayloads, log };
+  }
+
+  /**
+   * The large payloads last stored before the first day kept that no run refers to, here or on another
+   * server, deleted, PAYLOAD_BATCH at a time. A payload stored again meanwhile (a new run with the same
+   * body) has a newer stored_at, which the delete checks again.
+   */
+  private async deleteUnreferencedPayloads(db: PoolClient, keptSince: string): Promise<number> {
+    if (this.referencedElsewhere === null) return 0;
+    const { rows } = await db.query<{ sha256: string }>(
+      `SELECT p.sha256 FROM run_payloads p
+        WHERE p.stored_at < $1::date AND NOT EXISTS (SELECT 1 FROM run_listing l WHERE ${REFERS_TO_PAYLOAD})
+        LIMIT ${PAYLOAD_BATCH}`,
+      [keptSince],
+    );
+    if (rows.length === 0) return 0;
+    // A server that cannot say which it refers to may refer to any: none goes this pass.
+    const elsewhere = await this.referencedElsewhere(rows.map((r) => r.sha256)).catch(() => undefined);
+    if (elsewhere === undefined) return 0;
+    const { rowCount } = await db.query(
+      `DELETE FROM run_payloads p
+        WHERE p.sha256 = ANY($2::text[]) AND p.stored_at < $1::date
+          AND NOT EXISTS (SELECT 1 FROM run_listing l WHERE ${REFERS_TO_PAYLOAD})`,
+      [keptSince, rows.map((r) => r.sha256).filter((sha) => !elsewhere.has(sha))],
+    );
+    return rowCount ?? 0;
   }
 
   /** The run streams whose runs retention dropped, and that have no row again. */
