@@ -34,7 +34,7 @@ export {
   type ShardMap,
 } from './database/shard-map';
 export { sqlList } from './database/sql-list';
-export { SQLSTATE, isUnavailable, sqlStateOf } from './database/sqlstate';
+export { SQLSTATE, ShardMovingError, isUnavailable, sqlStateOf } from './database/sqlstate';
 export {
   ADMIN_TOKEN_HASH,
   CONFIG,

@@ -36,3 +36,17 @@ export function isUnavailable(err: unknown): boolean {
     message,
   );
 }
+
+/**
+ * The refusal of SQLSTATE shardMoving, raised by our own code where the database answered with the
+ * shard instead of refusing (a read of a run of a shard moving away from the server).
+ */
+export class ShardMovingError extends Error {
+  readonly code = SQLSTATE.shardMoving;
+  readonly detail: string;
+  constructor(readonly shard: number) {
+    super(`shard ${shard} is moving to another server: its runs are not decided here meanwhile`);
+    this.name = 'ShardMovingError';
+    this.detail = JSON.stringify({ shard });
+  }
+}
