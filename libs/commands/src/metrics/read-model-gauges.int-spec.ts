@@ -10,7 +10,7 @@ import {
 } from '@chronicle/event-store';
 import { createPool, createLogger, loadConfig, systemClock } from '@chronicle/platform';
 import { PROJECTIONS, resetCheckpoint, setCheckpoint } from '@chronicle/projections';
-import { createTestDatabase, runServers, seedRuns, testJob, type TestDatabase } from '@chronicle/testing';
+import { createTestDatabase, runServers, seedRuns, testJob, type TestDatabase, waitFor } from '@chronicle/testing';
 import { GetQueueStatsHandler, type GetQueueStats } from '../listings/queue-stats.query';
 import { ReadModelGauges } from './read-model-gauges';
 
@@ -127,10 +127,10 @@ describe('ReadModelGauges: the read models as Prometheus scrapes them', () => {
       const controlHead = await db.eventStore.countEventsAfter(START, 1_000);
       expect([serverHead, controlHead]).toEqual([3, expect.any(Number)]);
       await resetCheckpoint(server.pool, 'runs', 1);
-      await setCheckpoint(server.pool, 'run-activity', 1, await headOf(server.eventStore));
+      await setCheckpoint(server.pool, 'run-activity', 1, await headOf(server.eventStore, serverHead));
       // Its jobs copy has read nothing of the control log; the control database's projections are at its head.
       await resetCheckpoint(server.pool, 'jobs', 1);
-      const controlAt = await headOf(db.eventStore);
+      const controlAt = await headOf(db.eventStore, controlHead);
       for (const { name, version } of PROJECTIONS) await setCheckpoint(db.pool, name, version, controlAt);
 
       const registry = new Registry();
@@ -162,12 +162,19 @@ describe('ReadModelGauges: the read models as Prometheus scrapes them', () => {
   });
 });
 
-/** The position of the last event in `store`'s log. */
-async function headOf(store: EventStore): Promise<LogPosition> {
+/**
+ * The position of the last of the `count` events of `store`'s log, once its global log shows them all:
+ * it shows an event once no older transaction of the cluster is in flight (under load, a while).
+ */
+async function headOf(store: EventStore, count: number): Promise<LogPosition> {
   let position = START;
-  for (;;) {
-    const batch = await store.readAll({ from: position, maxCount: 1_000 });
-    if (batch.length === 0) return position;
-    position = batch[batch.length - 1]!.position;
-  }
+  await waitFor(
+    async () => {
+      const all = await store.readAll({ maxCount: 1_000 });
+      position = all.at(-1)?.position ?? START;
+      return all.length >= count;
+    },
+    { description: `${count} events in the global log` },
+  );
+  return position;
 }
