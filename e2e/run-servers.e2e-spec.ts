@@ -302,7 +302,7 @@ describe('runs on several PostgreSQL servers', () => {
         servers.primaries.map((s) =>
           column(
             s.url,
-            "SELECT stream_id || '@' || stream_revision AS v FROM events WHERE stream_id LIKE 'run-%' AND metadata->>'team' = 'billing'",
+            "SELECT stream_id || '@' || stream_revision AS v FROM events WHERE stream_id LIKE 'run-%' AND team = 'billing'",
           ),
         ),
       )

@@ -108,7 +108,7 @@ describe('tokens with a lifecycle', () => {
     expect((await admin.raw('DELETE', `/v1/teams/growth/tokens/${old.id}`)).status).toBe(404);
 
     const { rows } = await db.log.query<{ event_type: string; actor: string }>(
-      "SELECT event_type, metadata->>'actor' AS actor FROM events WHERE event_type = 'TokenRevoked' AND data->>'tokenId' = $1",
+      "SELECT event_type, actor FROM events WHERE event_type = 'TokenRevoked' AND data->>'tokenId' = $1",
       [old.id],
     );
     expect(rows).toEqual([{ event_type: 'TokenRevoked', actor: billing.teamActor }]);

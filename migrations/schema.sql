@@ -65,9 +65,13 @@ CREATE TABLE events (
   stream_revision bigint NOT NULL,
   event_type text NOT NULL,
   data json NOT NULL,
-  metadata json NOT NULL DEFAULT '{}'::json,
+  metadata json,
   recorded_at timestamp with time zone NOT NULL DEFAULT date_trunc('milliseconds'::text, clock_timestamp()),
   kept_on date NOT NULL DEFAULT 'infinity'::date,
+  actor text,
+  team text,
+  correlation_id text,
+  schema_version smallint,
   CONSTRAINT events_event_type_check CHECK ((event_type <> ''::text)),
   CONSTRAINT events_pkey PRIMARY KEY (transaction_id, global_position, kept_on),
   CONSTRAINT events_stream_id_check CHECK ((stream_id <> ''::text)),
@@ -363,7 +367,7 @@ CREATE INDEX audit_events_team_idx ON public.audit_events USING btree (team, com
 
 CREATE INDEX audit_events_type_idx ON public.audit_events USING btree (event_type, commit_position, prepare_position);
 
-CREATE INDEX events_team_idx ON public.events USING btree (((metadata ->> 'team'::text)), transaction_id, global_position) WHERE ((metadata ->> 'team'::text) IS NOT NULL);
+CREATE INDEX events_team_idx ON public.events USING btree (team, transaction_id, global_position) WHERE (team IS NOT NULL);
 
 CREATE INDEX jobs_limited_idx ON public.jobs USING btree (((definition ->> 'queue'::text)), name) WHERE (run_limit IS NOT NULL);
 
@@ -534,9 +538,12 @@ BEGIN
 
   RETURN QUERY
   WITH inserted AS (
-    INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, kept_on)
-    SELECT x.id, p_streams[x.s], v_base[x.s] + 1 + x.n, x.type, x.data, coalesce(x.metadata, '{}'::json), v_homes[x.s]
-      FROM json_to_recordset(p_events) AS x(s int, n bigint, id uuid, type text, data json, metadata json)
+    INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, actor, team,
+                        correlation_id, schema_version, kept_on)
+    SELECT x.id, p_streams[x.s], v_base[x.s] + 1 + x.n, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.sv,
+           v_homes[x.s]
+      FROM json_to_recordset(p_events)
+        AS x(s int, n bigint, id uuid, type text, data json, metadata json, actor text, team text, cid text, sv smallint)
     RETURNING stream_id, stream_revision, global_position
   )
     SELECT i.stream_id, max(i.stream_revision), pg_current_xact_id(), max(i.global_position)

@@ -8,11 +8,13 @@ import {
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 
 /**
- * A run's events after its RunScheduled record where the run belongs (RunPlaceMetadata): the audit
- * index and the activity counts file them by that, with no row of the run to read. The runs here have
- * no row at all (as after retention dropped it), so only what the events record can place them.
+ * Where a run's counted events belong (team, queue, priority, due time): in its RunScheduled's data,
+ * which the activity counts remember as it passes, so that its later events, which record only the
+ * team, are filed with no row of the run to read. Events recorded while every event repeated the place
+ * (RunPlaceMetadata) are filed by that. The runs here have no row at all (as after retention dropped
+ * it), so only what the log holds can place them.
  */
-describe('run events that record their place', () => {
+describe('run events placed by the log alone', () => {
   let db: TestDatabase;
   const dueAt = Date.now() - 2_000;
   const placed = { team: 'ops', queue: 'ops-nightly', priority: 'bulk', dueAt: new Date(dueAt).toISOString() };
@@ -41,12 +43,33 @@ describe('run events that record their place', () => {
   });
   const succeeded = { attempt: 1, fencingToken: 1, completedAt: new Date().toISOString() };
 
+  const scheduled = (team: string, queue: string) => ({
+    runId: 'x',
+    job: `${team}.job`,
+    team,
+    queue,
+    priority: 'bulk',
+    dueAt: placed.dueAt,
+    payload: null,
+    idempotencyKey: 'k',
+    retry: { maxAttempts: 1, baseSeconds: 1, maxSeconds: 1 },
+    timeoutSeconds: 60,
+    source: 'api',
+    jobVersion: 1,
+  });
+
   beforeAll(async () => {
     db = await createTestDatabase();
+    // Its RunScheduled in one batch, its later events (the team alone in their metadata) in the next.
+    await runActivityProjection.apply(db.pool, [
+      event('run-r-scheduled', 0n, 'RunScheduled', scheduled('ops', 'ops-nightly'), { team: 'ops' }),
+    ]);
     const events = [
+      event('run-r-scheduled', 1n, 'RunLeased', leased(1, 300), { team: 'ops' }),
+      event('run-r-scheduled', 2n, 'RunSucceeded', succeeded, { team: 'ops' }),
+      // Recorded while every event repeated the run's place.
       event('run-r-placed', 1n, 'RunLeased', leased(1, 300), placed),
-      event('run-r-placed', 2n, 'RunSucceeded', succeeded, placed),
-      // Recorded before events named their place: nothing to file it by without the run's row.
+      // Recorded before events named their place, its RunScheduled not seen: nothing to file it by.
       event('run-r-older', 1n, 'RunLeased', leased(1, 300), {}),
     ];
     await runActivityProjection.apply(db.pool, events);
@@ -54,17 +77,17 @@ describe('run events that record their place', () => {
   });
   afterAll(() => db?.drop());
 
-  it('counts the events under the team, queue and priority they record, the lag from the due time they record', async () => {
+  it("counts the events under the team, queue and priority of the run's RunScheduled or those they record, the lag from its due time", async () => {
     const rows = await listActivityMinutes(db.pool, 'ops', 'ops-nightly', 60);
     expect(rows.map((r) => r.priority)).toEqual(['bulk']);
-    expect(rows.reduce((sum, r) => sum + r.leased, 0)).toBe(1);
+    expect(rows.reduce((sum, r) => sum + r.leased, 0)).toBe(2);
     expect(rows.reduce((sum, r) => sum + r.succeeded, 0)).toBe(1);
-    // 300 ms late: the 250-500 ms bucket.
+    // 300 ms late, both: the 250-500 ms bucket.
     expect(lagQuantileSeconds(rows[0]!.lag_counts, 0.5)).toBeGreaterThan(0.25);
     expect(lagQuantileSeconds(rows[0]!.lag_counts, 0.5)).toBeLessThanOrEqual(0.5);
     // The older event, with no row to place it, is not counted anywhere.
     const everyone = await listActivityMinutes(db.pool, undefined, undefined, 60);
-    expect(everyone.reduce((sum, r) => sum + r.leased, 0)).toBe(1);
+    expect(everyone.reduce((sum, r) => sum + r.leased, 0)).toBe(2);
   });
 
   it("leaves runs' events out of the audit index: the audit trail reads them from the log, by the team they record", async () => {

@@ -61,11 +61,11 @@ const EventMetadata = shape(
     optional: {
       causationId: text(),
       correlationId: text(),
-      // RunPlaceMetadata: on every event after RunScheduled (older events have none).
-      team: { ...text(), description: "the run's team (events after RunScheduled, which holds it in its data)" },
-      queue: { ...text(), description: "the run's queue (as team)" },
-      priority: { ...oneOf(PRIORITIES), description: "the run's priority (as team)" },
-      dueAt: { ...dateTime(), description: "the run's due time (as team)" },
+      team: { ...text(), description: "the run's team (on every run event; RunScheduled's data holds it too)" },
+      // RunPlaceMetadata: only on run events recorded while every event repeated the run's place.
+      queue: { ...text(), description: "the run's queue, on older events (RunScheduled's data holds it)" },
+      priority: { ...oneOf(PRIORITIES), description: "the run's priority, on older events (as queue)" },
+      dueAt: { ...dateTime(), description: "the run's due time, on older events (as queue)" },
     },
   },
   'EventMetadata',

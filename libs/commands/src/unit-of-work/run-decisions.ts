@@ -6,7 +6,6 @@ import {
   DomainError,
   evolve,
   type PresentRun,
-  type RunPlaceMetadata,
   type RunScheduledData,
   type RunSnapshot,
   runStreamId,
@@ -55,7 +54,7 @@ async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly RunBatc
       if (events === null || events.length === 0) continue;
       const metadata = recordedMetadata({
         ...(typeof metadataOf === 'function' ? metadataOf(run) : metadataOf),
-        ...runPlaceMetadata(run),
+        ...runTeamMetadata(run),
       });
       const streamId = runStreamId(run.definition.runId);
       decisions.set(streamId, {
@@ -90,12 +89,13 @@ async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly RunBatc
 }
 
 /**
- * Where a run's events belong, recorded with each: its team, queue, priority and due time (its
- * RunScheduled's). The audit index and the activity counts file an event by them without reading the
- * run's row, and an auditor reading one event sees whose run it was.
+ * Whose run an event is, recorded with each: its team (its RunScheduled's). The audit trail finds a
+ * team's events by it without reading the run's row, and an auditor reading one event sees whose run
+ * it was. The rest of the run's place (queue, priority, due time) is in its RunScheduled alone: the
+ * activity counts take it from there or from the run's row.
  */
-function runPlaceMetadata({ definition }: PresentRun): RunPlaceMetadata {
-  return { team: definition.team, queue: definition.queue, priority: definition.priority, dueAt: definition.dueAt };
+function runTeamMetadata({ definition }: PresentRun): { readonly team: string } {
+  return { team: definition.team };
 }
 
 /**

@@ -2,6 +2,7 @@ import { withTransaction } from '@chronicle/platform';
 import type { Pool } from 'pg';
 import { START, type LogPosition, type RecordedEvent } from '../event-store.port';
 import { InvalidAppendError } from '../event-store.errors';
+import { metadataColumns } from './metadata-columns';
 
 /**
  * EventStore.importEvents on this log, in one transaction: the streams' locks taken (es_append's, in
@@ -20,7 +21,7 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
     revision: e.revision.toString(),
     type: e.type,
     data: e.data,
-    metadata: e.metadata,
+    ...metadataColumns(e.metadata),
     recorded_at: e.recordedAt.toISOString(),
   }));
   return withTransaction(pool, async (tx) => {
@@ -47,10 +48,13 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
     const { rows: written } = await tx.query<{ commit: string; prepare: string }>(
       `WITH x AS (
          SELECT * FROM json_to_recordset($1::json) AS x(i integer, id uuid, stream text, revision bigint,
-                type text, data json, metadata json, recorded_at timestamptz)
+                type text, data json, metadata json, actor text, team text, correlation_id text,
+                schema_version smallint, recorded_at timestamptz)
        )
-       INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, recorded_at, kept_on)
-       SELECT x.id, x.stream, x.revision, x.type, x.data, x.metadata, x.recorded_at,
+       INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, actor, team,
+                           correlation_id, schema_version, recorded_at, kept_on)
+       SELECT x.id, x.stream, x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.correlation_id,
+              x.schema_version, x.recorded_at,
               coalesce(
                 (SELECT e.kept_on FROM events e WHERE e.stream_id = x.stream LIMIT 1),
                 CASE WHEN es_stream_ends(x.stream)

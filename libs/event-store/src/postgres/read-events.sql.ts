@@ -7,6 +7,7 @@ import type {
   ReadStreamOptions,
   RecordedEvent,
 } from '../event-store.port';
+import { metadataFromColumns } from './metadata-columns';
 
 interface EventRow {
   event_id: string;
@@ -16,18 +17,23 @@ interface EventRow {
   global_position: string;
   event_type: string;
   data: string;
-  metadata: string;
+  metadata: string | null;
+  actor: string | null;
+  team: string | null;
+  correlation_id: string | null;
+  schema_version: number | null;
   recorded_ms: number;
 }
 
 // transaction_id is read as text under another name: ordering by the output
 // name would sort by the text and leave the index. data and metadata are read
-// as their text and parsed when first looked at: a reader of the whole log
+// as their text and parsed when first looked at (metadata with its columns, metadata-columns.ts): a reader of the whole log
 // (the projector) skips most events' data, those its rows already reflect.
 // recorded_at as epoch milliseconds (it is stored to the millisecond): a
 // number, not a timestamp string to parse.
 const COLUMNS = `event_id, stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type,
-  data::text AS data, metadata::text AS metadata, (extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`;
+  data::text AS data, metadata::text AS metadata, actor, team, correlation_id, schema_version,
+  (extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`;
 
 /** Largest bigint PostgreSQL accepts: "no limit" for LIMIT and revision bounds. */
 const MAX_BIGINT = '9223372036854775807';
@@ -107,7 +113,7 @@ export async function readAllEvents(db: Queryable, from: LogPosition, maxCount: 
 
 /**
  * The log filtered, newest first (EventStore.findEvents). A team's events are one backwards range scan of
- * events_team_idx (migrations/0024: the team its metadata records, then the log's order), a stream's
+ * events_team_idx (migrations/0035: the team its metadata records, then the log's order), a stream's
  * one of events_stream_revision_key, the rest a backwards scan of events_pkey with the filters applied to
  * each row. Only the filters given are in the statement, so each is planned for its index.
  */
@@ -115,8 +121,8 @@ export async function findEvents(db: Queryable, options: FindEventsOptions): Pro
   const values: unknown[] = [];
   const param = (value: unknown): string => `$${values.push(value)}`;
   const conditions: string[] = [];
-  if (options.team !== undefined) conditions.push(`metadata->>'team' = ${param(options.team)}`);
-  if (options.actor !== undefined) conditions.push(`metadata->>'actor' = ${param(options.actor)}`);
+  if (options.team !== undefined) conditions.push(`team = ${param(options.team)}`);
+  if (options.actor !== undefined) conditions.push(`actor = ${param(options.actor)}`);
   if (options.streamId !== undefined) conditions.push(`stream_id = ${param(options.streamId)}`);
   if (options.streamPrefix !== undefined) conditions.push(`starts_with(stream_id, ${param(options.streamPrefix)})`);
   if (options.type !== undefined) conditions.push(`event_type = ${param(options.type)}`);
@@ -167,7 +173,7 @@ class PostgresRecordedEvent implements RecordedEvent {
   readonly type: string;
   readonly recordedAt: Date;
   #data: string | { value: unknown };
-  #metadata: string | { value: EventMetadata };
+  #metadata: EventRow | { value: EventMetadata };
 
   constructor(row: EventRow) {
     this.id = row.event_id;
@@ -177,7 +183,7 @@ class PostgresRecordedEvent implements RecordedEvent {
     this.type = row.event_type;
     this.recordedAt = new Date(row.recorded_ms);
     this.#data = row.data;
-    this.#metadata = row.metadata;
+    this.#metadata = row;
   }
 
   get data(): unknown {
@@ -186,7 +192,7 @@ class PostgresRecordedEvent implements RecordedEvent {
   }
 
   get metadata(): EventMetadata {
-    if (typeof this.#metadata === 'string') this.#metadata = { value: JSON.parse(this.#metadata) as EventMetadata };
+    if (!('value' in this.#metadata)) this.#metadata = { value: metadataFromColumns(this.#metadata) };
     return this.#metadata.value;
   }
 }

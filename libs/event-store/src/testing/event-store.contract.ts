@@ -67,6 +67,27 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
       expect(events[1]?.position).toEqual(result.position);
     });
 
+    it('gives back the metadata written, whatever its keys and their values', async () => {
+      const written = [
+        { actor: 'worker:ops:w-1', schemaVersion: 2, team: 'ops', correlationId: 'req-1' },
+        { actor: 'team:ops', schemaVersion: 2, team: 'ops', queue: 'ops', dueAt: '2026-03-15T01:00:00.000Z' },
+        // The usual keys with values of other types, and others beside them.
+        { actor: 7, team: null, schemaVersion: 2.5, correlationId: ['a'], causationId: 'c', nested: { n: 1 } },
+        { schemaVersion: 70_000, team: '' },
+        {},
+      ];
+      const s = stream('meta');
+      await store.appendToStream(
+        s,
+        'no_stream',
+        written.map((metadata) => ({ type: 'Noted', data: {}, metadata })),
+      );
+      const events = await store.readStream(s);
+      expect(events.map((e) => e.metadata)).toEqual(written);
+      const [found] = await store.findEvents({ team: 'ops', actor: 'worker:ops:w-1', streamId: s, maxCount: 5 });
+      expect(found?.revision).toBe(0n);
+    });
+
     it('honours every kind of expected revision and reports the actual one on a conflict', async () => {
       const s = stream('job');
       await expect(store.appendToStream(s, 'stream_exists', [event('A')])).rejects.toMatchObject({

@@ -1,11 +1,13 @@
 import type { RecordedEvent } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
-import { RunEventType, recordedRunPlace, type RunLeasedData } from '@chronicle/domain';
+import { RunEventType, recordedRunPlace, type RunLeasedData, type RunScheduledData } from '@chronicle/domain';
 import type { BulkIo, Projection } from '../projection';
 import { emptyLagCounts, lagBucketOf, scheduleLagMs } from './lag-histogram';
 import { addActivity, findRunPlaces, runPlace, type ActivityIncrement, type RunPlace } from './run-activity.sql';
 
 const RUN_PREFIX = 'run-';
+/** A run's place is in its RunScheduled's data: read from there, counted by none. */
+const PLACING = RunEventType.RunScheduled as string;
 const COUNTED = new Set<string>([
   RunEventType.RunLeased,
   RunEventType.RunSucceeded,
@@ -13,6 +15,36 @@ const COUNTED = new Set<string>([
   RunEventType.LeaseExpired,
   RunEventType.RunDead,
 ]);
+
+/**
+ * The places of the runs this process's projectors met, by run id: read from their RunScheduled (or
+ * their rows), so that their later events are counted without reading a row. A run's place never
+ * changes once scheduled and a run id names one run in the deployment, so every runner of the
+ * process may share them. A run is forgotten when it ends (a replay reads its row again), and past
+ * HELD_PLACES the oldest are (a backlog larger than that is placed by its rows).
+ */
+const known = new Map<string, RunPlace>();
+const ENDED = new Set<string>([RunEventType.RunSucceeded, RunEventType.RunDead, RunEventType.RunCancelled]);
+
+/** The runs that ended in `events` forgotten, and the oldest beyond HELD_PLACES. */
+function forgetEnded(places: Map<string, RunPlace>, events: readonly RecordedEvent[]): void {
+  for (const event of events) if (ENDED.has(event.type)) places.delete(runIdOf(event));
+  if (places.size <= HELD_PLACES) return;
+  let over = places.size - HELD_PLACES * 0.75;
+  for (const runId of places.keys()) {
+    if (over-- <= 0) break;
+    places.delete(runId);
+  }
+}
+
+/** Each RunScheduled of `events` placed in `places`: its run's place is in its data. */
+function learnPlaces(places: Map<string, RunPlace>, events: readonly RecordedEvent[]): void {
+  for (const event of events)
+    if (event.type === PLACING && event.streamId.startsWith(RUN_PREFIX)) {
+      const { team, queue, priority, dueAt } = event.data as RunScheduledData;
+      places.set(runIdOf(event), runPlace(team, queue, priority, new Date(dueAt)));
+    }
+}
 
 /**
  * Per minute, team, queue and priority: leases, successes, failures, lease expiries, new dead runs,
@@ -25,18 +57,19 @@ const COUNTED = new Set<string>([
 export const runActivityProjection: Projection = {
   name: 'run-activity',
   version: 1,
-  eventTypes: COUNTED,
+  eventTypes: new Set([...COUNTED, ...ENDED, PLACING]),
   tables: ['run_activity_minutes'],
   // Counters: only the projector writes them, so a rebuild is exactly the log up to its checkpoint.
   writtenThrough: false,
 
   async apply(db: Queryable, events: readonly RecordedEvent[]): Promise<void> {
-    const increments = await activityOf(db, events);
+    const increments = await activityOf(db, events, known);
+    forgetEnded(known, events);
     if (increments.length > 0) await addActivity(db, increments);
   },
 
   // The counts are sums: held over batches and added in one write (or per HELD_INCREMENTS), the runs'
-  // places kept (they never change) for the runs' later events.
+  // places kept (they never change) for the runs' later events, as `known` keeps them.
   bulkBuild: () => {
     let increments = new Increments();
     const places = new Map<string, RunPlace>();
@@ -47,10 +80,11 @@ export const runActivityProjection: Projection = {
     };
     return {
       add: async (io, events) => {
+        learnPlaces(places, events);
         const runEvents = counted(events);
-        if (places.size > HELD_PLACES) places.clear(); // before looking: what it held is looked up again
         await placeRuns(places, runEvents, (ids) => io.read((db) => findRunPlaces(db, ids)));
         countInto(increments, runEvents, places);
+        forgetEnded(places, events);
         if (increments.size >= HELD_INCREMENTS) await flush(io);
       },
       flush,
@@ -67,26 +101,33 @@ export const runActivityProjection: Projection = {
  * events do not record it: what the projection adds for them, and what a server takes away when their
  * runs move to another (`chronicle shards move`: the other server counts them from its copy of the log).
  */
-export async function activityOf(db: Queryable, events: readonly RecordedEvent[]): Promise<ActivityIncrement[]> {
+export async function activityOf(
+  db: Queryable,
+  events: readonly RecordedEvent[],
+  known = new Map<string, RunPlace>(),
+): Promise<ActivityIncrement[]> {
+  learnPlaces(known, events);
   const runEvents = counted(events);
   if (runEvents.length === 0) return [];
-  const places = await placeRuns(new Map(), runEvents, (ids) => findRunPlaces(db, ids));
+  const places = await placeRuns(known, runEvents, (ids) => findRunPlaces(db, ids));
   const increments = new Increments();
   countInto(increments, runEvents, places);
   return increments.all();
 }
 
-/** Runs' places a bulk build keeps at most, and the increments it holds before writing them. */
+/** Runs' places a bulk build and the projector keep at most, and the increments a bulk build holds before writing them. */
 const HELD_PLACES = 200_000;
 const HELD_INCREMENTS = 20_000;
+
 
 function counted(events: readonly RecordedEvent[]): RecordedEvent[] {
   return events.filter((e) => e.streamId.startsWith(RUN_PREFIX) && COUNTED.has(e.type));
 }
 
 /**
- * `places` with every run of the events placed: by what its events record (RunPlaceMetadata), else,
- * for older events, by `lookUp` of its row. Resolves with `places`.
+ * `places` with every run of the events placed: by what its events record (RunPlaceMetadata, on
+ * events recorded before their RunScheduled alone held it), else by `lookUp` of its row. Resolves
+ * with `places`.
  */
 async function placeRuns(
   places: Map<string, RunPlace>,
