@@ -119,7 +119,6 @@ export async function activityOf(
 const HELD_PLACES = 200_000;
 const HELD_INCREMENTS = 20_000;
 
-
 function counted(events: readonly RecordedEvent[]): RecordedEvent[] {
   return events.filter((e) => e.streamId.startsWith(RUN_PREFIX) && COUNTED.has(e.type));
 }
