@@ -6,7 +6,7 @@ import type { Pool } from 'pg';
 import { PENDING_RUN_STATES, RunEventType } from '@chronicle/domain';
 import { createTeam, type ApiClient } from '@chronicle/e2e-support';
 import { createPool, findFreePort, openScratchServer, type ScratchServer } from '@chronicle/platform';
-import { SchedulerClient, Worker } from '@chronicle/worker-sdk';
+import { isTransient, type LeasedRun, SchedulerClient, Worker } from '@chronicle/worker-sdk';
 import type { BenchServer, ScratchDatabase } from './bench-database';
 import { Slot } from './chaos/fleet';
 import { ADMIN_TOKEN, SERVER_SCRIPT } from './compare/chronicle';
@@ -184,10 +184,7 @@ async function drainOnServers(server: BenchServer, count: number, backlog: numbe
         const at = performance.now();
         const answer = await probe.lease({ queues: [QUEUE], max: 1, waitSeconds: 0 }).catch(() => undefined);
         if (answer !== undefined) claims.push(performance.now() - at);
-        for (const run of answer?.leases ?? [])
-          await probe
-            .complete(run.runId, { fencingToken: run.fencingToken, outcome: 'success' })
-            .catch(() => undefined);
+        for (const run of answer?.leases ?? []) await completeAsWorkersDo(probe, run);
         await sleep(PROBE_EVERY_MS);
       }
     })();
@@ -297,6 +294,23 @@ async function defineJob(team: ApiClient, name: string): Promise<void> {
 }
 
 /** `count` runs, round-robin over the jobs: every shard, so every server. */
+/**
+ * The probe's run completed as the SDK's Worker does: a transient refusal (a shard paused by a move
+ * answers 503 until the map places it on its new server) is asked again until the lease ends.
+ */
+async function completeAsWorkersDo(probe: SchedulerClient, run: LeasedRun): Promise<void> {
+  const leaseEnds = Date.parse(run.leaseExpiresAt);
+  while (true) {
+    try {
+      await probe.complete(run.runId, { fencingToken: run.fencingToken, outcome: 'success' });
+      return;
+    } catch (err) {
+      if (!isTransient(err) || Date.now() + PROBE_EVERY_MS >= leaseEnds) return;
+      await sleep(PROBE_EVERY_MS);
+    }
+  }
+}
+
 async function enqueue(team: ApiClient, jobs: readonly string[], from: number, count: number): Promise<void> {
   const runs = Array.from({ length: count }, (_, i) => ({ job: jobs[(from + i) % jobs.length]! }));
   const answer = await team.post('/v1/runs:batch', { runs });

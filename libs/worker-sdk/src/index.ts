@@ -14,7 +14,7 @@ export type {
   WorkerOptions,
 } from './worker-options';
 export { GracePeriodOverError } from './run-execution';
-export { NonRetryableError, SchedulerApiError, STALE_LEASE_PROBLEM, StaleLeaseError } from './errors';
+export { isTransient, NonRetryableError, SchedulerApiError, STALE_LEASE_PROBLEM, StaleLeaseError } from './errors';
 export type {
   CompleteManyRequest,
   CompleteManyResponse,

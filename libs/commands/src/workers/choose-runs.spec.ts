@@ -1,6 +1,6 @@
 import { DEFAULT_PRIORITY_WEIGHTS, type Priority } from '@chronicle/domain';
 import type { ClaimCandidateRow } from './claim-candidates.sql';
-import { chooseRuns } from './choose-runs';
+import { chooseRuns, TURN_MS } from './choose-runs';
 
 type Candidate = ClaimCandidateRow & { readonly server: string };
 
@@ -94,7 +94,7 @@ describe('chooseRuns: the dispatch policy over the candidates of several servers
     expect(leased.filter((run) => run.job === 'b.few')).toHaveLength(10);
   });
 
-  it("takes a team's runs oldest first over the servers they are on", () => {
+  it("without turns, takes a team's runs oldest first over the servers they are on", () => {
     // The team's runs alternate between two servers by age: the batch is its 6 oldest, in order.
     const all = [
       ...candidates('server-0', 'c.even', 'team-c', 'default', 5, { since: 0, step: 2 }),
@@ -110,5 +110,38 @@ describe('chooseRuns: the dispatch policy over the candidates of several servers
       'c.odd-2',
     ]);
     expect(chooseRuns(all, DEFAULT_PRIORITY_WEIGHTS, 100, seeded(1))).toHaveLength(10);
+  });
+
+  it("takes a team's runs from the server whose turn it is, within TURN_MS of age a step, the shares unchanged", () => {
+    const all = [
+      ...candidates('server-0', 'b.critical', 'team-b', 'critical', 100),
+      ...candidates('server-1', 'c.critical', 'team-b', 'critical', 100, { since: TURN_MS / 2 }),
+      ...candidates('server-2', 'a.bulk', 'team-a', 'bulk', 100),
+    ];
+    const servers = ['server-0', 'server-1', 'server-2'];
+    const random = seeded(7);
+    const batches = [0, 1, 2].map((first) =>
+      chooseRuns(all, DEFAULT_PRIORITY_WEIGHTS, 20, random, (run) => (servers.indexOf(run.server) - first + 3) % 3),
+    );
+    // Turns 0 and 2: team-b's critical runs from server-0 (the older ones); turn 1 from server-1, whose runs are younger
+    // by less than a turn's TURN_MS.
+    expect(batches.map((b) => [...new Set(b.filter((r) => r.priority === 'critical').map((r) => r.server))])).toEqual([
+      ['server-0'],
+      ['server-1'],
+      ['server-0'],
+    ]);
+    for (const batch of batches)
+      expect(batch.filter((r) => r.priority === 'critical').length).toBeGreaterThanOrEqual(13);
+  });
+
+  it('still takes a run older by more than its turn first', () => {
+    const all = [
+      ...candidates('server-0', 'old', 'team-b', 'default', 5),
+      ...candidates('server-1', 'young', 'team-b', 'default', 5, { since: 3 * TURN_MS }),
+    ];
+    const chosen = chooseRuns(all, DEFAULT_PRIORITY_WEIGHTS, 5, seeded(3), (run) =>
+      run.server === 'server-1' ? 0 : 2,
+    );
+    expect(chosen.map((run) => run.job)).toEqual(['old', 'old', 'old', 'old', 'old']);
   });
 });

@@ -51,6 +51,13 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   /** Aborted when the process stops: waiting polls answer at once, so the HTTP server can close. */
   private readonly stopping = new AbortController();
   private polls = 0;
+  /** Which server a claim over several takes a team's runs from first: the next at each round (chooseRuns). */
+  private turns = 0;
+  /**
+   * The runs this process's claims over several servers chose and are claiming now: the others' choices
+   * leave them out, so that calls at once do not all choose the same oldest runs and find them taken.
+   */
+  private readonly claiming = new Set<string>();
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -155,7 +162,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   /**
    * Claims over several servers (docs/sharding.md, "Lease"), in rounds. A round asks every server that
    * answers for its candidates at once (candidatesOn), chooses the batch among all of them by the
-   * dispatch policy (chooseRuns), and claims the chosen runs on their servers at once (claimChosen). A
+   * dispatch policy (chooseRuns: a team's runs from the servers in a rotating order), and claims the chosen runs on their servers at once (claimChosen). A
    * run another claim locked or took in between is left out; then, or when candidates were capped (see
    * claimOn), another round fills the batch, the runs left out not proposed again.
    */
@@ -174,13 +181,21 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     let asked = servers;
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const limit = request.max - leases.length;
-      const found = await this.candidatesOn(asked, scope, { grants, limit, leftOut, prefetchMs: request.prefetchMs });
+      const skipped = [...leftOut, ...this.claiming];
+      const found = await this.candidatesOn(asked, scope, { grants, limit, skipped, prefetchMs: request.prefetchMs });
       // A server that cannot be reached is passed over for the rest of the call: the others' runs are leased.
       asked = found.map((f) => f.server);
       const candidates = found.flatMap((f) => f.candidates);
-      const chosen = chooseRuns(candidates, this.config.priorityWeights, limit, Math.random);
+      const first = this.turns++ % servers.length;
+      const turn = (run: { server: RunServer }): number =>
+        (servers.indexOf(run.server) - first + servers.length) % servers.length;
+      const free = candidates.filter((run) => !this.claiming.has(run.run_id));
+      const chosen = chooseRuns(free, this.config.priorityWeights, limit, Math.random, turn);
       if (chosen.length === 0) break;
-      const claimed = await this.claimChosen(chosen, caller, request);
+      for (const run of chosen) this.claiming.add(run.run_id);
+      const claimed = await this.claimChosen(chosen, caller, request).finally(() => {
+        for (const run of chosen) this.claiming.delete(run.run_id);
+      });
       this.metrics.countDecisions(claimed.decided);
       leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
       const taken = new Set(claimed.leases.map((l) => l.runId));
@@ -194,20 +209,20 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   /**
    * Each server's candidates, every server asked at once and locking nothing (findClaimCandidates), each
    * candidate with its server; the answers of those that answer. Its reserved runs are not proposed, nor
-   * the runs an earlier round of the call left out.
+   * `skipped` (the runs an earlier round of the call left out, and those other calls are claiming).
    */
   private async candidatesOn(
     servers: readonly RunServer[],
     scope: ClaimScope,
-    options: { grants: readonly QueueGrantRow[]; limit: number; leftOut: readonly string[]; prefetchMs?: number },
+    options: { grants: readonly QueueGrantRow[]; limit: number; skipped: readonly string[]; prefetchMs?: number },
   ): Promise<
     Array<{ server: RunServer; capped: boolean; candidates: Array<ClaimCandidateRow & { server: RunServer }> }>
   > {
-    const { grants, limit, leftOut, prefetchMs = 0 } = options;
+    const { grants, limit, skipped: notThese, prefetchMs = 0 } = options;
     const answers = await Promise.all(
       servers.map((server) =>
         this.servers.unlessUnavailable(async () => {
-          const skipped = [...(await server.decisions.reservedRunIds()), ...leftOut];
+          const skipped = [...(await server.decisions.reservedRunIds()), ...notThese];
           const found = await findClaimCandidates(server.pool, scope, { grants, limit, skipped, prefetchMs });
           return { server, capped: found.capped, candidates: found.candidates.map((run) => ({ ...run, server })) };
         }),
