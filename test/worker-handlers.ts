@@ -5,6 +5,7 @@ import {
   LeaseRunsHandler,
   PostgresPayloadStore,
   ReadySignal,
+  RunClaims,
   RunLog,
   RunMetrics,
   RunReservations,
@@ -29,9 +30,10 @@ export function workerHandlers(
   const metrics = new RunMetrics(new Registry());
   const payloads = new PostgresPayloadStore(pool);
   const servers = runServers(store, pool, runDecisions(store, pool, reservations));
+  const claims = new RunClaims(config, teamsServed, servers, metrics, payloads);
   return {
-    lease: new LeaseRunsHandler(config, ready, teamsServed, servers, metrics, payloads),
-    complete: new CompleteRunsHandler(config, ready, teamsServed, servers, runLog, metrics, payloads),
+    lease: new LeaseRunsHandler(ready, claims, servers),
+    complete: new CompleteRunsHandler(config, ready, teamsServed, servers, runLog, metrics, payloads, claims),
   };
 }
 

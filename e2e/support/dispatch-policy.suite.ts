@@ -198,6 +198,19 @@ export function dispatchPolicySuite(
         expect((await lease(platform, 'shared', 10)).map((l) => l.job)).toContain('b.urgent');
       });
 
+      it('leases a critical run in the next runs a completion asks for', async () => {
+        expectOnServersOfTheirOwn('a.flood', 'b.urgent');
+        const [held] = await lease(platform, 'shared', 1);
+        expect(held?.job).toBe('a.flood');
+        await enqueue(teamB, 'b.urgent', 1);
+        const answer = await platform.post<{ results: unknown[]; leases: Leases['leases'] }>('/v1/runs:complete', {
+          completions: [{ runId: held!.runId, fencingToken: held!.fencingToken, outcome: 'success' }],
+          lease: { queues: ['shared'], max: 10 },
+        });
+        expect(answer.status).toBe(200);
+        expect(answer.body.leases.map((l) => l.job)).toContain('b.urgent');
+      });
+
       it('splits 10,000 claims 70/25/5 across the priorities while all three have ready runs', async () => {
         expectOnServersOfTheirOwn('b.critical', 'b.default', 'a.flood');
         await defineJob(teamB, 'b.critical', 'shared', 'critical');

@@ -33,6 +33,7 @@ import { RunReservations } from './unit-of-work/run-reservations';
 import { CompleteRunsHandler } from './workers/complete-runs.command';
 import { HeartbeatRunsHandler } from './workers/heartbeat-runs.command';
 import { LeaseRunsHandler } from './workers/lease-runs.command';
+import { RunClaims } from './workers/run-claims';
 import { ReadyBroadcast, ReadySignal } from './workers/ready-signal';
 import { TeamsServed } from './workers/teams-served';
 
@@ -79,6 +80,7 @@ export class RunDecisionsModule {}
     GetRunAsOfHandler,
     GetJobVersionsHandler,
     LeaseRunsHandler,
+    RunClaims,
     CompleteRunsHandler,
     HeartbeatRunsHandler,
     ListDeadLettersHandler,

@@ -56,5 +56,6 @@ export { type ClaimRequest, claimReadyRuns } from './workers/claim-ready-runs';
 export { CompleteRuns, CompleteRunsHandler, type Completion, successesOf } from './workers/complete-runs.command';
 export { type Heartbeat, HeartbeatRuns } from './workers/heartbeat-runs.command';
 export { LeaseRuns, LeaseRunsHandler } from './workers/lease-runs.command';
+export { RunClaims } from './workers/run-claims';
 export { ReadySignal, notifyRunsReady } from './workers/ready-signal';
 export { TeamsServed } from './workers/teams-served';

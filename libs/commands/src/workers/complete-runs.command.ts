@@ -12,6 +12,7 @@ import { RunLog } from '../unit-of-work/run-log';
 import { RunMetrics } from '../metrics/run-metrics';
 import { type RunServer, RunServers } from '../shards/run-servers';
 import { ReadySignal } from './ready-signal';
+import { RunClaims } from './run-claims';
 import { TeamsServed } from './teams-served';
 
 export interface Completion {
@@ -48,10 +49,12 @@ export interface CompletionAnswer {
 
 /**
  * Completions, one or many in one unit of work (decideForWorker): a stale
- * fencing token refuses that run alone. With `next`, the same unit of work
- * also claims up to `next.max` ready runs for the worker (one claim, no
- * waiting): a worker that finished runs and has slots free gets its next
- * runs in the answer, one call and one transaction instead of two.
+ * fencing token refuses that run alone. With `next`, the same call also
+ * claims up to `next.max` ready runs for the worker (one claim, no waiting):
+ * a worker that finished runs and has slots free gets its next runs in the
+ * answer. With one server the claim is in the completions' transaction (one
+ * call and one transaction instead of two); with several it follows them,
+ * the dispatch policy over every server (RunClaims), as a lease call's.
  */
 export class CompleteRuns extends Command<CompletionAnswer> {
   constructor(
@@ -73,6 +76,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     private readonly runLog: RunLog,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
+    private readonly claims: RunClaims,
   ) {}
 
   async execute({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
@@ -84,15 +88,19 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       // The backoff's random draw, in [0, 1): the domain takes it as data.
       draw: randomInt(1_000_000) / 1_000_000,
     });
-    const teamsServed = next === undefined ? 1 : await this.teamsServed.of(caller, next.queues);
-    // One unit of work per server the runs are on (nearly always one); the claim rides with the first.
+    // With several servers the dispatch policy is over all of them (RunClaims), after the completions;
+    // with one, the claim rides in the completions' transaction.
+    const alone = this.servers.all.length === 1;
+    const riding = alone ? next : undefined;
+    const teamsServed = riding === undefined ? 1 : await this.teamsServed.of(caller, riding.queues);
+    // One unit of work per server the runs are on; a riding claim goes with the first.
     const groups = this.servers.split([...wanted.keys()], (runId) => this.servers.ofRun(runId));
-    if (groups.length === 0) groups.push([this.servers.rotation()[0]!, []]);
+    if (groups.length === 0 && riding !== undefined) groups.push([this.servers.rotation()[0]!, []]);
     const done = await Promise.all(
       groups.map(async ([server, runIds], i) => {
         // A server not reached refuses its runs' completions; the other servers' stand.
         const answer = await this.servers.unlessUnavailable(() =>
-          this.completeOn(server, caller, runIds, command, i === 0 ? next : undefined, teamsServed),
+          this.completeOn(server, caller, runIds, command, i === 0 ? riding : undefined, teamsServed),
         );
         if (answer.ok) return answer.value;
         return {
@@ -119,7 +127,8 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       const { run } = decision;
       return { runId, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
     });
-    return { results, leases: await withStoredPayloads(this.payloads, claimed.leases, leased) };
+    const overServers = next === undefined || alone ? [] : await this.claims.claim(caller, next);
+    return { results, leases: [...(await withStoredPayloads(this.payloads, claimed.leases, leased)), ...overServers] };
   }
 
   /** The completions of runs on one server, in one unit of work there, with the claim of `next` when given. */

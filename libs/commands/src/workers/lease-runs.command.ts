@@ -1,23 +1,12 @@
-import { Inject, type OnModuleDestroy } from '@nestjs/common';
+import type { OnModuleDestroy } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { WorkerCaller } from '@chronicle/domain';
-import { type Config, CONFIG } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
-import { RunMetrics } from '../metrics/run-metrics';
-import { type RunServer, RunServers } from '../shards/run-servers';
-import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
-import type { RunDecision } from '../unit-of-work/run-batch';
-import {
-  type ClaimCandidateRow,
-  findClaimCandidates,
-  findQueueGrants,
-  type QueueGrantRow,
-} from './claim-candidates.sql';
-import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
-import { type ClaimScope, nextAvailableAt } from './claim-ready-runs.sql';
-import { chooseRuns } from './choose-runs';
+import { RunServers } from '../shards/run-servers';
+import type { ClaimRequest } from './claim-ready-runs';
+import { nextAvailableAt } from './claim-ready-runs.sql';
 import { ReadySignal } from './ready-signal';
-import { TeamsServed } from './teams-served';
+import { RunClaims } from './run-claims';
 
 /** POST /v1/lease: up to `max` runs of the worker's queues, waiting up to `waitSeconds` for work. */
 export class LeaseRuns extends Command<LeasedRun[]> {
@@ -35,8 +24,6 @@ export class LeaseRuns extends Command<LeasedRun[]> {
 
 /** Without a wake-up, a waiting lease request looks again this often (runs made ready by other processes). */
 const FALLBACK_POLL_MS = 250;
-/** Claims per lease call at most: the first, and two more to fill in behind concurrency-limited jobs. */
-const MAX_CLAIM_ROUNDS = 3;
 /**
  * How long a lease call, even one that does not wait, comes back for runs that were ready but whose
  * locks another transaction held at that instant (a completion, another claim, the projector writing
@@ -51,21 +38,11 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   /** Aborted when the process stops: waiting polls answer at once, so the HTTP server can close. */
   private readonly stopping = new AbortController();
   private polls = 0;
-  /** Which server a claim over several takes a team's runs from first: the next at each round (chooseRuns). */
-  private turns = 0;
-  /**
-   * The runs this process's claims over several servers chose and are claiming now: the others' choices
-   * leave them out, so that calls at once do not all choose the same oldest runs and find them taken.
-   */
-  private readonly claiming = new Set<string>();
 
   constructor(
-    @Inject(CONFIG) private readonly config: Config,
     private readonly ready: ReadySignal,
-    private readonly teamsServed: TeamsServed,
+    private readonly claims: RunClaims,
     private readonly servers: RunServers,
-    private readonly metrics: RunMetrics,
-    @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
   ) {}
 
   /** Claim now; with waitSeconds, wait for work until the deadline (woken by new runs, or at the next due time). */
@@ -94,7 +71,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   ): Promise<LeasedRun[]> {
     const grace = Date.now() + LOCKED_READY_GRACE_MS;
     while (!stop.aborted) {
-      const leases = await this.claim(caller, request);
+      const leases = await this.claims.claim(caller, request);
       if (leases.length > 0) return leases;
       const left = deadline - Date.now();
       if (left <= 0 && Date.now() >= grace) return leases;
@@ -116,149 +93,6 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     this.stopping.abort();
   }
 
-  /**
-   * Up to `max` runs by the dispatch policy. With one server (the database alone, without a shard map)
-   * one claim, one statement (claimOn). With several, the policy over all of their ready runs at once
-   * (claimOverServers): a batch filled from one server first would hold its shares on that server only.
-   */
-  private async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
-    const teamsServed = await this.teamsServed.of(caller, request.queues);
-    const servers = this.servers.all;
-    return servers.length === 1
-      ? this.claimOn(servers[0]!, caller, request, teamsServed)
-      : this.claimOverServers(servers, caller, request, teamsServed);
-  }
-
-  /**
-   * Claims on one server, in one transaction each, until the batch is full. A claim that had to leave runs
-   * of a concurrency-limited job behind (its headroom was smaller than its runs among the candidates)
-   * may come back short: another claim, which sees that job at its limit, fills the batch with other
-   * jobs' runs. Runs whose rows lag what this process appended are left out (RunReservations).
-   */
-  private async claimOn(
-    server: RunServer,
-    caller: WorkerCaller,
-    request: ClaimRequest,
-    teamsServed: number,
-  ): Promise<LeasedRun[]> {
-    const leases: LeasedRun[] = [];
-    await this.servers.unlessUnavailable(async () => {
-      const reserved = await server.decisions.reservedRunIds();
-      for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
-        const wanted = { ...request, max: request.max - leases.length };
-        const claimed = await this.timedClaim(() =>
-          server.decisions.unitOfWork((work) =>
-            claimReadyRuns(work, caller, wanted, this.config.priorityWeights, teamsServed, reserved),
-          ),
-        );
-        this.metrics.countDecisions(claimed.decided);
-        leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
-        if (!claimed.capped || claimed.leases.length === 0) break;
-      }
-    });
-    return leases;
-  }
-
-  /**
-   * Claims over several servers (docs/sharding.md, "Lease"), in rounds. A round asks every server that
-   * answers for its candidates at once (candidatesOn), chooses the batch among all of them by the
-   * dispatch policy (chooseRuns: a team's runs from the servers in a rotating order), and claims the chosen runs on their servers at once (claimChosen). A
-   * run another claim locked or took in between is left out; then, or when candidates were capped (see
-   * claimOn), another round fills the batch, the runs left out not proposed again.
-   */
-  private async claimOverServers(
-    servers: readonly RunServer[],
-    caller: WorkerCaller,
-    request: ClaimRequest,
-    teamsServed: number,
-  ): Promise<LeasedRun[]> {
-    // The grants are the control database's (always among the servers): the others keep no copy.
-    const control = servers.find((s) => s.isControl)!;
-    const grants = caller.team === null ? await findQueueGrants(control.pool, request.queues) : [];
-    const scope = { team: caller.team, queues: request.queues, teamsServed };
-    const leftOut: string[] = [];
-    const leases: LeasedRun[] = [];
-    let asked = servers;
-    for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
-      const limit = request.max - leases.length;
-      const skipped = [...leftOut, ...this.claiming];
-      const found = await this.candidatesOn(asked, scope, { grants, limit, skipped, prefetchMs: request.prefetchMs });
-      // A server that cannot be reached is passed over for the rest of the call: the others' runs are leased.
-      asked = found.map((f) => f.server);
-      const candidates = found.flatMap((f) => f.candidates);
-      const first = this.turns++ % servers.length;
-      const turn = (run: { server: RunServer }): number =>
-        (servers.indexOf(run.server) - first + servers.length) % servers.length;
-      const free = candidates.filter((run) => !this.claiming.has(run.run_id));
-      const chosen = chooseRuns(free, this.config.priorityWeights, limit, Math.random, turn);
-      if (chosen.length === 0) break;
-      for (const run of chosen) this.claiming.add(run.run_id);
-      const claimed = await this.claimChosen(chosen, caller, request).finally(() => {
-        for (const run of chosen) this.claiming.delete(run.run_id);
-      });
-      this.metrics.countDecisions(claimed.decided);
-      leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
-      const taken = new Set(claimed.leases.map((l) => l.runId));
-      leftOut.push(...chosen.flatMap((run) => (taken.has(run.run_id) ? [] : [run.run_id])));
-      const capped = claimed.capped || found.some((f) => f.capped);
-      if (!capped && taken.size === chosen.length) break;
-    }
-    return leases;
-  }
-
-  /**
-   * Each server's candidates, every server asked at once and locking nothing (findClaimCandidates), each
-   * candidate with its server; the answers of those that answer. Its reserved runs are not proposed, nor
-   * `skipped` (the runs an earlier round of the call left out, and those other calls are claiming).
-   */
-  private async candidatesOn(
-    servers: readonly RunServer[],
-    scope: ClaimScope,
-    options: { grants: readonly QueueGrantRow[]; limit: number; skipped: readonly string[]; prefetchMs?: number },
-  ): Promise<
-    Array<{ server: RunServer; capped: boolean; candidates: Array<ClaimCandidateRow & { server: RunServer }> }>
-  > {
-    const { grants, limit, skipped: notThese, prefetchMs = 0 } = options;
-    const answers = await Promise.all(
-      servers.map((server) =>
-        this.servers.unlessUnavailable(async () => {
-          const skipped = [...(await server.decisions.reservedRunIds()), ...notThese];
-          const found = await findClaimCandidates(server.pool, scope, { grants, limit, skipped, prefetchMs });
-          return { server, capped: found.capped, candidates: found.candidates.map((run) => ({ ...run, server })) };
-        }),
-      ),
-    );
-    return answers.flatMap((a) => (a.ok ? [a.value] : []));
-  }
-
-  /**
-   * The chosen runs claimed on their servers, at once, in a transaction each (timed as a claim); the
-   * claims of the servers that answer, put together.
-   */
-  private async claimChosen(
-    chosen: ReadonlyArray<ClaimCandidateRow & { server: RunServer }>,
-    caller: WorkerCaller,
-    request: ClaimRequest,
-  ): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[] }> {
-    const answers = await Promise.all(
-      this.servers
-        .split(chosen, (run) => run.server)
-        .map(([server, runs]) => {
-          const wanted = { ...request, max: runs.length };
-          const pick = { runIds: runs.map((run) => run.run_id) };
-          return this.servers.unlessUnavailable(() =>
-            this.timedClaim(() => server.decisions.unitOfWork((work) => claimReadyRuns(work, caller, wanted, pick))),
-          );
-        }),
-    );
-    const claims = answers.flatMap((a) => (a.ok ? [a.value] : []));
-    return {
-      leases: claims.flatMap((c) => c.leases),
-      capped: claims.some((c) => c.capped),
-      decided: claims.flatMap((c) => c.decided),
-    };
-  }
-
   /** The earliest time a waiting run of these queues comes due, over every server that answers. */
   private async nextAvailableAt(queues: readonly string[], team: string | null): Promise<Date | null> {
     const answers = await Promise.all(
@@ -266,14 +100,5 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     );
     const times = answers.flatMap((a) => (a.ok && a.value !== null ? [a.value] : []));
     return times.reduce<Date | null>((first, t) => (first === null || t < first ? t : first), null);
-  }
-
-  private async timedClaim<T>(claim: () => Promise<T>): Promise<T> {
-    const done = this.metrics.timeClaim();
-    try {
-      return await claim();
-    } finally {
-      done();
-    }
   }
 }
