@@ -1,6 +1,6 @@
 import { type Queryable, SQLSTATE, sqlStateOf } from '@chronicle/platform';
 import type { PreparedAppend } from '../append-validation';
-import { metadataColumns } from './metadata-columns';
+import { withMetadataColumns } from './metadata-columns';
 import { InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
 import type { AppendResult, ExpectedRevision, ReadModelWrite } from '../event-store.port';
 
@@ -42,7 +42,11 @@ export async function appendEvents(
     (typeof a.expected === 'bigint' ? a.expected : EXPECTED_CODE[a.expected]).toString(),
   );
   const lastIds = appends.map((a) => a.events[a.events.length - 1]!.id);
-  const events = JSON.stringify(appends.flatMap((a, i) => a.events.map((e, n) => appendedEvent(i + 1, n, e))));
+  const events = JSON.stringify(
+    appends.flatMap((a, i) =>
+      a.events.map((e, n) => withMetadataColumns({ s: i + 1, n, id: e.id, type: e.type, data: e.data }, e.metadata)),
+    ),
+  );
   let rows: AppendRow[];
   try {
     // Named: prepared once per connection, not parsed on every append.
@@ -60,27 +64,6 @@ export async function appendEvents(
       position: { commit: BigInt(row.r_commit), prepare: BigInt(row.r_position) },
     };
   });
-}
-
-/**
- * An event as es_append takes it: its stream's place in the append (from 1), its place in the stream's
- * events, and its metadata in the row's columns (metadata-columns.ts); a null is left out, which
- * json_to_recordset reads as NULL.
- */
-function appendedEvent(s: number, n: number, e: PreparedAppend['events'][number]): Record<string, unknown> {
-  const { actor, team, correlation_id: cid, schema_version: sv, metadata } = metadataColumns(e.metadata);
-  return {
-    s,
-    n,
-    id: e.id,
-    type: e.type,
-    data: e.data,
-    ...(metadata === null ? {} : { metadata }),
-    ...(actor === null ? {} : { actor }),
-    ...(team === null ? {} : { team }),
-    ...(cid === null ? {} : { cid }),
-    ...(sv === null ? {} : { sv }),
-  };
 }
 
 /** The append's statement, alone or with the write that goes with it. */

@@ -7,35 +7,38 @@ import type { EventMetadata } from '../event-store.port';
  * index over a column. `metadata` holds the other keys, NULL when there are none. A value of another
  * type than its column's stays in the JSON, so what is read back is what was written.
  */
+/**
+ * An event's metadata as es_append takes it, beside the event's other fields: a column's value only
+ * where the metadata has it (json_to_recordset reads a key left out as NULL), `cid` and `sv` the
+ * correlation id and schema version; `metadata` the keys left over, if any.
+ */
 export interface MetadataColumns {
-  readonly actor: string | null;
-  readonly team: string | null;
-  readonly correlation_id: string | null;
-  readonly schema_version: number | null;
-  /** The keys left over, or null. */
-  readonly metadata: EventMetadata | null;
+  actor?: string;
+  team?: string;
+  cid?: string;
+  sv?: number;
+  metadata?: Record<string, unknown>;
 }
 
 const SMALLINT = 32_767;
 
-/** An event's metadata as its row holds it. */
-export function metadataColumns(metadata: EventMetadata | undefined): MetadataColumns {
-  let actor: string | null = null;
-  let team: string | null = null;
-  let correlationId: string | null = null;
-  let schemaVersion: number | null = null;
-  let rest: Record<string, unknown> | null = null;
+/** `row` with `metadata` written into it as its columns (MetadataColumns), for es_append or an import. */
+export function withMetadataColumns<Row extends object>(
+  row: Row,
+  metadata: EventMetadata | undefined,
+): Row & MetadataColumns {
+  const columns: Row & MetadataColumns = row;
   if (metadata !== undefined)
     for (const key in metadata) {
       const value = metadata[key];
-      if (key === 'actor' && typeof value === 'string') actor = value;
-      else if (key === 'team' && typeof value === 'string') team = value;
-      else if (key === 'correlationId' && typeof value === 'string') correlationId = value;
+      if (key === 'actor' && typeof value === 'string') columns.actor = value;
+      else if (key === 'team' && typeof value === 'string') columns.team = value;
+      else if (key === 'correlationId' && typeof value === 'string') columns.cid = value;
       else if (key === 'schemaVersion' && Number.isInteger(value) && Math.abs(value as number) <= SMALLINT)
-        schemaVersion = value as number;
-      else if (value !== undefined) (rest ??= {})[key] = value;
+        columns.sv = value as number;
+      else if (value !== undefined) (columns.metadata ??= {})[key] = value;
     }
-  return { actor, team, correlation_id: correlationId, schema_version: schemaVersion, metadata: rest };
+  return columns;
 }
 
 /** The columns of a row read back as one metadata object, the other keys (`rest`, JSON text) after the column's. */

@@ -2,7 +2,7 @@ import { withTransaction } from '@chronicle/platform';
 import type { Pool } from 'pg';
 import { START, type LogPosition, type RecordedEvent } from '../event-store.port';
 import { InvalidAppendError } from '../event-store.errors';
-import { metadataColumns } from './metadata-columns';
+import { withMetadataColumns } from './metadata-columns';
 
 /**
  * EventStore.importEvents on this log, in one transaction: the streams' locks taken (es_append's, in
@@ -14,16 +14,20 @@ import { metadataColumns } from './metadata-columns';
  */
 export async function importEvents(pool: Pool, events: readonly RecordedEvent[]): Promise<LogPosition> {
   if (events.length === 0) return START;
-  const rows = events.map((e, i) => ({
-    i,
-    id: e.id,
-    stream: e.streamId,
-    revision: e.revision.toString(),
-    type: e.type,
-    data: e.data,
-    ...metadataColumns(e.metadata),
-    recorded_at: e.recordedAt.toISOString(),
-  }));
+  const rows = events.map((e, i) =>
+    withMetadataColumns(
+      {
+        i,
+        id: e.id,
+        stream: e.streamId,
+        revision: e.revision.toString(),
+        type: e.type,
+        data: e.data,
+        recorded_at: e.recordedAt.toISOString(),
+      },
+      e.metadata,
+    ),
+  );
   return withTransaction(pool, async (tx) => {
     await tx.query(
       `SELECT pg_advisory_xact_lock(stream_lock_key(s)) FROM (SELECT DISTINCT unnest($1::text[]) AS s) u ORDER BY s`,
@@ -48,13 +52,13 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
     const { rows: written } = await tx.query<{ commit: string; prepare: string }>(
       `WITH x AS (
          SELECT * FROM json_to_recordset($1::json) AS x(i integer, id uuid, stream text, revision bigint,
-                type text, data json, metadata json, actor text, team text, correlation_id text,
-                schema_version smallint, recorded_at timestamptz)
+                type text, data json, metadata json, actor text, team text, cid text, sv smallint,
+                recorded_at timestamptz)
        )
        INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, actor, team,
                            correlation_id, schema_version, recorded_at, kept_on)
-       SELECT x.id, x.stream, x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.correlation_id,
-              x.schema_version, x.recorded_at,
+       SELECT x.id, x.stream, x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.sv,
+              x.recorded_at,
               coalesce(
                 (SELECT e.kept_on FROM events e WHERE e.stream_id = x.stream LIMIT 1),
                 CASE WHEN es_stream_ends(x.stream)
