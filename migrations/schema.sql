@@ -383,8 +383,6 @@ CREATE INDEX ready_runs_job_idx ON public.ready_runs USING btree (job, available
 
 CREATE INDEX run_activity_minutes_minute_idx ON public.run_activity_minutes USING btree (minute);
 
-CREATE INDEX run_leases_expiry_idx ON public.run_leases USING btree (lease_expires_at);
-
 CREATE INDEX run_listing_job_idx ON public.run_listing USING btree (job, due_at DESC, run_id DESC);
 
 CREATE INDEX run_listing_payload_ref_idx ON public.run_listing USING btree ((((definition -> 'payloadRef'::text) ->> 'sha256'::text))) WHERE (definition ? 'payloadRef'::text);

@@ -6,8 +6,11 @@ import { RUN_COLUMNS, runFromRow, type RunRow } from '@chronicle/projections';
 /**
  * Leased runs whose lease has expired, oldest expiry first, each with its
  * run stream's lock taken (try-lock: a worker completing the run right now
- * holds it, and the reaper simply comes back). Plan: Index Scan using
- * run_leases_expiry_idx, the leased runs by expiry. `reserved`:
+ * holds it, and the reaper simply comes back). Plan: a scan of `run_leases`,
+ * which holds the runs in flight alone (a claim inserts a run's row, its end
+ * deletes it), so its size follows the workers' concurrency, not the backlog
+ * or the history; no index by expiry is kept for it, since one would cost
+ * every claim an index entry and every heartbeat its HOT update. `reserved`:
  * runs whose rows lag what this process appended (RunReservations), left out.
  * Only the runs of the scope's shards.
  */
