@@ -6,9 +6,20 @@ import { createHash } from 'node:crypto';
  */
 export const SLOTS = 4096;
 
+/** Jobs' hashes, as they were asked for: every new run's id names its job's slot, and a deployment's jobs are few. */
+const hashes = new Map<string, number>();
+/** Names held at most; past it the map starts over. */
+const HELD_HASHES = 10_000;
+
 /** The first 32 bits of the MD5 of a job's name (UTF-8), as an unsigned number: what its shard and slot come from. */
 function jobHash(job: string): number {
-  return createHash('md5').update(job, 'utf8').digest().readUInt32BE(0);
+  let hash = hashes.get(job);
+  if (hash === undefined) {
+    if (hashes.size >= HELD_HASHES) hashes.clear();
+    hash = createHash('md5').update(job, 'utf8').digest().readUInt32BE(0);
+    hashes.set(job, hash);
+  }
+  return hash;
 }
 
 /**
