@@ -22,8 +22,13 @@ export class LeaseRuns extends Command<LeasedRun[]> {
   }
 }
 
-/** Without a wake-up, a waiting lease request looks again this often (runs made ready by other processes). */
-const FALLBACK_POLL_MS = 250;
+/**
+ * Without a wake-up, a waiting lease request looks again this often: a safety net only. Runs made ready
+ * here, by another API process or by a scheduler wake it at once (ReadySignal, ReadyBroadcast), and runs
+ * that become due by time passing at their due time; each look is a claim, so every idle worker's poll
+ * costs the database this many claims a second.
+ */
+const FALLBACK_POLL_MS = 1_000;
 /**
  * How long a lease call, even one that does not wait, comes back for runs that were ready but whose
  * locks another transaction held at that instant (a completion, another claim, the projector writing
