@@ -17,17 +17,23 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from ._settings import (
+from ._shared import (
     DEFAULT_GRACE_SECONDS,
     MAX_PER_CALL,
     MIN_EMPTY_POLL_SECONDS,
     WorkerSettings,
     backoff_delay,
-    describe,
+    completion_retry_delay,
+    due_heartbeats,
+    failure,
+    heard,
     resolve_settings,
+    run_fields,
+    settle,
+    success,
 )
-from .client import DEFAULT_TIMEOUT, Abort, CompleteManyResult, CompletionOutcome, HeartbeatOutcome, SchedulerClient
-from .errors import GracePeriodOverError, NonRetryableError, SchedulerApiError, StaleLeaseError, is_transient
+from .client import DEFAULT_TIMEOUT, Abort, CompleteManyResult, HeartbeatOutcome, SchedulerClient
+from .errors import GracePeriodOverError, SchedulerApiError, StaleLeaseError
 from .protocol import (
     CompleteRequest,
     Completed,
@@ -130,15 +136,11 @@ class _Execution:
         self.handler_task: asyncio.Future[None] | None = None
         self.given_up = asyncio.Event()
 
-    def fields(self) -> dict[str, Any]:
-        run = self.run
-        return {"runId": run.run_id, "job": run.job, "attempt": run.attempt, "fencingToken": run.fencing_token}
-
     def release(self, reason: BaseException) -> None:
         """Gives the run up: its handler is cancelled and its result, if any, dropped."""
         self.phase = "done"
         what = "lease lost" if isinstance(reason, StaleLeaseError) else "grace period over"
-        _log.warning("%s: cancelling the handler", what, extra={"run": self.fields()})
+        _log.warning("%s: cancelling the handler", what, extra={"run": run_fields(self.run)})
         self.context.cancel_reason = reason
         self.given_up.set()
         if self.handler_task is not None:
@@ -297,10 +299,7 @@ class AsyncWorker:
             pass
 
     def _free_slots(self) -> int:
-        """As Worker's: handlers running count against ``concurrency``, completions on their way as many again."""
-        concurrency = self._settings.concurrency
-        free = min(concurrency - len(self._handling), 2 * concurrency - len(self._in_flight))
-        return free - self._reserved
+        return self._settings.free_slots(len(self._handling), len(self._in_flight), self._reserved)
 
     async def _drain(self) -> None:
         """Waits for the runs in flight; cancels the handlers still running once the grace period is over."""
@@ -339,7 +338,7 @@ class AsyncWorker:
                 await self._complete(execution, completion)
                 execution.phase = "done"
             else:
-                _log.info("result dropped: the run is no longer ours", extra={"run": execution.fields()})
+                _log.info("result dropped: the run is no longer ours", extra={"run": run_fields(execution.run)})
         finally:
             self._handling.discard(execution)
             self._in_flight.discard(execution)
@@ -367,17 +366,11 @@ class AsyncWorker:
         await asyncio.wait({task})
         if task.cancelled() and execution.phase != "handling":
             return None
-        error = None if task.cancelled() else task.exception()
-        if error is None and not task.cancelled():
-            return {"runId": run.run_id, "fencingToken": run.fencing_token, "outcome": "success"}
-        return {
-            "runId": run.run_id,
-            "fencingToken": run.fencing_token,
-            "outcome": "failure",
+        if task.cancelled():
             # Cancelled by something other than this worker: a failure like any other, retried by the job's policy.
-            "error": "the handler was cancelled" if error is None else describe(error),
-            "retryable": not isinstance(error, NonRetryableError),
-        }
+            return failure(run, asyncio.CancelledError("the handler was cancelled"))
+        error = task.exception()
+        return success(run) if error is None else failure(run, error)
 
     async def _complete(self, execution: _Execution, completion: Completion) -> None:
         """Completes the run, retrying transient failures while the lease lasts (as Worker does)."""
@@ -390,17 +383,9 @@ class AsyncWorker:
             try:
                 await answer
                 return
-            except StaleLeaseError:
-                _log.warning("completion refused, stale lease: result dropped", extra={"run": execution.fields()})
-                return
-            except Exception as error:  # noqa: BLE001 - sorted by is_transient below
-                delay = backoff_delay(attempt)
-                if not is_transient(error) or time.time() + delay >= execution.lease_ends_at:
-                    _log.error(
-                        "could not complete the run; it runs again after its lease expires: %s",
-                        error,
-                        extra={"run": execution.fields()},
-                    )
+            except Exception as error:  # noqa: BLE001 - sorted by completion_retry_delay
+                delay = completion_retry_delay(execution, error, attempt)
+                if delay is None:
                     return
                 await asyncio.sleep(delay)
 
@@ -421,7 +406,7 @@ class AsyncWorker:
                 lease = self._settings.lease_next_request(lease_max) if lease_max > 0 else None
                 answer = await self._client.complete_many([completion for completion, _ in batch], lease)
                 leased = answer.leases
-                _settle(batch, answer.results)
+                settle(batch, answer.results)
             except Exception as error:  # noqa: BLE001 - a failed call fails each of its runs, which retry
                 for _, future in batch:
                     future.set_exception(error)
@@ -436,29 +421,21 @@ class AsyncWorker:
         interval = self._settings.heartbeat_interval
         while not self._finished:
             now = time.monotonic()
-            beating = [execution for execution in self._handling if execution.phase == "handling"]
-            due = [execution for execution in beating if execution.next_beat <= now]
+            due, next_beat = due_heartbeats(self._handling, now, interval)
             if not due:
-                next_beat = min((execution.next_beat for execution in beating), default=float("inf"))
                 await self._changed(None if next_beat == float("inf") else next_beat - now)
                 continue
-            for execution in due:
-                execution.next_beat = now + interval
             for start in range(0, len(due), MAX_PER_CALL):
                 await self._heartbeat_batch(due[start : start + MAX_PER_CALL])
 
     async def _heartbeat_batch(self, executions: list[_Execution]) -> None:
-        heartbeats: list[Heartbeat] = [
-            {"runId": e.run.run_id, "fencingToken": e.run.fencing_token, "leaseSeconds": self._settings.lease_seconds}
-            for e in executions
-        ]
         try:
-            outcomes = await self._client.heartbeat_many(heartbeats)
+            outcomes = await self._client.heartbeat_many(self._settings.heartbeats(e.run for e in executions))
         except Exception as error:  # noqa: BLE001 - transient: the next beat, a third of a lease later, retries
             _log.warning("heartbeat failed: %s", error, extra={"runs": len(executions)})
             return
         for execution, outcome in zip(executions, outcomes):
-            self._heard(execution, outcome)
+            heard(execution, outcome)
 
     async def _heartbeat_now(self, execution: _Execution) -> None:
         """``context.heartbeat()``: one heartbeat, at once."""
@@ -468,32 +445,6 @@ class AsyncWorker:
             )
         except StaleLeaseError as error:
             outcome = error
-        self._heard(execution, outcome)
+        heard(execution, outcome)
         if isinstance(outcome, SchedulerApiError):
             raise outcome
-
-    def _heard(self, execution: _Execution, outcome: Extended | SchedulerApiError) -> None:
-        """A heartbeat's answer: the lease's new end, or the run lost (stale-lease) and its handler cancelled."""
-        if isinstance(outcome, Extended):
-            if outcome.lease_expires_at is not None:
-                execution.lease_ends_at = outcome.lease_expires_at.timestamp()
-        elif isinstance(outcome, StaleLeaseError):
-            # Completing already: the server answers stale-lease to a heartbeat that lands after it.
-            if execution.phase == "handling":
-                execution.release(outcome)
-        else:
-            _log.warning("heartbeat refused: %s", outcome, extra={"run": execution.fields()})
-
-
-def _settle(
-    batch: list[tuple[Completion, asyncio.Future[Completed]]], results: Sequence[CompletionOutcome]
-) -> None:
-    """Hands each caller its own answer from a batch answer (in order, one per completion)."""
-    for index, (completion, future) in enumerate(batch):
-        result = results[index] if index < len(results) else None
-        if isinstance(result, SchedulerApiError):
-            future.set_exception(result)
-        elif result is None or result.run_id != completion["runId"]:
-            future.set_exception(RuntimeError(f"the server answered no result for run {completion['runId']}"))
-        else:
-            future.set_result(result)

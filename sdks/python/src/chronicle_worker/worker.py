@@ -15,27 +15,25 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from types import FrameType
-from typing import Any
 
 from .client import Abort, SchedulerClient
-from .errors import (
-    CallAbortedError,
-    GracePeriodOverError,
-    NonRetryableError,
-    SchedulerApiError,
-    StaleLeaseError,
-    is_transient,
-)
-from ._settings import (
+from .errors import CallAbortedError, GracePeriodOverError, SchedulerApiError, StaleLeaseError
+from ._shared import (
     DEFAULT_GRACE_SECONDS,
     MAX_PER_CALL,
     MIN_EMPTY_POLL_SECONDS,
     WorkerSettings,
     backoff_delay,
-    describe,
+    completion_retry_delay,
+    due_heartbeats,
+    failure,
+    heard,
     resolve_settings,
+    run_fields,
+    settle,
+    success,
 )
-from .protocol import Completed, Completion, Extended, Heartbeat, LeasedRun
+from .protocol import Completed, Completion, Extended, LeasedRun
 
 _log = logging.getLogger("chronicle_worker")
 
@@ -93,15 +91,11 @@ class _Execution:
         #: When the next automatic heartbeat is due (time.monotonic()); none before the handler starts.
         self.next_beat = float("inf")
 
-    def fields(self) -> dict[str, Any]:
-        run = self.run
-        return {"runId": run.run_id, "job": run.job, "attempt": run.attempt, "fencingToken": run.fencing_token}
-
     def release(self, reason: BaseException) -> None:
         """Gives the run up: the handler's result will be dropped, and the handler is told."""
         self.phase = "done"
         what = "lease lost" if isinstance(reason, StaleLeaseError) else "grace period over"
-        _log.warning("%s: the handler's result will be dropped", what, extra={"run": self.fields()})
+        _log.warning("%s: the handler's result will be dropped", what, extra={"run": run_fields(self.run)})
         self.context._cancel(reason)
 
 
@@ -250,11 +244,7 @@ class Worker:
                 self._stopping.wait(MIN_EMPTY_POLL_SECONDS - elapsed)
 
     def _free_slots(self) -> int:
-        """Slots free for new runs: a slot frees when its handler returns; completions on their way are
-        held to as many again, so a slow server slows leasing instead of piling up leased runs."""
-        concurrency = self._settings.concurrency
-        free = min(concurrency - len(self._handling), 2 * concurrency - len(self._in_flight))
-        return free - self._reserved
+        return self._settings.free_slots(len(self._handling), len(self._in_flight), self._reserved)
 
     def _drain(self) -> None:
         """Waits for the runs in flight; gives up the handlers still running once the grace period is over."""
@@ -301,7 +291,7 @@ class Worker:
                 self._complete(execution, completion)
                 execution.phase = "done"
             else:
-                _log.info("result dropped: the run is no longer ours", extra={"run": execution.fields()})
+                _log.info("result dropped: the run is no longer ours", extra={"run": run_fields(execution.run)})
         finally:
             with self._changed:
                 self._handling.discard(execution)
@@ -322,26 +312,14 @@ class Worker:
 
     def _handle(self, execution: _Execution) -> Completion:
         """Calls the handler; the completion its return or its exception makes."""
-        run_id, token = execution.run.run_id, execution.run.fencing_token
         try:
             self._handler(execution.run, execution.context)
         except Exception as error:  # noqa: BLE001 - any failure of the handler is the run's failure
-            return {
-                "runId": run_id,
-                "fencingToken": token,
-                "outcome": "failure",
-                "error": describe(error),
-                "retryable": not isinstance(error, NonRetryableError),
-            }
-        return {"runId": run_id, "fencingToken": token, "outcome": "success"}
+            return failure(execution.run, error)
+        return success(execution.run)
 
     def _complete(self, execution: _Execution, completion: Completion) -> None:
-        """Completes the run, retrying transient failures while the lease lasts.
-
-        Completion is idempotent on the server, so a lost answer or a refusal
-        of the moment (503, the database away) is retried; once the lease has
-        expired the run is the server's to lease again.
-        """
+        """Completes the run, retrying transient failures while the lease lasts (completion_retry_delay)."""
         attempt = 0
         while True:
             attempt += 1
@@ -352,17 +330,9 @@ class Worker:
             try:
                 answer.result()
                 return
-            except StaleLeaseError:
-                _log.warning("completion refused, stale lease: result dropped", extra={"run": execution.fields()})
-                return
-            except Exception as error:  # noqa: BLE001 - sorted by is_transient below
-                delay = backoff_delay(attempt)
-                if not is_transient(error) or time.time() + delay >= execution.lease_ends_at:
-                    _log.error(
-                        "could not complete the run; it runs again after its lease expires: %s",
-                        error,
-                        extra={"run": execution.fields()},
-                    )
+            except Exception as error:  # noqa: BLE001 - sorted by completion_retry_delay
+                delay = completion_retry_delay(execution, error, attempt)
+                if delay is None:
                     return
                 time.sleep(delay)
 
@@ -386,7 +356,7 @@ class Worker:
                 lease = self._settings.lease_next_request(lease_max) if lease_max > 0 else None
                 answer = self._client.complete_many([completion for completion, _ in batch], lease)
                 leased = answer.leases
-                _settle(batch, answer.results)
+                settle(batch, answer.results)
             except Exception as error:  # noqa: BLE001 - a failed call fails each of its runs, which retry
                 for _, future in batch:
                     future.set_exception(error)
@@ -405,24 +375,16 @@ class Worker:
                 if self._finished:
                     return
                 now = time.monotonic()
-                beating = [execution for execution in self._handling if execution.phase == "handling"]
-                due = [execution for execution in beating if execution.next_beat <= now]
+                due, next_beat = due_heartbeats(self._handling, now, interval)
                 if not due:
-                    next_beat = min((execution.next_beat for execution in beating), default=float("inf"))
                     self._changed.wait(None if next_beat == float("inf") else next_beat - now)
                     continue
-                for execution in due:
-                    execution.next_beat = now + interval
             for start in range(0, len(due), MAX_PER_CALL):
                 self._heartbeat_batch(due[start : start + MAX_PER_CALL])
 
     def _heartbeat_batch(self, executions: list[_Execution]) -> None:
-        heartbeats: list[Heartbeat] = [
-            {"runId": e.run.run_id, "fencingToken": e.run.fencing_token, "leaseSeconds": self._settings.lease_seconds}
-            for e in executions
-        ]
         try:
-            outcomes = self._client.heartbeat_many(heartbeats)
+            outcomes = self._client.heartbeat_many(self._settings.heartbeats(e.run for e in executions))
         except Exception as error:  # noqa: BLE001 - transient: the next beat, a third of a lease later, retries
             _log.warning("heartbeat failed: %s", error, extra={"runs": len(executions)})
             return
@@ -444,28 +406,6 @@ class Worker:
             raise outcome
 
     def _heard(self, execution: _Execution, outcome: Extended | SchedulerApiError) -> None:
-        """A heartbeat's answer: the lease's new end, or the run lost (stale-lease) and its handler told."""
         with self._changed:
-            if isinstance(outcome, Extended):
-                if outcome.lease_expires_at is not None:
-                    execution.lease_ends_at = outcome.lease_expires_at.timestamp()
-            elif isinstance(outcome, StaleLeaseError):
-                # Completing already: the server answers stale-lease to a heartbeat that lands after it.
-                if execution.phase == "handling":
-                    execution.release(outcome)
-            else:
-                _log.warning("heartbeat refused: %s", outcome, extra={"run": execution.fields()})
+            heard(execution, outcome)
 
-
-def _settle(
-    batch: list[tuple[Completion, Future[Completed]]], results: Sequence[Completed | SchedulerApiError]
-) -> None:
-    """Hands each caller its own answer from a batch answer (in order, one per completion)."""
-    for index, (completion, future) in enumerate(batch):
-        result = results[index] if index < len(results) else None
-        if isinstance(result, SchedulerApiError):
-            future.set_exception(result)
-        elif result is None or result.run_id != completion["runId"]:
-            future.set_exception(RuntimeError(f"the server answered no result for run {completion['runId']}"))
-        else:
-            future.set_result(result)
