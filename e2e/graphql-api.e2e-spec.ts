@@ -470,12 +470,18 @@ describe('GraphQL at POST /graphql', () => {
       const runs = Array.from({ length: 100 }, (_, i) => ({ job: i % 2 === 0 ? 'bulk.many' : 'bulk.other' }));
       expect((await team.team.post('/v1/runs:batch', { runs })).status).toBe(200);
 
+      // The fewest of three tries: a timer of the app's own (the shard map's refresh) may add a
+      // statement to one try, never take one away, while an N+1 shows in every try.
       const count = async (query: string): Promise<number> => {
         await bulk('{ queues { queue } }'); // the token is known: its lookup is not counted below
-        const before = statements;
-        const answer = await bulk(query);
-        expect(answer.errors).toBeUndefined();
-        return statements - before;
+        let fewest = Number.POSITIVE_INFINITY;
+        for (let attempt = 0; attempt < 3; attempt += 1) {
+          const before = statements;
+          const answer = await bulk(query);
+          expect(answer.errors).toBeUndefined();
+          fewest = Math.min(fewest, statements - before);
+        }
+        return fewest;
       };
       const page = (first: number): string =>
         `{ runs(first: ${first}) { edges { node { id events { type actor } attempts { attempt } } } } }`;
