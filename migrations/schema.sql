@@ -60,18 +60,19 @@ WITH (fillfactor=50);
 CREATE TABLE events (
   global_position bigint NOT NULL DEFAULT nextval('events_global_position_seq'::regclass),
   transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
-  event_id uuid NOT NULL,
-  stream_id text COLLATE "C" NOT NULL,
   stream_revision bigint NOT NULL,
-  event_type text NOT NULL,
-  data json NOT NULL,
-  metadata json,
   recorded_at timestamp with time zone NOT NULL DEFAULT date_trunc('milliseconds'::text, clock_timestamp()),
+  event_id uuid NOT NULL,
+  correlation_uuid uuid,
   kept_on date NOT NULL DEFAULT 'infinity'::date,
+  schema_version smallint,
+  stream_id text COLLATE "C" NOT NULL,
+  event_type text NOT NULL,
   actor text,
   team text,
   correlation_id text,
-  schema_version smallint,
+  data json NOT NULL,
+  metadata json,
   CONSTRAINT events_event_type_check CHECK ((event_type <> ''::text)),
   CONSTRAINT events_pkey PRIMARY KEY (transaction_id, global_position, kept_on),
   CONSTRAINT events_stream_id_check CHECK ((stream_id <> ''::text)),
@@ -226,23 +227,23 @@ CREATE TABLE runs (
   job text COLLATE "C" NOT NULL,
   queue text NOT NULL,
   priority text NOT NULL,
-  state text NOT NULL,
-  available_at timestamp with time zone NOT NULL,
   due_at timestamp with time zone NOT NULL,
-  attempt integer NOT NULL,
-  lease_expires_at timestamp with time zone,
-  dead_at timestamp with time zone,
+  available_at timestamp with time zone NOT NULL,
+  attempt_limit integer NOT NULL,
+  kept_on date NOT NULL DEFAULT 'infinity'::date,
   discarded boolean NOT NULL DEFAULT false,
   revision bigint NOT NULL,
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
-  attempt_limit integer NOT NULL,
+  lease_expires_at timestamp with time zone,
+  state text NOT NULL,
+  finished_at timestamp with time zone,
+  attempt integer NOT NULL,
   fencing_token bigint,
-  worker_id text,
   leased_at timestamp with time zone,
+  worker_id text,
+  dead_at timestamp with time zone,
   last_error text,
   death jsonb,
-  finished_at timestamp with time zone,
-  kept_on date NOT NULL DEFAULT 'infinity'::date,
   ended text,
   CONSTRAINT runs_ended_check CHECK ((NOT (ended IS DISTINCT FROM
 CASE
@@ -537,11 +538,11 @@ BEGIN
   RETURN QUERY
   WITH inserted AS (
     INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, actor, team,
-                        correlation_id, schema_version, kept_on)
-    SELECT x.id, p_streams[x.s], v_base[x.s] + 1 + x.n, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.sv,
+                        correlation_id, correlation_uuid, schema_version, kept_on)
+    SELECT x.id, p_streams[x.s], v_base[x.s] + 1 + x.n, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.cu, x.sv,
            v_homes[x.s]
       FROM json_to_recordset(p_events)
-        AS x(s int, n bigint, id uuid, type text, data json, metadata json, actor text, team text, cid text, sv smallint)
+        AS x(s int, n bigint, id uuid, type text, data json, metadata json, actor text, team text, cid text, cu uuid, sv smallint)
     RETURNING stream_id, stream_revision, global_position
   )
     SELECT i.stream_id, max(i.stream_revision), pg_current_xact_id(), max(i.global_position)

@@ -9,18 +9,24 @@ import type { EventMetadata } from '../event-store.port';
  */
 /**
  * An event's metadata as es_append takes it, beside the event's other fields: a column's value only
- * where the metadata has it (json_to_recordset reads a key left out as NULL), `cid` and `sv` the
- * correlation id and schema version; `metadata` the keys left over, if any.
+ * where the metadata has it (json_to_recordset reads a key left out as NULL), `cu` the correlation id
+ * when it is a UUID in lowercase canonical text (its own 16-byte column, migrations/0037: what the
+ * server makes for a request that names none), `cid` when it is another string, `sv` the schema
+ * version; `metadata` the keys left over, if any.
  */
 export interface MetadataColumns {
   actor?: string;
   team?: string;
+  cu?: string;
   cid?: string;
   sv?: number;
   metadata?: Record<string, unknown>;
 }
 
 const SMALLINT = 32_767;
+
+/** A UUID as PostgreSQL writes one back: what goes into the uuid column reads back the same. */
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** `row` with `metadata` written into it as its columns (MetadataColumns), for es_append or an import. */
 export function withMetadataColumns<Row extends object>(
@@ -33,8 +39,10 @@ export function withMetadataColumns<Row extends object>(
       const value = metadata[key];
       if (key === 'actor' && typeof value === 'string') columns.actor = value;
       else if (key === 'team' && typeof value === 'string') columns.team = value;
-      else if (key === 'correlationId' && typeof value === 'string') columns.cid = value;
-      else if (key === 'schemaVersion' && Number.isInteger(value) && Math.abs(value as number) <= SMALLINT)
+      else if (key === 'correlationId' && typeof value === 'string') {
+        if (CANONICAL_UUID.test(value)) columns.cu = value;
+        else columns.cid = value;
+      } else if (key === 'schemaVersion' && Number.isInteger(value) && Math.abs(value as number) <= SMALLINT)
         columns.sv = value as number;
       else if (value !== undefined) (columns.metadata ??= {})[key] = value;
     }

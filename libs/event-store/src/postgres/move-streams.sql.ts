@@ -52,12 +52,12 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
     const { rows: written } = await tx.query<{ commit: string; prepare: string }>(
       `WITH x AS (
          SELECT * FROM json_to_recordset($1::json) AS x(i integer, id uuid, stream text, revision bigint,
-                type text, data json, metadata json, actor text, team text, cid text, sv smallint,
+                type text, data json, metadata json, actor text, team text, cid text, cu uuid, sv smallint,
                 recorded_at timestamptz)
        )
        INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, actor, team,
-                           correlation_id, schema_version, recorded_at, kept_on)
-       SELECT x.id, x.stream, x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.sv,
+                           correlation_id, correlation_uuid, schema_version, recorded_at, kept_on)
+       SELECT x.id, x.stream, x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.cu, x.sv,
               x.recorded_at,
               coalesce(
                 (SELECT e.kept_on FROM events e WHERE e.stream_id = x.stream LIMIT 1),

@@ -27,12 +27,14 @@ interface EventRow {
 
 // transaction_id is read as text under another name: ordering by the output
 // name would sort by the text and leave the index. data and metadata are read
-// as their text and parsed when first looked at (metadata with its columns, metadata-columns.ts): a reader of the whole log
+// as their text and parsed when first looked at (metadata with its columns, metadata-columns.ts; the
+// correlation id from the column of its shape): a reader of the whole log
 // (the projector) skips most events' data, those its rows already reflect.
 // recorded_at as epoch milliseconds (it is stored to the millisecond): a
 // number, not a timestamp string to parse.
 const COLUMNS = `event_id, stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type,
-  data::text AS data, metadata::text AS metadata, actor, team, correlation_id, schema_version,
+  data::text AS data, metadata::text AS metadata, actor, team,
+  coalesce(correlation_uuid::text, correlation_id) AS correlation_id, schema_version,
   (extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`;
 
 /** Largest bigint PostgreSQL accepts: "no limit" for LIMIT and revision bounds. */

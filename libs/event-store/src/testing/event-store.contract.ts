@@ -74,6 +74,11 @@ export function describeEventStoreContract(adapter: string, createFixture: () =>
         // The usual keys with values of other types, and others beside them.
         { actor: 7, team: null, schemaVersion: 2.5, correlationId: ['a'], causationId: 'c', nested: { n: 1 } },
         { schemaVersion: 70_000, team: '' },
+        // Correlation ids that are UUIDs, as the server makes them, and UUIDs in other spellings.
+        { correlationId: '0b7e1c52-3f4d-4c8e-9a61-2d5f8e9b7a10' },
+        { correlationId: '0B7E1C52-3F4D-4C8E-9A61-2D5F8E9B7A10' },
+        { correlationId: '{0b7e1c52-3f4d-4c8e-9a61-2d5f8e9b7a10}' },
+        { correlationId: '0b7e1c523f4d4c8e9a612d5f8e9b7a10' },
         {},
       ];
       const s = stream('meta');
