@@ -79,6 +79,34 @@ describe('the chronicle CLI, API commands', () => {
     expect(before.stderr).toMatch(/^chronicle: GET \/v1\/runs\/\S+: not-found: /);
   });
 
+  it('enqueues a run, one per unique key, and refuses a duplicate when asked to', async () => {
+    await team.team.put('/v1/jobs/cli.sync', { queue: 'cli', unique: { scope: 'while-not-finished' } });
+    const first = await chronicle(
+      ['runs', 'enqueue', 'cli.sync', '--unique-key', 'acct-7', '--payload', '{"n":1}'],
+      env,
+    );
+    expect(first.code).toBe(0);
+    const [, runId] = /^enqueued (run_\S+) \(ready\)$/m.exec(first.stdout) ?? [];
+    expect(runId).toBeDefined();
+    const again = await chronicle(['runs', 'enqueue', 'cli.sync', '--unique-key', 'acct-7'], env);
+    expect(again.stdout).toMatch(new RegExp(`^there already: ${runId} \\(ready\\)$`, 'm'));
+    const refused = await chronicle(
+      ['runs', 'enqueue', 'cli.sync', '--unique-key', 'acct-7', '--if-duplicate', 'reject'],
+      env,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^chronicle: POST \/v1\/jobs\/cli\.sync\/runs: duplicate-run: run run_\S+ holds the unique key/m,
+    );
+    const shown = JSON.parse((await chronicle(['runs', 'show', runId!], env)).stdout) as { uniqueKey: string };
+    expect(shown.uniqueKey).toBe('acct-7');
+    // Out of the way of the lease counts below: cancelled, the key is free again.
+    expect((await team.team.post(`/v1/runs/${runId}:cancel`)).status).toBe(200);
+    expect(
+      (await chronicle(['runs', 'enqueue', 'cli.sync', '--unique-key', 'acct-7', '--delay', '86400'], env)).stdout,
+    ).toMatch(/^enqueued /);
+  });
+
   it('replays dead letters by a filter: counts them, wants a confirmation, then reports what it did', async () => {
     // A job without a schedule: its runs may all be leased at once (a cron job's overlap policy queues them).
     const retry = { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 };

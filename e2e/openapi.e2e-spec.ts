@@ -171,7 +171,11 @@ describe('the OpenAPI document at /docs-json', () => {
     expect(typesOf(heartbeat, '409')).toEqual(['/problems/stale-lease', '/problems/conflict']);
     const enqueue = document.paths['/v1/jobs/{name}/runs']!['post']!;
     expect(typesOf(enqueue, '429')).toEqual(['/problems/quota-exceeded']);
-    expect(typesOf(enqueue, '409')).toEqual(['/problems/concurrency-limit', '/problems/conflict']);
+    expect(typesOf(enqueue, '409')).toEqual([
+      '/problems/concurrency-limit',
+      '/problems/duplicate-run',
+      '/problems/conflict',
+    ]);
   });
 
   it('carries the nightly export and lease examples, and every example fits its schema', () => {

@@ -245,6 +245,8 @@ CREATE TABLE runs (
   last_error text,
   death jsonb,
   ended text,
+  unique_key text,
+  unique_until timestamp with time zone,
   CONSTRAINT runs_ended_check CHECK ((NOT (ended IS DISTINCT FROM
 CASE
     WHEN (state = ANY (ARRAY['dead'::text, 'cancelled'::text])) THEN state
@@ -397,6 +399,8 @@ CREATE INDEX runs_dlq_idx ON public.runs USING btree (team, dead_at DESC, run_id
 CREATE INDEX runs_ended_job_idx ON public.runs USING btree (job, due_at DESC, run_id DESC) WHERE (ended IS NOT NULL);
 
 CREATE INDEX runs_ended_team_idx ON public.runs USING btree (team, due_at DESC, run_id DESC) WHERE (ended IS NOT NULL);
+
+CREATE INDEX runs_unique_idx ON public.runs USING btree (job, unique_key) WHERE (unique_key IS NOT NULL);
 
 CREATE INDEX schedule_cursors_due_idx ON public.schedule_cursors USING btree (next_fire_at) WHERE (next_fire_at IS NOT NULL);
 

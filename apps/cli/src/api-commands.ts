@@ -152,6 +152,45 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
     },
   );
   runs
+    .command('enqueue')
+    .argument('<job>')
+    .option('--payload <json>', "the run's payload, JSON (default: the job's)")
+    .option('--run-at <instant>', 'due at this instant (ISO 8601); default: now')
+    .option('--delay <seconds>', 'due after this many seconds', positiveInteger)
+    .option('--unique-key <key>', 'one run per key while the job\'s unique rule holds it (docs/api.md, "Unique runs")')
+    .option('--if-duplicate <what>', 'existing (default): the run that holds the key; reject: fail naming it')
+    .option('--idempotency-key <key>', 'the same key again answers the same run')
+    .description('enqueue a run of a job; says whether it is new or the run there already')
+    .action(
+      async (
+        job: string,
+        o: {
+          payload?: string;
+          runAt?: string;
+          delay?: number;
+          uniqueKey?: string;
+          ifDuplicate?: string;
+          idempotencyKey?: string;
+        },
+      ) => {
+        const body = {
+          ...(o.payload === undefined ? {} : { payload: parsePayload(o.payload) }),
+          ...(o.runAt === undefined ? {} : { runAt: o.runAt }),
+          ...(o.delay === undefined ? {} : { delaySeconds: o.delay }),
+          ...(o.uniqueKey === undefined ? {} : { uniqueKey: o.uniqueKey }),
+          ...(o.ifDuplicate === undefined ? {} : { ifDuplicate: o.ifDuplicate }),
+        };
+        const headers: Record<string, string> =
+          o.idempotencyKey === undefined ? {} : { 'Idempotency-Key': o.idempotencyKey };
+        const response = await callApi(target(), 'POST', `/v1/jobs/${encode(job)}/runs`, body, headers);
+        const run = (await response.json()) as Row;
+        output.result(
+          run,
+          `${response.status === 201 ? 'enqueued' : 'there already:'} ${String(run['runId'])} (${String(run['state'])})`,
+        );
+      },
+    );
+  runs
     .command('show')
     .argument('<id>')
     .option('--as-of <instant>', 'as it was at this instant (ISO 8601)')
@@ -356,4 +395,13 @@ function scheduleOf(schedule: unknown): string | null {
   if (schedule === null || typeof schedule !== 'object') return null;
   const s = schedule as { cron?: string; rrule?: string; timeZone?: string };
   return `${s.cron ?? s.rrule ?? '?'} ${s.timeZone ?? ''}`.trim();
+}
+
+/** --payload's JSON, or a usage error naming it. */
+function parsePayload(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new CliError(`--payload: not JSON: ${text}`, EXIT.usage);
+  }
 }

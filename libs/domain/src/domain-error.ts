@@ -14,6 +14,8 @@ export const DOMAIN_ERROR_CODES = [
   'invalid-transition',
   'not-ready',
   'concurrency-limit',
+  /** With `ifDuplicate: reject`: a run of the job holds the unique key asked for (docs/api.md, "Unique runs"). */
+  'duplicate-run',
   /** The run moved on while it was being decided (its row lagged the log): ask again. */
   'conflict',
   'payload-too-large',
@@ -36,6 +38,8 @@ export interface DomainErrorDetails {
   /** shard-unavailable: the server not reached, and the shards it keeps. */
   readonly server?: string;
   readonly shards?: readonly number[];
+  /** duplicate-run: the run that holds the key. */
+  readonly runId?: string;
 }
 
 export class DomainError extends Error {

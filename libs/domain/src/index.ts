@@ -28,6 +28,8 @@ export {
   decideJob,
   evolveJob,
   foldJob,
+  UNIQUE_SCOPES,
+  type UniquePolicy,
 } from './job/job-decider';
 export { JOB_DEFAULTS, jobDefinition } from './job/job-defaults';
 export {
@@ -60,8 +62,10 @@ export {
   type RunPlaceMetadata,
   type RunScheduledData,
   type RunSource,
+  type RunUnique,
   recordedRunPlace,
 } from './run/run-events';
+export { UNIQUE_KEY_PATTERN, UNIQUE_KEY_RULE, runUnique, holdsKey } from './run/unique-runs';
 export { ABSENT, type PresentRun, type RunSnapshot, evolve, foldRun, visibleState } from './run/run-snapshot';
 export {
   PENDING_RUN_STATES,

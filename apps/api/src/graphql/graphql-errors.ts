@@ -17,7 +17,7 @@ const REFUSED_REQUEST_CODES: ReadonlySet<unknown> = new Set([
 ]);
 
 /** What a refusal tells beyond its message, as REST's problem details carry it. */
-const PROBLEM_EXTENSIONS = ['field', 'quota', 'retryAfterSeconds'] as const;
+const PROBLEM_EXTENSIONS = ['field', 'quota', 'retryAfterSeconds', 'runId'] as const;
 /** What a query over the limits tells (query-limits.ts). */
 const LIMIT_EXTENSIONS = ['limit', 'max', 'actual'] as const;
 

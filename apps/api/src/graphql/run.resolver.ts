@@ -99,11 +99,20 @@ export class RunResolver {
     @Args('runAt', { type: () => DateTimeScalar, nullable: true }) runAt: Date | null | undefined,
     @Args('delaySeconds', { type: () => Int, nullable: true }) delaySeconds: number | null | undefined,
     @Args('idempotencyKey', { type: () => String, nullable: true }) idempotencyKey: string | null | undefined,
+    @Args('uniqueKey', { type: () => String, nullable: true }) uniqueKey: string | null | undefined,
+    @Args('ifDuplicate', {
+      type: () => String,
+      nullable: true,
+      description: 'existing (default): the run that holds uniqueKey; reject: a duplicate-run error naming it',
+    })
+    ifDuplicate: string | null | undefined,
   ): Promise<RunNode> {
     const body = checkEnqueue({
       ...(payload === undefined ? {} : { payload }),
       ...(runAt == null ? {} : { runAt: runAt.toISOString() }),
       ...(delaySeconds == null ? {} : { delaySeconds }),
+      ...(uniqueKey == null ? {} : { uniqueKey }),
+      ...(ifDuplicate == null ? {} : { ifDuplicate }),
     });
     const now = this.clock.now();
     const { run } = await enqueueOneRun(

@@ -54,6 +54,8 @@ export class RunNode {
   @Field(() => Int, { nullable: true, description: "The job definition's version it was made from." })
   jobVersion!: number | null;
   @Field({ description: 'Made from a job in dry run: its worker has no effects.' }) dryRun!: boolean;
+  @Field(() => String, { nullable: true, description: "The unique key it was enqueued with (its job's unique rule)." })
+  uniqueKey!: string | null;
   @Field(() => DateTimeScalar, { nullable: true }) leaseExpiresAt!: string | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When it went to the dead-letter queue.' })
@@ -75,6 +77,7 @@ export function runNode(run: PresentRun, now: Date): RunNode {
     idempotencyKey: run.definition.idempotencyKey,
     jobVersion: run.definition.jobVersion,
     dryRun: run.definition.dryRun === true,
+    uniqueKey: run.definition.unique?.key ?? null,
     leaseExpiresAt: run.lease?.expiresAt ?? null,
     lastError: run.lastError,
     deadAt: run.status === 'dead' ? (run.death?.deadAt ?? null) : null,

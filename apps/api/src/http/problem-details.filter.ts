@@ -31,6 +31,7 @@ export const DOMAIN_STATUS: Record<DomainErrorCode, number> = {
   'invalid-transition': 409,
   'not-ready': 409,
   'concurrency-limit': 409,
+  'duplicate-run': 409,
   conflict: 409,
   'payload-too-large': 413,
   'quota-exceeded': 429,

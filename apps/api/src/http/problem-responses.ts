@@ -27,6 +27,8 @@ const MEANING: Record<ProblemSlug, string> = {
   'invalid-transition': 'the run is not in a state this action applies to',
   'not-ready': 'the run is not due yet',
   'concurrency-limit': "with `ifRunning: reject`, the run would have to wait for the job's concurrency limit",
+  'duplicate-run':
+    'with `ifDuplicate: reject`, a run of the job holds the unique key (`runId` names it); nothing was enqueued',
   conflict: 'the run or job moved on while this was decided; nothing was written, ask again',
   'payload-too-large': "the payload is over 256 KB, or the body over its endpoint's limit",
   'quota-exceeded': "over the team's enqueue quota (`quota` names it); nothing was enqueued, retry after `Retry-After`",
@@ -59,6 +61,7 @@ export const Problem = shape(
       field: { ...text(), description: 'validation-error, invalid-schedule: the field at fault' },
       quota: { ...text(), description: 'quota-exceeded: the quota that refused' },
       retryAfterSeconds: { ...integer(1), description: 'quota-exceeded: when to ask again (also Retry-After)' },
+      runId: { ...text(), description: 'duplicate-run: the run that holds the unique key' },
     },
   },
   'Problem',

@@ -1,4 +1,4 @@
-import { PRIORITIES, DEFAULT_DST_POLICY, DEFAULT_OVERLAP_POLICY } from '@chronicle/domain';
+import { PRIORITIES, DEFAULT_DST_POLICY, DEFAULT_OVERLAP_POLICY, UNIQUE_SCOPES } from '@chronicle/domain';
 import { boolean, dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
 import { AS_OF_FIELDS, Payload } from '../runs/run-answers';
@@ -44,6 +44,10 @@ export const Job = shape(
     optional: {
       ...AS_OF_FIELDS,
       secretsAllowed: { ...list(text()), description: 'payload paths the secret scanner lets through' },
+      unique: {
+        ...shape({ required: { scope: oneOf(UNIQUE_SCOPES) }, optional: { seconds: integer(1) } }),
+        description: 'how long a run enqueued with a uniqueKey holds it; absent: while-pending',
+      },
     },
   },
   'Job',

@@ -1,4 +1,4 @@
-import { JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES } from '@chronicle/domain';
+import { JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES, UNIQUE_SCOPES } from '@chronicle/domain';
 import { anyObject, anyValue, array, boolean, integer, object, oneOf, text, type Accepted } from '../http/body-schema';
 import { documentedAs } from '../http/named-schemas';
 import { Payload } from '../runs/run-answers';
@@ -21,6 +21,20 @@ const RETRY = object(
     },
   },
   'RetryBody',
+);
+
+const UNIQUE = object(
+  {
+    required: {
+      scope: {
+        ...oneOf(UNIQUE_SCOPES),
+        description:
+          'how long a run enqueued with a uniqueKey holds it: while-pending (scheduled or retry_wait), while-not-finished (leased too), or for `seconds` from its enqueue',
+      },
+    },
+    optional: { seconds: { ...integer(1, 31_536_000), description: 'scope for: how long, from the enqueue' } },
+  },
+  'UniqueBody',
 );
 
 /** PUT /v1/jobs/{name}: a job's definition (docs/api.md, "Job definitions"); the name comes from the path. */
@@ -58,6 +72,10 @@ export const JobBody = object(
         default: false,
         description:
           'Dry run: runs are scheduled and leased as usual, marked dry (`dryRun` in the lease and the run); the handler logs what it would do and has no effects',
+      },
+      unique: {
+        ...UNIQUE,
+        description: 'runs enqueued with a uniqueKey: how long each holds it; none: while-pending',
       },
       // Only an object here: the domain checks the schedule itself, its refusals invalid-schedule.
       schedule: documentedAs(anyObject(), ScheduleBody, 'none: runs are enqueued only'),

@@ -32,6 +32,10 @@ const RUN_FIELDS = {
     ...boolean(),
     description: 'made from a job in dry run: its worker was told to log what it would do, with no effects',
   },
+  uniqueKey: {
+    ...nullable(text()),
+    description: "the unique key it was enqueued with, which it holds by its job's `unique` rule; null: none",
+  },
 };
 
 /** What an answer `?asOf=` an instant adds: the instant, and the stream's revision the state reflects. */

@@ -1,4 +1,10 @@
-import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE, NAME_PATTERN } from '@chronicle/domain';
+import {
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENCY_KEY_RULE,
+  NAME_PATTERN,
+  UNIQUE_KEY_PATTERN,
+  UNIQUE_KEY_RULE,
+} from '@chronicle/domain';
 import { anyValue, array, integer, object, oneOf, text, type Accepted } from '../http/body-schema';
 
 /* The bodies of enqueueing, validated by `CompiledBody`: one schema per body, its type from it. */
@@ -11,6 +17,16 @@ const ENQUEUE_FIELDS = {
     ...oneOf(['queue', 'reject']),
     description:
       'reject: 409 concurrency-limit when the run would have to wait (the job has its limit of runs leased or due); queue (default): the run waits',
+  },
+  uniqueKey: {
+    ...text({ pattern: UNIQUE_KEY_PATTERN, rule: UNIQUE_KEY_RULE }),
+    example: 'customer-4711',
+    description:
+      "while a run of the job holds this key (by the job's `unique` rule; while-pending by default), enqueueing answers that run (200) instead of a new one",
+  },
+  ifDuplicate: {
+    ...oneOf(['existing', 'reject']),
+    description: 'existing (default): 200 with the run that holds the unique key; reject: 409 duplicate-run naming it',
   },
 };
 

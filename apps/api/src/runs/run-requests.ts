@@ -44,6 +44,7 @@ export async function enqueueOneRun(
             dueAt,
             ifRunning: body.ifRunning ?? 'queue',
             ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+            ...uniqueOf(body),
           },
         },
       ],
@@ -63,4 +64,12 @@ export function deadLetterCommand(caller: Caller, id: string, action: 'replay' |
   return new TransitionRun(requireTeam(caller), parseRunId(id), (now) =>
     action === 'replay' ? { type: 'ReplayRun', now } : { type: 'DiscardRun', now },
   );
+}
+
+/** An enqueue body's unique key and what to do when a run holds it, as EnqueueRequest takes them. */
+export function uniqueOf(body: Pick<EnqueueBody, 'uniqueKey' | 'ifDuplicate'>): {
+  uniqueKey?: string;
+  ifDuplicate?: 'existing' | 'reject';
+} {
+  return body.uniqueKey == null ? {} : { uniqueKey: body.uniqueKey, ifDuplicate: body.ifDuplicate ?? 'existing' };
 }

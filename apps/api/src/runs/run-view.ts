@@ -13,6 +13,7 @@ export interface RunView {
   readonly lastError: string | null;
   readonly jobVersion: number | null;
   readonly dryRun: boolean;
+  readonly uniqueKey: string | null;
 }
 
 export function runView(state: PresentRun, now: Date): RunView {
@@ -29,5 +30,6 @@ export function runView(state: PresentRun, now: Date): RunView {
     lastError: state.lastError,
     jobVersion: state.definition.jobVersion,
     dryRun: state.definition.dryRun === true,
+    uniqueKey: state.definition.unique?.key ?? null,
   };
 }

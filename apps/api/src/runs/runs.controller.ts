@@ -23,13 +23,20 @@ import { AS_OF, asOfFields, optionalInstant, type AsOfFields } from '../http/ins
 import { ApiProblems } from '../http/problem-responses';
 import { EnqueuedRuns, Run, RunEvents } from './run-answers';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
-import { cancelRunCommand, enqueueOneRun } from './run-requests';
+import { cancelRunCommand, enqueueOneRun, uniqueOf } from './run-requests';
 import { runView, type RunView } from './run-view';
 
 const RUN_ID = ApiParam({ name: 'id', description: 'the run id', example: 'run_8K2' });
 
 /** Enqueueing's refusals; an idempotency key seen before answers the run it made, even over a quota. */
-const ENQUEUE_PROBLEMS = ApiProblems('forbidden', 'not-found', 'concurrency-limit', 'conflict', 'quota-exceeded');
+const ENQUEUE_PROBLEMS = ApiProblems(
+  'forbidden',
+  'not-found',
+  'concurrency-limit',
+  'duplicate-run',
+  'conflict',
+  'quota-exceeded',
+);
 
 @Controller('v1')
 @UseGuards(AuthGuard)
@@ -40,7 +47,7 @@ export class RunsController {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  /** 201 for a new run; 200 with the same run when the Idempotency-Key was seen. */
+  /** 201 for a new run; 200 with the same run when the Idempotency-Key was seen, or a run holds the unique key. */
   @Post('jobs/:name/runs')
   @ApiOperation({ operationId: 'enqueueRun', summary: 'Enqueue a run now, at runAt or after delaySeconds (team)' })
   @ApiParam({ name: 'name', description: 'the job name', example: 'billing.export-invoices' })
@@ -51,7 +58,9 @@ export class RunsController {
     schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN.source },
   })
   @ApiAnswer(201, Run, { description: 'enqueued' })
-  @ApiAnswer(200, Run, { description: 'the run this Idempotency-Key enqueued before' })
+  @ApiAnswer(200, Run, {
+    description: 'the run this Idempotency-Key enqueued before, or the run that holds the unique key',
+  })
   @ENQUEUE_PROBLEMS
   async enqueue(
     @CurrentCaller() caller: Caller,
@@ -101,6 +110,7 @@ export class RunsController {
           dueAt,
           ifRunning: item.ifRunning ?? 'queue',
           ...(item.idempotencyKey == null ? {} : { idempotencyKey: item.idempotencyKey }),
+          ...uniqueOf(item),
         },
       };
     });

@@ -119,6 +119,7 @@ export interface Attempt {
 export interface RunDetail extends RunSummary {
   readonly team: string;
   readonly idempotencyKey: string;
+  readonly uniqueKey: string | null;
   readonly leaseExpiresAt: string | null;
   readonly payload: unknown;
   readonly attempts: readonly Attempt[];
@@ -126,7 +127,7 @@ export interface RunDetail extends RunSummary {
 }
 export const RUN = `query Run($id: ID!) {
   run(id: $id) {
-    ${RUN_SUMMARY} team idempotencyKey leaseExpiresAt payload
+    ${RUN_SUMMARY} team idempotencyKey uniqueKey leaseExpiresAt payload
     attempts { attempt workerId startedAt endedAt outcome error }
     events { type revision recordedAt actor data }
   }

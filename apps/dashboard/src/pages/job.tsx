@@ -73,6 +73,8 @@ export function Job({ token, name }: { token: string; name: string }) {
         <dd data-testid="dry-run">
           {job.definition['dryRun'] === true ? 'yes: its handlers log what they would do, with no effects' : 'no'}
         </dd>
+        <dt>unique runs</dt>
+        <dd data-testid="unique">{uniqueRule(job.definition['unique'])}</dd>
         <dt>paused</dt>
         <dd>
           <span data-testid="paused">{job.paused ? 'yes: its runs are neither leased nor materialised' : 'no'}</span>{' '}
@@ -145,4 +147,12 @@ export function Job({ token, name }: { token: string; name: string }) {
 /** Another team's job answers like a job that does not exist (as in REST): not-found, or forbidden. */
 export function isRefusal(error: unknown): boolean {
   return error instanceof ApiError && (error.code === 'not-found' || error.code === 'forbidden');
+}
+
+/** How long a run enqueued with a unique key holds it, by the job's rule (absent: while it waits). */
+function uniqueRule(rule: unknown): string {
+  const { scope, seconds } = (rule ?? {}) as { scope?: string; seconds?: number };
+  if (scope === 'for') return `a run holds its key for ${String(seconds)} s from its enqueue`;
+  if (scope === 'while-not-finished') return 'a run holds its key until it finishes';
+  return 'a run holds its key while it waits';
 }

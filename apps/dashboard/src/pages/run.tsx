@@ -67,6 +67,10 @@ export function Run({ token, id }: { token: string; id: string }) {
         </dd>
         <dt>idempotency key</dt>
         <dd class="mono">{run.idempotencyKey}</dd>
+        <dt>unique key</dt>
+        <dd class="mono" data-testid="unique-key">
+          {run.uniqueKey ?? '—'}
+        </dd>
         <dt>last error</dt>
         <dd class="error-text">{run.lastError ?? '—'}</dd>
       </dl>

@@ -9,9 +9,10 @@ import {
   type DefinedJob,
   type PresentRun,
   type RunScheduledData,
+  runUnique,
   type TeamCaller,
 } from '@chronicle/domain';
-import { PG_POOL, type Queryable, withTransaction } from '@chronicle/platform';
+import { type Clock, CLOCK, PG_POOL, type Queryable, withTransaction } from '@chronicle/platform';
 import { findJobRunLimits } from '@chronicle/projections';
 import { PAYLOAD_STORE, storeLargePayloads, type PayloadStore } from '../payloads/payload-store';
 import { admitEnqueue } from '../quotas/admit-enqueue';
@@ -21,6 +22,7 @@ import type { ScheduleRuns } from '../unit-of-work/run-decisions';
 import { type RunServer, RunServers } from '../shards/run-servers';
 import { ReadySignal } from '../workers/ready-signal';
 import { lockJobLimits } from './job-limits.sql';
+import { keepUniqueRuns } from './unique-runs.sql';
 import {
   derivedRunId,
   derivedRunIdBefore,
@@ -36,6 +38,10 @@ export interface EnqueueRequest {
   readonly idempotencyKey?: string;
   /** reject: refuse (409 concurrency-limit) while the job has its limit of runs leased. */
   readonly ifRunning?: 'queue' | 'reject';
+  /** The run's unique key (docs/api.md, "Unique runs"): a run of the job that holds it answers instead. */
+  readonly uniqueKey?: string;
+  /** reject: refuse (409 duplicate-run) when a run holds the unique key; existing (default): answer with it. */
+  readonly ifDuplicate?: 'existing' | 'reject';
   /**
    * A scheduled fire time's run (backfill): its id from (job, nominal time), as the materialiser makes it,
    * and the id it had before run ids named their slot.
@@ -45,7 +51,7 @@ export interface EnqueueRequest {
 
 export interface EnqueuedRun {
   readonly run: PresentRun;
-  /** false: the run existed (a repeated Idempotency-Key, a fire time backfilled twice). */
+  /** false: the run existed (a repeated Idempotency-Key, a fire time backfilled twice, a unique key held). */
   readonly created: boolean;
 }
 
@@ -73,6 +79,7 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     private readonly ready: ReadySignal,
     private readonly servers: RunServers,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async execute({ caller, items, source }: EnqueueRuns): Promise<EnqueuedRun[]> {
@@ -88,8 +95,13 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       ...new Set(items.filter((i) => i.request.ifRunning === 'reject').map((i) => i.job.definition.name)),
     ];
     const metadata = { actor: actorOf(caller), schemaVersion: RUN_EVENT_SCHEMA_VERSION };
+    const rejectDuplicates = new Set<string>();
     const enqueued = await retryOnConflict(async () => {
-      const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source));
+      const now = this.clock.now();
+      const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source, now));
+      scheduled.forEach((run, i) => {
+        if (items[i]!.request.ifDuplicate === 'reject') rejectDuplicates.add(run.runId);
+      });
       const madeIds = new Set(scheduled.filter((_, i) => !derivesRunId(items[i]!.request)).map((s) => s.runId));
       // Each server's part: the runs of the jobs whose shards it holds (one part without a shard map).
       const parts = this.servers.split(
@@ -113,12 +125,16 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
         const busy = rejectIfBusy.filter((job) => part.some((p) => p.job.definition.name === job));
         return runs.length === 0 && busy.length === 0 ? [] : [{ server, runs, busy }];
       });
-      const created =
-        appends.length === 0 ? [] : await this.append(caller.team, appends, fresh.size, { metadata, madeIds });
+      const { created, held } =
+        appends.length === 0
+          ? { created: [], held: new Map<string, HeldKey>() }
+          : await this.append(caller.team, appends, fresh.size, { metadata, madeIds }, { now, rejectDuplicates });
       const createdById = new Map(created.map((run) => [run.definition.runId, run]));
       const answered = new Set<string>();
       return scheduled.map(({ runId }) => {
-        const run = createdById.get(runId) ?? existing.get(runId);
+        const holder = held.get(runId);
+        const run =
+          createdById.get(runId) ?? existing.get(runId) ?? holder?.run ?? createdById.get(holder?.holder ?? '');
         if (run === undefined || run.definition.team !== caller.team)
           throw new DomainError('not-found', `run ${runId} not found`);
         const first = createdById.has(runId) && !answered.has(runId);
@@ -142,7 +158,8 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     appends: readonly PartAppend[],
     cost: number,
     schedule: Omit<ScheduleRuns, 'runs'>,
-  ): Promise<PresentRun[]> {
+    unique: { readonly now: Date; readonly rejectDuplicates: ReadonlySet<string> },
+  ): Promise<{ created: PresentRun[]; held: Map<string, HeldKey> }> {
     // The team's pending runs on the other servers, counted under the quota lock (held until commit).
     const pendingElsewhere = async (limit: number): Promise<number> => {
       const others = this.servers.all.filter((s) => !s.isControl);
@@ -151,25 +168,46 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       const counts = await Promise.all(others.map((s) => countPendingRuns(s.pool, team, jobs, limit)));
       return counts.reduce((a, b) => a + b, 0);
     };
+    const held = new Map<string, HeldKey>();
     const onServer = ({ server, runs, busy }: PartAppend, quotas: 'here' | 'checked'): Promise<PresentRun[]> =>
       server.decisions.unitOfWork(async (work) => {
         // Locks and reads only before the append: es_append must come before the transaction's first write.
         await refuseBusyJobs(work.tx, busy);
-        const takeTokens = quotas === 'here' ? await admitEnqueue(work.tx, team, cost, pendingElsewhere) : undefined;
-        const created = await work.schedule({ ...schedule, runs });
+        const kept = await keepUniqueRuns(work.tx, runs, unique.now);
+        refuseDuplicates(kept.held, unique.rejectDuplicates);
+        const takeTokens =
+          quotas === 'here' ? await admitEnqueue(work.tx, team, cost - kept.held.size, pendingElsewhere) : undefined;
+        const created = kept.make.length === 0 ? [] : await work.schedule({ ...schedule, runs: kept.make });
         await takeTokens?.();
+        for (const [runId, key] of kept.held) held.set(runId, key);
         return created;
       });
-    if (appends.length === 1 && appends[0]!.server.isControl) return onServer(appends[0]!, 'here');
+    if (appends.length === 1 && appends[0]!.server.isControl)
+      return { created: await onServer(appends[0]!, 'here'), held };
     return withTransaction(this.pool, async (control) => {
       const takeTokens = await admitEnqueue(control, team, cost, pendingElsewhere);
       const created: PresentRun[] = [];
       for (const part of appends) created.push(...(await onServer(part, 'checked')));
       await takeTokens();
-      return created;
+      return { created, held };
     });
   }
 }
+
+/**
+ * ifDuplicate: reject refuses a run whose unique key a run holds, the whole request with it (as
+ * ifRunning: reject does), naming the run that holds it.
+ */
+function refuseDuplicates(held: ReadonlyMap<string, HeldKey>, rejecting: ReadonlySet<string>): void {
+  for (const [runId, { holder }] of held)
+    if (rejecting.has(runId))
+      throw new DomainError('duplicate-run', `run ${holder} holds the unique key; enqueued with ifDuplicate: reject`, {
+        runId: holder,
+      });
+}
+
+/** A new run not made: the run that holds its unique key (read, or made earlier in the same request). */
+type HeldKey = { readonly holder: string; readonly run?: PresentRun };
 
 /** A server's part of an enqueue: its new runs, and the jobs there refused while busy (ifRunning: reject). */
 interface PartAppend {
@@ -208,7 +246,12 @@ function derivedId(job: DefinedJob, request: EnqueueRequest, runId: string): Der
 }
 
 /** The RunScheduled of a job's new run; its id derives from (job, Idempotency-Key) when a key is given. */
-function scheduledRun(job: DefinedJob, request: EnqueueRequest, source: RunScheduledData['source']): RunScheduledData {
+function scheduledRun(
+  job: DefinedJob,
+  request: EnqueueRequest,
+  source: RunScheduledData['source'],
+  now: Date,
+): RunScheduledData {
   const runId =
     request.scheduled?.runId ??
     (request.idempotencyKey === undefined
@@ -220,5 +263,6 @@ function scheduledRun(job: DefinedJob, request: EnqueueRequest, source: RunSched
     payload: request.payload,
     idempotencyKey: request.idempotencyKey ?? runId,
     source: request.scheduled?.source ?? source,
+    ...(request.uniqueKey === undefined ? {} : { unique: runUnique(request.uniqueKey, job.definition.unique, now) }),
   });
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JobDefinition, PresentRun, RunScheduledData } from '@chronicle/domain';
+import type { JobDefinition, PresentRun, RunScheduledData, RunUnique } from '@chronicle/domain';
 import { uuidV7 } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { findRunSnapshots } from '@chronicle/projections';
@@ -75,6 +75,7 @@ export function newRunScheduled(
     readonly payload?: unknown;
     readonly idempotencyKey: string;
     readonly source: RunScheduledData['source'];
+    readonly unique?: RunUnique;
   },
 ): RunScheduledData {
   return {
@@ -91,5 +92,6 @@ export function newRunScheduled(
     source: run.source,
     jobVersion,
     ...(definition.dryRun === true ? { dryRun: true } : {}),
+    ...(run.unique === undefined ? {} : { unique: run.unique }),
   };
 }

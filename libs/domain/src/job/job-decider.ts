@@ -22,7 +22,22 @@ export interface JobDefinition {
    * handlers are told to log what they would do and have no effects. Absent: not dry.
    */
   readonly dryRun?: true;
+  /**
+   * How long a run enqueued with a `uniqueKey` keeps the key from another run of this job (docs/api.md,
+   * "Unique runs"). Absent: while-pending, the default for a run that names a key.
+   */
+  readonly unique?: UniquePolicy;
 }
+
+/**
+ * While a run holds its key, an enqueue naming the same key answers with that run instead of making
+ * another: while the run waits (scheduled or retry_wait), while it is not finished (leased too), or for
+ * a time from its enqueue, whatever its state.
+ */
+export type UniquePolicy =
+  { readonly scope: 'while-pending' | 'while-not-finished' } | { readonly scope: 'for'; readonly seconds: number };
+
+export const UNIQUE_SCOPES = ['while-pending', 'while-not-finished', 'for'] as const;
 
 /** The schema version job events are written with (a breaking change adds one and an upcaster). */
 export const JOB_EVENT_SCHEMA_VERSION = 1;

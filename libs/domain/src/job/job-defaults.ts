@@ -1,5 +1,6 @@
+import { DomainError } from '../domain-error';
 import type { Priority, RetryPolicy } from '../run/run-events';
-import type { JobDefinition } from './job-decider';
+import type { JobDefinition, UniquePolicy } from './job-decider';
 
 /** What a job gets for each field its definition leaves out (docs/api.md, "Job definitions"). */
 export const JOB_DEFAULTS = {
@@ -23,6 +24,8 @@ export interface JobDefinitionInput {
   readonly schedule?: unknown;
   readonly secretsAllowed?: readonly string[];
   readonly dryRun?: boolean;
+  /** `seconds` is required with scope `for`, and refused without it. */
+  readonly unique?: { readonly scope: UniquePolicy['scope']; readonly seconds?: number | null };
 }
 
 export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
@@ -47,5 +50,24 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
       ? {}
       : { secretsAllowed: [...new Set(input.secretsAllowed)] }),
     ...(input.dryRun === true ? { dryRun: true } : {}),
+    ...(input.unique === undefined ? {} : { unique: uniquePolicy(input.unique) }),
   };
+}
+
+/** A unique policy as the domain keeps it: `seconds` with scope `for` alone, where it is required. */
+function uniquePolicy(input: NonNullable<JobDefinitionInput['unique']>): UniquePolicy {
+  const { scope } = input;
+  const seconds = input.seconds ?? undefined;
+  if (scope !== 'for') {
+    if (seconds !== undefined)
+      throw new DomainError('validation-error', `unique.seconds: only with scope for, not ${scope}`, {
+        field: 'unique.seconds',
+      });
+    return { scope };
+  }
+  if (seconds === undefined || !Number.isInteger(seconds) || seconds < 1)
+    throw new DomainError('validation-error', 'unique.seconds: required with scope for, whole seconds >= 1', {
+      field: 'unique.seconds',
+    });
+  return { scope, seconds };
 }

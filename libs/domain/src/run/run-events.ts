@@ -41,6 +41,17 @@ export interface RunScheduledData {
   readonly jobVersion: number | null;
   /** Made from a job in dry run (JobDefinition.dryRun): its worker is told to have no effects. Absent: not dry. */
   readonly dryRun?: true;
+  /**
+   * Enqueued with a unique key (docs/api.md, "Unique runs"): the key, and the job's rule for how long the
+   * run holds it (`until`: ISO-8601 UTC, for scope `for`). Absent: the run holds no key.
+   */
+  readonly unique?: RunUnique;
+}
+
+export interface RunUnique {
+  readonly key: string;
+  readonly scope: 'while-pending' | 'while-not-finished' | 'for';
+  readonly until?: string;
 }
 
 export interface RunLeasedData {

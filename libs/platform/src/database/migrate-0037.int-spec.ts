@@ -15,14 +15,18 @@ describe('migration 0037 (lean row layouts) on a database with rows', () => {
   let db: Awaited<ReturnType<typeof createEmptyDatabase>>;
   let client: Client;
 
+  /** A folder of links to the migrations before `version`: what a database had then. */
+  const migrationsBefore = async (version: string): Promise<string> => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
+    for (const file of await readdir(MIGRATIONS))
+      if (/^\d{4}_.*\.sql$/.test(file) && file < version)
+        await symlink(path.join(MIGRATIONS, file), path.join(dir, file));
+    return dir;
+  };
+
   beforeAll(async () => {
     db = await createEmptyDatabase();
-    // The migrations before 0037 only, from a folder of links to them.
-    const before = await mkdtemp(path.join(tmpdir(), 'migrations-'));
-    for (const file of await readdir(MIGRATIONS))
-      if (/^\d{4}_.*\.sql$/.test(file) && file < '0037')
-        await symlink(path.join(MIGRATIONS, file), path.join(before, file));
-    await migrate(db.url, before);
+    await migrate(db.url, await migrationsBefore('0037'));
     client = new Client({ connectionString: db.url });
     await client.connect();
   });
@@ -74,7 +78,7 @@ describe('migration 0037 (lean row layouts) on a database with rows', () => {
     const partitionsBefore = await partitions();
     const eventsBefore = await rows('SELECT * FROM events ORDER BY global_position');
 
-    expect(await migrate(db.url)).toEqual([37]);
+    expect(await migrate(db.url, await migrationsBefore('0038'))).toEqual([37]);
 
     // Every row reads back the same, the events with the new column besides.
     expect(await rows('SELECT * FROM runs ORDER BY run_id')).toEqual(runsBefore);

@@ -267,10 +267,11 @@ const LISTED_ONCE = 'ON CONFLICT (run_id, kept_on) DO NOTHING';
 const INSERT_NEW = (onConflict: string, listingOnConflict = LISTED_ONCE): string => `inserted AS (
      INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision,
-                            finished_at, kept_on, updated_at, ended)
+                            finished_at, kept_on, updated_at, ended, unique_key, unique_until)
      SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
-            x.finished_at, x.kept_on, now(), ${ENDED('x')}
+            x.finished_at, x.kept_on, now(), ${ENDED('x')}, x.definition->'unique'->>'key',
+            (x.definition->'unique'->>'until')::timestamptz
        FROM x
       WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.kept_on IN (x.kept_on, 'infinity') OFFSET 0)
      ${onConflict}
@@ -355,6 +356,8 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
       'finished_at',
       'kept_on',
       'ended',
+      'unique_key',
+      'unique_until',
     ],
     states.map((s) => {
       const d = s.definition;
@@ -381,6 +384,8 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         s.finishedAt,
         keptOn(s),
         (UNSUCCESSFUL_RUN_STATES as readonly string[]).includes(s.status) ? s.status : null,
+        d.unique?.key ?? null,
+        d.unique?.until ?? null,
       ];
     }),
   );

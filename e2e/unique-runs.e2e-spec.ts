@@ -1,0 +1,153 @@
+import { ApiModule } from '@chronicle/api';
+import { PROJECTIONS, verifyProjections } from '@chronicle/projections';
+import { ProjectorModule } from '@chronicle/projector';
+import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { apiClient, createTeam, graphqlClient, startApp, type RunningApp, type TeamClients } from './support';
+
+const ADMIN_TOKEN = 'e2e-admin-token-unique-runs-0123456789';
+
+interface Run {
+  runId: string;
+  state: string;
+  uniqueKey: string | null;
+}
+
+/** Unique runs (docs/api.md, "Unique runs"): one run per key while the job's rule says it holds it. */
+describe('unique runs', () => {
+  let db: TestDatabase;
+  let app: RunningApp;
+  let second: RunningApp;
+  let ops: TeamClients;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // Two API processes on one database, as two replicas behind a load balancer.
+    app = await startApp(db.pool, db.eventStore, [ApiModule, ProjectorModule], ADMIN_TOKEN);
+    second = await startApp(db.pool, db.eventStore, [ApiModule], ADMIN_TOKEN);
+    ops = await createTeam(app.url, ADMIN_TOKEN, 'ops', ['ops']);
+  });
+  afterAll(async () => {
+    await second?.close();
+    await app?.close();
+    await db?.drop();
+  });
+
+  const enqueue = (job: string, body: Record<string, unknown>, via = app) =>
+    apiClient(via.url, ops.teamToken).post<Run & { type?: string }>(`/v1/jobs/${job}/runs`, body);
+  const leaseAll = async (): Promise<Array<{ runId: string; fencingToken: number }>> =>
+    (
+      await ops.worker.post<{ leases: Array<{ runId: string; fencingToken: number }> }>('/v1/lease', {
+        queues: ['ops'],
+        max: 100,
+        waitSeconds: 0,
+      })
+    ).body.leases;
+  const complete = async (lease: { runId: string; fencingToken: number }): Promise<void> => {
+    const answer = await ops.worker.post(`/v1/runs/${lease.runId}/complete`, {
+      fencingToken: lease.fencingToken,
+      outcome: 'success',
+    });
+    expect(answer.status).toBe(200);
+  };
+
+  it('makes one run of many enqueues of a key at once, over two API processes, and answers each with it', async () => {
+    await ops.team.put('/v1/jobs/ops.sync', { queue: 'ops' });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        enqueue('ops.sync', { uniqueKey: 'customer-1' }, i % 2 === 0 ? app : second),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(19);
+    expect(new Set(answers.map((a) => a.body.runId)).size).toBe(1);
+    expect(answers[0]!.body.uniqueKey).toBe('customer-1');
+    // Another key, or none, makes its own run.
+    expect((await enqueue('ops.sync', { uniqueKey: 'customer-2' })).status).toBe(201);
+    expect((await enqueue('ops.sync', {})).status).toBe(201);
+    const listed = await ops.team.get<{ items: Run[] }>('/v1/runs?job=ops.sync&limit=100');
+    expect(listed.body.items.filter((r) => r.uniqueKey === 'customer-1')).toHaveLength(1);
+  });
+
+  it('while-pending: frees the key once its run is leased; ifDuplicate: reject refuses with the holder named', async () => {
+    await ops.team.put('/v1/jobs/ops.pending', { queue: 'ops' });
+    const first = await enqueue('ops.pending', { uniqueKey: 'k' });
+    expect(first.status).toBe(201);
+    const refused = await enqueue('ops.pending', { uniqueKey: 'k', ifDuplicate: 'reject' });
+    expect(refused.status).toBe(409);
+    expect(refused.contentType).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ type: '/problems/duplicate-run', status: 409, runId: first.body.runId });
+    await leaseAll();
+    const after = await enqueue('ops.pending', { uniqueKey: 'k' });
+    expect(after.status).toBe(201);
+    expect(after.body.runId).not.toBe(first.body.runId);
+  });
+
+  it('while-not-finished: holds the key while leased, frees it when the run succeeds', async () => {
+    await ops.team.put('/v1/jobs/ops.busy', { queue: 'ops', unique: { scope: 'while-not-finished' } });
+    const first = await enqueue('ops.busy', { uniqueKey: 'k' });
+    const leases = await leaseAll();
+    const held = leases.find((l) => l.runId === first.body.runId)!;
+    expect(held).toBeDefined();
+    const again = await enqueue('ops.busy', { uniqueKey: 'k' });
+    expect([again.status, again.body.runId, again.body.state]).toEqual([200, first.body.runId, 'leased']);
+    await complete(held);
+    const next = await enqueue('ops.busy', { uniqueKey: 'k' });
+    expect(next.status).toBe(201);
+    expect(next.body.runId).not.toBe(first.body.runId);
+  });
+
+  it('for: holds the key for its time whatever the run does, and a batch holds one run per key', async () => {
+    await ops.team.put('/v1/jobs/ops.hourly', { queue: 'ops', unique: { scope: 'for', seconds: 3600 } });
+    const batch = await ops.team.post<{ runs: Array<Run & { created: boolean }> }>('/v1/runs:batch', {
+      runs: [
+        { job: 'ops.hourly', uniqueKey: 'a' },
+        { job: 'ops.hourly', uniqueKey: 'a' },
+        { job: 'ops.hourly', uniqueKey: 'b' },
+      ],
+    });
+    expect(batch.status).toBe(200);
+    const [a1, a2, b] = batch.body.runs;
+    expect([a1!.created, a2!.created, b!.created]).toEqual([true, false, true]);
+    expect(a2!.runId).toBe(a1!.runId);
+    for (const lease of (await leaseAll()).filter((l) => l.runId === a1!.runId)) await complete(lease);
+    const again = await enqueue('ops.hourly', { uniqueKey: 'a' });
+    expect([again.status, again.body.runId, again.body.state]).toEqual([200, a1!.runId, 'succeeded']);
+  });
+
+  it('refuses a rule without its seconds, and a key out of shape, with a clear problem', async () => {
+    const noSeconds = await ops.team.put<{ type: string; field: string }>('/v1/jobs/ops.bad', {
+      queue: 'ops',
+      unique: { scope: 'for' },
+    });
+    expect([noSeconds.status, noSeconds.body.type, noSeconds.body.field]).toEqual([
+      400,
+      '/problems/validation-error',
+      'unique.seconds',
+    ]);
+    const badScope = await ops.team.put<{ type: string }>('/v1/jobs/ops.bad', { queue: 'ops', unique: { scope: 'x' } });
+    expect([badScope.status, badScope.body.type]).toEqual([400, '/problems/validation-error']);
+    const badKey = await enqueue('ops.sync', { uniqueKey: 'has space' });
+    expect([badKey.status, badKey.body.type]).toEqual([400, '/problems/validation-error']);
+  });
+
+  it('GraphQL: enqueueRun with a uniqueKey answers the run that holds it, or duplicate-run', async () => {
+    const gql = graphqlClient(app.url, ops.teamToken);
+    const mutation = `mutation ($key: String, $if: String) {
+      enqueueRun(job: "ops.sync", uniqueKey: $key, ifDuplicate: $if) { id uniqueKey } }`;
+    const first = await gql<{ enqueueRun: { id: string; uniqueKey: string } }>(mutation, { key: 'gql-1' });
+    expect(first.data?.enqueueRun.uniqueKey).toBe('gql-1');
+    const same = await gql<{ enqueueRun: { id: string } }>(mutation, { key: 'gql-1' });
+    expect(same.data?.enqueueRun.id).toBe(first.data?.enqueueRun.id);
+    const refused = await gql(mutation, { key: 'gql-1', if: 'reject' });
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'duplicate-run', runId: first.data?.enqueueRun.id });
+  });
+
+  it('keeps the keys in rows a rebuild from the log writes the same', async () => {
+    const { rows } = await db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM runs WHERE unique_key IS NOT NULL',
+    );
+    expect(rows[0]!.n).toBeGreaterThan(5);
+    const verified = await verifyProjections(db.eventStore, db.pool, PROJECTIONS);
+    expect(verified.differences).toEqual([]);
+  });
+});
