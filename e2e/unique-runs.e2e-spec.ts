@@ -142,11 +142,24 @@ describe('unique runs', () => {
     expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'duplicate-run', runId: first.data?.enqueueRun.id });
   });
 
-  it('keeps the keys in rows a rebuild from the log writes the same', async () => {
-    const { rows } = await db.pool.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM runs WHERE unique_key IS NOT NULL',
+  it('keeps a key in the row of a run only while it may hold it, as a rebuild from the log writes it', async () => {
+    const { rows } = await db.pool.query<{ state: string; scope: string; kept: boolean }>(
+      `SELECT r.state, l.definition->'unique'->>'scope' AS scope, r.unique_key IS NOT NULL AS kept
+         FROM runs r JOIN run_listing l USING (run_id, kept_on) WHERE l.definition ? 'unique'`,
     );
-    expect(rows[0]!.n).toBeGreaterThan(5);
+    const mayHold = {
+      'while-pending': ['scheduled', 'retry_wait'],
+      'while-not-finished': ['scheduled', 'retry_wait', 'leased'],
+    };
+    for (const { state, scope, kept } of rows)
+      expect({ state, scope, kept }).toEqual({
+        state,
+        scope,
+        kept: scope === 'for' || mayHold[scope as keyof typeof mayHold].includes(state),
+      });
+    // Runs of each kind were there to check: leased and finished ones that let their keys go, and others.
+    expect(rows.filter((r) => r.kept).length).toBeGreaterThan(2);
+    expect(rows.filter((r) => !r.kept).length).toBeGreaterThan(2);
     const verified = await verifyProjections(db.eventStore, db.pool, PROJECTIONS);
     expect(verified.differences).toEqual([]);
   });

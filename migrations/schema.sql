@@ -400,7 +400,7 @@ CREATE INDEX runs_ended_job_idx ON public.runs USING btree (job, due_at DESC, ru
 
 CREATE INDEX runs_ended_team_idx ON public.runs USING btree (team, due_at DESC, run_id DESC) WHERE (ended IS NOT NULL);
 
-CREATE INDEX runs_unique_idx ON public.runs USING btree (job, unique_key) WHERE (unique_key IS NOT NULL);
+CREATE INDEX runs_unique_idx ON public.runs USING btree (job, unique_key, unique_until) WHERE (unique_key IS NOT NULL);
 
 CREATE INDEX schedule_cursors_due_idx ON public.schedule_cursors USING btree (next_fire_at) WHERE (next_fire_at IS NOT NULL);
 

@@ -65,7 +65,7 @@ export {
   type RunUnique,
   recordedRunPlace,
 } from './run/run-events';
-export { UNIQUE_KEY_PATTERN, UNIQUE_KEY_RULE, runUnique, holdsKey } from './run/unique-runs';
+export { UNIQUE_KEY_PATTERN, UNIQUE_KEY_RULE, holdsKey, keptByState, runUnique } from './run/unique-runs';
 export { ABSENT, type PresentRun, type RunSnapshot, evolve, foldRun, visibleState } from './run/run-snapshot';
 export {
   PENDING_RUN_STATES,

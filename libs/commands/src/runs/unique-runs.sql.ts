@@ -1,5 +1,5 @@
-import { holdsKey, PENDING_RUN_STATES, type PresentRun, type RunScheduledData } from '@chronicle/domain';
-import { type Queryable, sqlList } from '@chronicle/platform';
+import { holdsKey, type PresentRun, type RunScheduledData } from '@chronicle/domain';
+import type { Queryable } from '@chronicle/platform';
 import { findRunSnapshots } from '@chronicle/projections';
 
 /** A job's unique key: the job, then the key. */
@@ -20,16 +20,15 @@ async function lockUniqueKeys(db: Queryable, keys: readonly JobKey[]): Promise<v
 }
 
 /**
- * The runs that may hold these keys (runs_unique_idx, migrations/0038): those not finished, and those
- * whose time (scope `for`) has not run out; holdsKey decides by each one's rule.
+ * The runs that may hold these keys (runs_unique_idx, migrations/0038): those whose rows keep the key
+ * (keptByState), but for runs whose time (scope `for`) has run out; holdsKey decides by each one's rule.
  */
 async function findKeyHolders(db: Queryable, keys: readonly JobKey[]): Promise<PresentRun[]> {
   const { rows } = await db.query<{ run_id: string }>({
     name: 'find_unique_key_holders',
     text: `SELECT r.run_id FROM unnest($1::text[], $2::text[]) AS k(job, key)
              JOIN runs r ON r.job = k.job AND r.unique_key = k.key
-            WHERE r.unique_key IS NOT NULL
-              AND (r.state IN (${sqlList(PENDING_RUN_STATES)}) OR r.unique_until > now())`,
+            WHERE r.unique_key IS NOT NULL AND (r.unique_until IS NULL OR r.unique_until > now())`,
     values: [keys.map(([job]) => job), keys.map(([, key]) => key)],
   });
   return rows.length === 0

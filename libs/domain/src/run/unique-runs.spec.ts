@@ -1,6 +1,6 @@
 import { jobDefinition } from '../job/job-defaults';
 import { DomainError } from '../domain-error';
-import { holdsKey, runUnique } from './unique-runs';
+import { holdsKey, keptByState, runUnique } from './unique-runs';
 
 describe('unique runs', () => {
   const now = new Date('2026-12-07T10:00:00Z');
@@ -28,6 +28,13 @@ describe('unique runs', () => {
     ['while-not-finished', 'cancelled', false],
   ] as const)('%s: a run %s holds its key: %s', (scope, state, holds) => {
     expect(holdsKey({ key: 'k', scope }, state, now)).toBe(holds);
+  });
+
+  it('keeps a key in the row while the run may hold it: by its state, or always under a rule of a time', () => {
+    expect(keptByState({ key: 'k', scope: 'while-pending' }, 'leased')).toBe(false);
+    expect(keptByState({ key: 'k', scope: 'while-not-finished' }, 'leased')).toBe(true);
+    expect(keptByState({ key: 'k', scope: 'while-not-finished' }, 'dead')).toBe(false);
+    expect(keptByState({ key: 'k', scope: 'for', until: '2026-12-07T10:00:00.000Z' }, 'succeeded')).toBe(true);
   });
 
   it('for: holds the key until its time, whatever its state', () => {

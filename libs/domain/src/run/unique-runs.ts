@@ -21,12 +21,23 @@ export function runUnique(key: string, policy: UniquePolicy | undefined, now: Da
  * was enqueued under, so that a change of the job's rule applies to runs enqueued after it.
  */
 export function holdsKey(unique: RunUnique, state: RunState, now: Date): boolean {
+  if (unique.scope === 'for') return unique.until !== undefined && Date.parse(unique.until) > now.getTime();
+  return keptByState(unique, state);
+}
+
+/**
+ * Whether a run in `state` may still hold its key, time apart: by its state under a rule of states, always
+ * under a rule of a time (until its time, which holdsKey reads). A run's row keeps its key while this holds
+ * (runs.unique_key), so that only those runs are found by it; a function of the run's state alone, so that
+ * a rebuild from the log writes the same.
+ */
+export function keptByState(unique: RunUnique, state: RunState): boolean {
   switch (unique.scope) {
     case 'while-pending':
       return (WAITING_RUN_STATES as readonly RunState[]).includes(state) || state === 'ready';
     case 'while-not-finished':
       return (PENDING_RUN_STATES as readonly RunState[]).includes(state) || state === 'ready';
     case 'for':
-      return unique.until !== undefined && Date.parse(unique.until) > now.getTime();
+      return true;
   }
 }

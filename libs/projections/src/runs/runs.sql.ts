@@ -1,6 +1,12 @@
 import type { ReadModelWrite } from '@chronicle/event-store';
 import { copyRows, sqlList, type CopyConnection, type Queryable } from '@chronicle/platform';
-import { upcastData, UNSUCCESSFUL_RUN_STATES, WAITING_RUN_STATES, type PresentRun } from '@chronicle/domain';
+import {
+  keptByState,
+  upcastData,
+  UNSUCCESSFUL_RUN_STATES,
+  WAITING_RUN_STATES,
+  type PresentRun,
+} from '@chronicle/domain';
 
 /**
  * The waiting states as the SQL literal list `ready_runs` holds the runs of (followRows): a query that selects
@@ -167,7 +173,7 @@ const ROWS_OF_X_BY_DAY = `r.kept_on IN ($2::date, $3::date, $4::date, 'infinity'
 
 /** The state columns of a run's row, set from `from`'s. */
 const SET_STATE = (from: string): string =>
-  `state = ${from}.state, available_at = ${from}.available_at, attempt = ${from}.attempt,
+  `state = ${from}.state, available_at = ${from}.available_at, attempt = ${from}.attempt, unique_key = ${from}.unique_key,
    attempt_limit = ${from}.attempt_limit, lease_expires_at = ${from}.lease_expires_at,
    fencing_token = ${from}.fencing_token, worker_id = ${from}.worker_id, leased_at = ${from}.leased_at,
    last_error = ${from}.last_error, dead_at = ${from}.dead_at, death = ${from}.death,
@@ -270,8 +276,7 @@ const INSERT_NEW = (onConflict: string, listingOnConflict = LISTED_ONCE): string
                             finished_at, kept_on, updated_at, ended, unique_key, unique_until)
      SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
-            x.finished_at, x.kept_on, now(), ${ENDED('x')}, x.definition->'unique'->>'key',
-            (x.definition->'unique'->>'until')::timestamptz
+            x.finished_at, x.kept_on, now(), ${ENDED('x')}, x.unique_key, (x.definition->'unique'->>'until')::timestamptz
        FROM x
       WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.kept_on IN (x.kept_on, 'infinity') OFFSET 0)
      ${onConflict}
@@ -384,7 +389,7 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         s.finishedAt,
         keptOn(s),
         (UNSUCCESSFUL_RUN_STATES as readonly string[]).includes(s.status) ? s.status : null,
-        d.unique?.key ?? null,
+        uniqueKeyKept(s),
         d.unique?.until ?? null,
       ];
     }),
@@ -470,7 +475,7 @@ function rowFields(s: PresentRun): Record<string, unknown> {
 /** The columns a transition changes, as jsonb_to_recordset reads them (stateFields writes them). */
 const STATE_FIELDS = `run_id text, due_at timestamptz, state text, available_at timestamptz, attempt int, attempt_limit int, lease_expires_at timestamptz,
   fencing_token bigint, worker_id text, leased_at timestamptz, last_error text, dead_at timestamptz, death jsonb,
-  discarded boolean, revision bigint, finished_at timestamptz`;
+  discarded boolean, revision bigint, finished_at timestamptz, unique_key text`;
 
 /** A run's whole row, as jsonb_to_recordset reads it (rowFields writes it). */
 const ROW_FIELDS = `${STATE_FIELDS}, team text, job text, queue text, priority text, definition jsonb`;
@@ -502,6 +507,8 @@ function stateFields(s: PresentRun): Record<string, unknown> {
     fields.death = s.death;
   }
   if (s.finishedAt !== null) fields.finished_at = s.finishedAt;
+  const key = uniqueKeyKept(s);
+  if (key !== null) fields.unique_key = key;
   return fields;
 }
 
@@ -606,4 +613,14 @@ export async function findRunSnapshotsAt(
     runsByIdQuery('runs_snapshots_now', `${RUN_COLUMNS}, now() AS db_now`, runIds),
   );
   return { runs: rows.map(runFromRow), now: rows[0]?.db_now ?? new Date() };
+}
+
+/**
+ * The unique key a run's row keeps (runs.unique_key, migrations/0038): the run's key while it may hold it
+ * (keptByState), NULL otherwise, so that the index by key holds the runs that may hold theirs and not
+ * every run a key ever had. A run without a key keeps NULL, and its transitions leave the column as it was.
+ */
+function uniqueKeyKept(s: PresentRun): string | null {
+  const { unique } = s.definition;
+  return unique !== undefined && keptByState(unique, s.status) ? unique.key : null;
 }
