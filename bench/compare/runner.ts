@@ -140,11 +140,13 @@ async function measure(
     }
     const topStatements = statements.costPerRun()?.top;
     const topWalRecords = wal.breakdownPerRun()?.top;
+    const walByRelation = wal.breakdownPerRun()?.byRelation;
     return addFiguresAfterStop(
       {
         ...measured,
         ...(topStatements === undefined ? {} : { topStatements }),
         ...(topWalRecords === undefined ? {} : { topWalRecords }),
+        ...(walByRelation === undefined ? {} : { walByRelation }),
       },
       system,
       windowCosts(wal, statements, cpu, own),

@@ -58,6 +58,8 @@ export interface Measurement {
   readonly topStatements?: StatementCost['top'];
   /** The WAL record kinds that wrote most of the window's WAL, per run (in the JSON only). */
   readonly topWalRecords?: WalBreakdown['top'];
+  /** The tables and indexes that wrote most of the window's WAL, per run, with their record kinds (in the JSON only). */
+  readonly walByRelation?: WalBreakdown['byRelation'];
 }
 
 export type { MeasuredWindow } from './measured-window';

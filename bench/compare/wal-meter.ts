@@ -14,10 +14,21 @@ export interface WalBreakdown {
   readonly fullPageBytes: number;
   /** The record kinds that wrote most of the WAL, most first, per run: `Heap/UPDATE` and so on. */
   readonly top: ReadonlyArray<{ readonly kind: string; readonly records: number; readonly bytes: number }>;
+  /**
+   * The same by table or index as well, most first, per run: `events_pkey` and `Btree/INSERT_LEAF`, a
+   * partition's under its partitioned table's or index's name. Where the bytes of a run go, table by table.
+   */
+  readonly byRelation: ReadonlyArray<{
+    readonly relation: string;
+    readonly kind: string;
+    readonly records: number;
+    readonly bytes: number;
+  }>;
 }
 
-/** How many record kinds `top` names. */
+/** How many record kinds `top` names, and (relation, kind) pairs `byRelation`. */
 const TOP = 10;
+const TOP_BY_RELATION = 20;
 
 /** pg_walinspect's record kinds, `resource manager/record type`, as they count in a WalBreakdown. */
 const HEAP_ROWS = /^Heap\/(INSERT|UPDATE|HOT_UPDATE|DELETE)(\+INIT)?$/;
@@ -92,6 +103,22 @@ export class WalMeter implements MeasuredWindow {
            FROM pg_get_wal_stats($1::pg_lsn, least($2::pg_lsn, pg_current_wal_flush_lsn()), true)`,
         [from, to],
       );
+      // Each record under the relation of its first block (a record that touches a heap and its
+      // visibility map counts once), named by the root of its partition tree.
+      const { rows: relations } = await this.pool.query<{
+        relation: string;
+        kind: string;
+        records: string;
+        bytes: string;
+      }>(
+        `SELECT coalesce(pg_partition_root(c.oid), c.oid)::regclass::text AS relation,
+                b.resource_manager || '/' || b.record_type AS kind, count(*) AS records, sum(b.record_length) AS bytes
+           FROM pg_get_wal_block_info($1::pg_lsn, least($2::pg_lsn, pg_current_wal_flush_lsn()), false) b
+           JOIN pg_class c ON c.relfilenode = b.relfilenode AND c.relfilenode <> 0
+          WHERE b.block_id = 0 AND b.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+          GROUP BY 1, 2 ORDER BY 4 DESC LIMIT ${TOP_BY_RELATION}`,
+        [from, to],
+      );
       const sum = (pattern: RegExp, of: 'count' | 'fpi'): number =>
         rows.filter((row) => pattern.test(row.kind)).reduce((total, row) => total + Number(row[of]), 0) / runs;
       return {
@@ -103,6 +130,12 @@ export class WalMeter implements MeasuredWindow {
           .map((row) => ({ kind: row.kind, records: Number(row.count) / runs, bytes: Number(row.bytes) / runs }))
           .sort((a, b) => b.bytes - a.bytes)
           .slice(0, TOP),
+        byRelation: relations.map((r) => ({
+          relation: r.relation,
+          kind: r.kind,
+          records: Number(r.records) / runs,
+          bytes: Number(r.bytes) / runs,
+        })),
       };
     } catch {
       // No pg_walinspect on this server (before PostgreSQL 16, or not installed): no breakdown.
