@@ -82,8 +82,8 @@ export function dispatchPolicySuite(
         expect(response.status).toBe(200);
       }
     };
-    const lease = async (worker: ApiClient, queue: string, max: number): Promise<Leases['leases']> => {
-      const response = await worker.post<Leases>('/v1/lease', { queues: [queue], max });
+    const lease = async (worker: ApiClient, queue: string, max: number, waitSeconds = 0): Promise<Leases['leases']> => {
+      const response = await worker.post<Leases>('/v1/lease', { queues: [queue], max, waitSeconds });
       expect(response.status).toBe(200);
       return response.body.leases;
     };
@@ -324,13 +324,15 @@ export function dispatchPolicySuite(
           "SELECT count(*)::int AS n FROM runs WHERE job = 'l.two-at-a-time' AND state <> 'succeeded'",
         );
         // Each loop leases, works 5 ms under the leases and completes them, again and again; finding nothing to
-        // lease (the other loops hold the job's 2 places), it looks again 20 ms later, until every run of the
-        // limited job has succeeded.
+        // lease (the other loops hold the job's 2 places), it long-polls as a worker does (up to a second), and
+        // looks again 20 ms later, until every run of the limited job has succeeded. Without the long poll, 18
+        // idle loops asking every 20 ms made some 900 claims a second over the three servers, and on a slow
+        // machine the two loops holding the places waited behind them past the deadline.
         const loops = Array.from({ length: 20 }, () =>
           waitFor(
             async () => {
               for (;;) {
-                const leases = await lease(platform, 'limited', 5);
+                const leases = await lease(platform, 'limited', 5, 1);
                 if (leases.length === 0) return unfinished === 0;
                 await new Promise((resolve) => setTimeout(resolve, 5)); // the work
                 for (const run of leases) {
