@@ -6,3 +6,4 @@ export * from './team-tokens';
 export * from './wait-healthy';
 export * from './build-dist';
 export * from './quiet-worker-logger';
+export * from './replicas';
