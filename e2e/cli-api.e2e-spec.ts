@@ -100,6 +100,16 @@ describe('the chronicle CLI, API commands', () => {
     );
     const shown = JSON.parse((await chronicle(['runs', 'show', runId!], env)).stdout) as { uniqueKey: string };
     expect(shown.uniqueKey).toBe('acct-7');
+    const keyed = await chronicle(
+      ['runs', 'enqueue', 'cli.sync', '--concurrency-key', 'acct-7', '--delay', '86400'],
+      env,
+    );
+    const [, keyedId] = /^enqueued (run_\S+) \(scheduled\)$/m.exec(keyed.stdout) ?? [];
+    expect(keyedId).toBeDefined();
+    const keyedRun = JSON.parse((await chronicle(['runs', 'show', keyedId!], env)).stdout) as {
+      concurrencyKey: string;
+    };
+    expect(keyedRun.concurrencyKey).toBe('acct-7');
     // Out of the way of the lease counts below: cancelled, the key is free again.
     expect((await team.team.post(`/v1/runs/${runId}:cancel`)).status).toBe(200);
     expect(

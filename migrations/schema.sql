@@ -99,6 +99,7 @@ CASE
     WHEN ((jsonb_typeof((definition -> 'schedule'::text)) = 'object'::text) AND (job_overlap_policy(definition) <> 'allow_all'::text)) THEN 1
     ELSE ((definition ->> 'concurrency'::text))::integer
 END) STORED,
+  key_limit integer GENERATED ALWAYS AS (COALESCE(((definition ->> 'perKeyConcurrency'::text))::integer, 1)) STORED,
   CONSTRAINT jobs_pkey PRIMARY KEY (name)
 );
 
@@ -142,6 +143,7 @@ CREATE TABLE ready_runs (
   available_at timestamp with time zone NOT NULL,
   state text NOT NULL,
   due_at timestamp with time zone NOT NULL,
+  concurrency_key text,
   CONSTRAINT ready_runs_pkey PRIMARY KEY (run_id)
 )
 WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
@@ -175,6 +177,7 @@ CREATE TABLE run_leases (
   priority text NOT NULL,
   due_at timestamp with time zone NOT NULL,
   lease_expires_at timestamp with time zone NOT NULL,
+  concurrency_key text,
   CONSTRAINT run_leases_pkey PRIMARY KEY (job, run_id)
 )
 WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
@@ -247,6 +250,7 @@ CREATE TABLE runs (
   ended text,
   unique_key text,
   unique_until timestamp with time zone,
+  concurrency_key text,
   CONSTRAINT runs_ended_check CHECK ((NOT (ended IS DISTINCT FROM
 CASE
     WHEN (state = ANY (ARRAY['dead'::text, 'cancelled'::text])) THEN state
@@ -385,6 +389,8 @@ CREATE INDEX ready_runs_claim_idx ON public.ready_runs USING btree (queue, team,
 CREATE INDEX ready_runs_job_idx ON public.ready_runs USING btree (job, available_at);
 
 CREATE INDEX run_activity_minutes_minute_idx ON public.run_activity_minutes USING btree (minute);
+
+CREATE INDEX run_leases_key_idx ON public.run_leases USING btree (job, concurrency_key) WHERE (concurrency_key IS NOT NULL);
 
 CREATE INDEX run_listing_job_idx ON public.run_listing USING btree (job, due_at DESC, run_id DESC);
 
@@ -612,6 +618,23 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.lock_and_count_limits(p_jobs text[], p_key_jobs text[], p_keys text[])
+ RETURNS TABLE(job text, key text, room integer)
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+AS $function$
+BEGIN
+  PERFORM lock_limits(p_jobs, p_key_jobs, p_keys);
+  RETURN QUERY
+    SELECT j.name::text, NULL::text, j.run_limit - (SELECT count(*) FROM run_leases l WHERE l.job = j.name)::integer
+      FROM jobs j WHERE j.name = ANY (p_jobs) AND j.run_limit IS NOT NULL
+    UNION ALL
+    SELECT k.job, k.key,
+           coalesce(j.key_limit, 1) - (SELECT count(*) FROM run_leases l WHERE l.job = k.job AND l.concurrency_key = k.key)::integer
+      FROM unnest(p_key_jobs, p_keys) AS k(job, key) LEFT JOIN jobs j ON j.name = k.job;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.lock_and_read_runs(p_run_ids text[])
  RETURNS TABLE(run_id text, job text, state text, revision bigint, definition jsonb, attempt integer, attempt_limit integer, available_at timestamp with time zone, fencing_token bigint, worker_id text, leased_at timestamp with time zone, lease_expires_at timestamp with time zone, last_error text, death jsonb, discarded boolean, finished_at timestamp with time zone)
  LANGUAGE plpgsql
@@ -643,8 +666,22 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.lock_limits(p_jobs text[], p_key_jobs text[], p_keys text[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(l.name, 0))
+     FROM (SELECT 0 AS kind, 'job-concurrency-' || u.job AS name, u.job, '' AS key FROM unnest(p_jobs) AS u(job)
+           UNION ALL
+           SELECT 1, 'key-concurrency-' || k.job || chr(31) || k.key, k.job, k.key
+             FROM unnest(p_key_jobs, p_keys) AS k(job, key)) l
+    ORDER BY l.kind, l.job COLLATE "C", l.key COLLATE "C";
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.ready_runs_of(p_queue text, p_team text, p_priority text, p_until timestamp with time zone, p_skip_runs text[], p_skip_jobs text[], p_limit integer)
- RETURNS TABLE(run_id text, job text, team text, priority text, available_at timestamp with time zone)
+ RETURNS TABLE(run_id text, job text, team text, priority text, available_at timestamp with time zone, concurrency_key text, key_room integer)
  LANGUAGE plpgsql
  STABLE
  SET enable_bitmapscan TO 'off'
@@ -656,24 +693,26 @@ DECLARE
   v_shards integer;
 BEGIN
   SELECT array_agg(m.shard), max(m.shards) INTO v_moving, v_shards FROM moving_shards m;
-  IF v_moving IS NULL THEN
-    RETURN QUERY
-      SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at FROM ready_runs r
-       WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
-         AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
-         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
-       ORDER BY r.available_at
-       LIMIT p_limit;
-  ELSE
-    RETURN QUERY
-      SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at FROM ready_runs r
-       WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
-         AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
-         AND chronicle_shard(r.job, v_shards) <> ALL (v_moving)
-         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
-       ORDER BY r.available_at
-       LIMIT p_limit;
-  END IF;
+  RETURN QUERY
+    SELECT k.run_id, k.job, k.team, k.priority, k.available_at, k.concurrency_key, k.key_room
+      FROM (
+        SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at, r.concurrency_key,
+               CASE WHEN r.concurrency_key IS NOT NULL THEN
+                 coalesce(j.key_limit, 1) - (SELECT count(*) FROM (SELECT 1 FROM run_leases l
+                                                                  WHERE l.job = r.job AND l.concurrency_key = r.concurrency_key
+                                                                  LIMIT coalesce(j.key_limit, 1)) n)::integer
+               END AS key_room
+          FROM ready_runs r
+          -- The run's job, read once for its pause and its key limit (a server's copy of jobs may lag: none, none).
+          LEFT JOIN LATERAL (SELECT j.paused, j.key_limit FROM jobs j WHERE j.name = r.job) j ON true
+         WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
+           AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
+           AND (v_moving IS NULL OR chronicle_shard(r.job, v_shards) <> ALL (v_moving))
+           AND j.paused IS NOT TRUE
+         ORDER BY r.available_at
+      ) k
+     WHERE k.key_room IS NULL OR k.key_room > 0
+     LIMIT p_limit;
 END
 $function$;
 

@@ -30,7 +30,7 @@ export function workerHandlers(
   const metrics = new RunMetrics(new Registry());
   const payloads = new PostgresPayloadStore(pool);
   const servers = runServers(store, pool, runDecisions(store, pool, reservations));
-  const claims = new RunClaims(config, teamsServed, servers, metrics, payloads);
+  const claims = new RunClaims(config, teamsServed, servers, metrics, payloads, ready);
   return {
     lease: new LeaseRunsHandler(ready, claims, servers),
     complete: new CompleteRunsHandler(config, ready, teamsServed, servers, runLog, metrics, payloads, claims),

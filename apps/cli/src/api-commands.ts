@@ -159,6 +159,7 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
     .option('--delay <seconds>', 'due after this many seconds', positiveInteger)
     .option('--unique-key <key>', 'one run per key while the job\'s unique rule holds it (docs/api.md, "Unique runs")')
     .option('--if-duplicate <what>', 'existing (default): the run that holds the key; reject: fail naming it')
+    .option('--concurrency-key <key>', "leased only while fewer than the job's perKeyConcurrency runs of this key are")
     .option('--idempotency-key <key>', 'the same key again answers the same run')
     .description('enqueue a run of a job; says whether it is new or the run there already')
     .action(
@@ -170,6 +171,7 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
           delay?: number;
           uniqueKey?: string;
           ifDuplicate?: string;
+          concurrencyKey?: string;
           idempotencyKey?: string;
         },
       ) => {
@@ -179,6 +181,7 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
           ...(o.delay === undefined ? {} : { delaySeconds: o.delay }),
           ...(o.uniqueKey === undefined ? {} : { uniqueKey: o.uniqueKey }),
           ...(o.ifDuplicate === undefined ? {} : { ifDuplicate: o.ifDuplicate }),
+          ...(o.concurrencyKey === undefined ? {} : { concurrencyKey: o.concurrencyKey }),
         };
         const headers: Record<string, string> =
           o.idempotencyKey === undefined ? {} : { 'Idempotency-Key': o.idempotencyKey };

@@ -106,6 +106,12 @@ export class RunResolver {
       description: 'existing (default): the run that holds uniqueKey; reject: a duplicate-run error naming it',
     })
     ifDuplicate: string | null | undefined,
+    @Args('concurrencyKey', {
+      type: () => String,
+      nullable: true,
+      description: "leased only while fewer than the job's perKeyConcurrency runs of this key are leased",
+    })
+    concurrencyKey: string | null | undefined,
   ): Promise<RunNode> {
     const body = checkEnqueue({
       ...(payload === undefined ? {} : { payload }),
@@ -113,6 +119,7 @@ export class RunResolver {
       ...(delaySeconds == null ? {} : { delaySeconds }),
       ...(uniqueKey == null ? {} : { uniqueKey }),
       ...(ifDuplicate == null ? {} : { ifDuplicate }),
+      ...(concurrencyKey == null ? {} : { concurrencyKey }),
     });
     const now = this.clock.now();
     const { run } = await enqueueOneRun(

@@ -56,6 +56,11 @@ export class RunNode {
   @Field({ description: 'Made from a job in dry run: its worker has no effects.' }) dryRun!: boolean;
   @Field(() => String, { nullable: true, description: "The unique key it was enqueued with (its job's unique rule)." })
   uniqueKey!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "The concurrency key it was enqueued with (its job's perKeyConcurrency).",
+  })
+  concurrencyKey!: string | null;
   @Field(() => DateTimeScalar, { nullable: true }) leaseExpiresAt!: string | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When it went to the dead-letter queue.' })
@@ -78,6 +83,7 @@ export function runNode(run: PresentRun, now: Date): RunNode {
     jobVersion: run.definition.jobVersion,
     dryRun: run.definition.dryRun === true,
     uniqueKey: run.definition.unique?.key ?? null,
+    concurrencyKey: run.definition.concurrencyKey ?? null,
     leaseExpiresAt: run.lease?.expiresAt ?? null,
     lastError: run.lastError,
     deadAt: run.status === 'dead' ? (run.death?.deadAt ?? null) : null,

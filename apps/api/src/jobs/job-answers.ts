@@ -48,6 +48,10 @@ export const Job = shape(
         ...shape({ required: { scope: oneOf(UNIQUE_SCOPES) }, optional: { seconds: integer(1) } }),
         description: 'how long a run enqueued with a uniqueKey holds it; absent: while-pending',
       },
+      perKeyConcurrency: {
+        ...integer(1),
+        description: 'at most this many runs with one concurrencyKey leased at once; absent: 1',
+      },
     },
   },
   'Job',

@@ -58,6 +58,11 @@ export const JobBody = object(
         ...integer(1, 10_000),
         description: 'at most this many of its runs leased at once; none: no limit',
       },
+      perKeyConcurrency: {
+        ...integer(1, 10_000),
+        description:
+          "at most this many of its runs with one concurrencyKey (a run's, such as a customer id) leased at once; none: 1",
+      },
       payload: documentedAs(anyValue(), Payload, 'what each run gets; default null'),
       secretsAllowed: {
         ...array(text({ pattern: SECRET_PATH, rule: 'a path such as $.sftp.hostKey or $.hosts[0]' }), {

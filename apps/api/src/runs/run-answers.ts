@@ -32,6 +32,11 @@ const RUN_FIELDS = {
     ...boolean(),
     description: 'made from a job in dry run: its worker was told to log what it would do, with no effects',
   },
+  concurrencyKey: {
+    ...nullable(text()),
+    description:
+      "the concurrency key it was enqueued with: its job's perKeyConcurrency limits its key's leased runs; null: none",
+  },
   uniqueKey: {
     ...nullable(text()),
     description: "the unique key it was enqueued with, which it holds by its job's `unique` rule; null: none",

@@ -24,6 +24,12 @@ const ENQUEUE_FIELDS = {
     description:
       "while a run of the job holds this key (by the job's `unique` rule; while-pending by default), enqueueing answers that run (200) instead of a new one",
   },
+  concurrencyKey: {
+    ...text({ pattern: UNIQUE_KEY_PATTERN, rule: UNIQUE_KEY_RULE }),
+    example: 'customer-4711',
+    description:
+      "leased only while fewer than the job's perKeyConcurrency (1 unless it says) runs of the job with this key are leased; it waits ready meanwhile",
+  },
   ifDuplicate: {
     ...oneOf(['existing', 'reject']),
     description: 'existing (default): 200 with the run that holds the unique key; reject: 409 duplicate-run naming it',

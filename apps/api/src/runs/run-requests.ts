@@ -44,7 +44,7 @@ export async function enqueueOneRun(
             dueAt,
             ifRunning: body.ifRunning ?? 'queue',
             ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-            ...uniqueOf(body),
+            ...runKeysOf(body),
           },
         },
       ],
@@ -66,10 +66,14 @@ export function deadLetterCommand(caller: Caller, id: string, action: 'replay' |
   );
 }
 
-/** An enqueue body's unique key and what to do when a run holds it, as EnqueueRequest takes them. */
-export function uniqueOf(body: Pick<EnqueueBody, 'uniqueKey' | 'ifDuplicate'>): {
+/** An enqueue body's keys as EnqueueRequest takes them: its unique key (and what to do when a run holds it), its concurrency key. */
+export function runKeysOf(body: Pick<EnqueueBody, 'uniqueKey' | 'ifDuplicate' | 'concurrencyKey'>): {
   uniqueKey?: string;
   ifDuplicate?: 'existing' | 'reject';
+  concurrencyKey?: string;
 } {
-  return body.uniqueKey == null ? {} : { uniqueKey: body.uniqueKey, ifDuplicate: body.ifDuplicate ?? 'existing' };
+  return {
+    ...(body.uniqueKey == null ? {} : { uniqueKey: body.uniqueKey, ifDuplicate: body.ifDuplicate ?? 'existing' }),
+    ...(body.concurrencyKey == null ? {} : { concurrencyKey: body.concurrencyKey }),
+  };
 }

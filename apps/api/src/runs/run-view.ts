@@ -14,6 +14,7 @@ export interface RunView {
   readonly jobVersion: number | null;
   readonly dryRun: boolean;
   readonly uniqueKey: string | null;
+  readonly concurrencyKey: string | null;
 }
 
 export function runView(state: PresentRun, now: Date): RunView {
@@ -31,5 +32,6 @@ export function runView(state: PresentRun, now: Date): RunView {
     jobVersion: state.definition.jobVersion,
     dryRun: state.definition.dryRun === true,
     uniqueKey: state.definition.unique?.key ?? null,
+    concurrencyKey: state.definition.concurrencyKey ?? null,
   };
 }

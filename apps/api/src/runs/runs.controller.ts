@@ -23,7 +23,7 @@ import { AS_OF, asOfFields, optionalInstant, type AsOfFields } from '../http/ins
 import { ApiProblems } from '../http/problem-responses';
 import { EnqueuedRuns, Run, RunEvents } from './run-answers';
 import { BatchEnqueueBody, EnqueueBody } from './run-dto';
-import { cancelRunCommand, enqueueOneRun, uniqueOf } from './run-requests';
+import { cancelRunCommand, enqueueOneRun, runKeysOf } from './run-requests';
 import { runView, type RunView } from './run-view';
 
 const RUN_ID = ApiParam({ name: 'id', description: 'the run id', example: 'run_8K2' });
@@ -110,7 +110,7 @@ export class RunsController {
           dueAt,
           ifRunning: item.ifRunning ?? 'queue',
           ...(item.idempotencyKey == null ? {} : { idempotencyKey: item.idempotencyKey }),
-          ...uniqueOf(item),
+          ...runKeysOf(item),
         },
       };
     });

@@ -120,6 +120,7 @@ export interface RunDetail extends RunSummary {
   readonly team: string;
   readonly idempotencyKey: string;
   readonly uniqueKey: string | null;
+  readonly concurrencyKey: string | null;
   readonly leaseExpiresAt: string | null;
   readonly payload: unknown;
   readonly attempts: readonly Attempt[];
@@ -127,7 +128,7 @@ export interface RunDetail extends RunSummary {
 }
 export const RUN = `query Run($id: ID!) {
   run(id: $id) {
-    ${RUN_SUMMARY} team idempotencyKey uniqueKey leaseExpiresAt payload
+    ${RUN_SUMMARY} team idempotencyKey uniqueKey concurrencyKey leaseExpiresAt payload
     attempts { attempt workerId startedAt endedAt outcome error }
     events { type revision recordedAt actor data }
   }

@@ -75,6 +75,8 @@ export function Job({ token, name }: { token: string; name: string }) {
         </dd>
         <dt>unique runs</dt>
         <dd data-testid="unique">{uniqueRule(job.definition['unique'])}</dd>
+        <dt>concurrency</dt>
+        <dd data-testid="concurrency">{concurrencyRule(job.definition)}</dd>
         <dt>paused</dt>
         <dd>
           <span data-testid="paused">{job.paused ? 'yes: its runs are neither leased nor materialised' : 'no'}</span>{' '}
@@ -155,4 +157,12 @@ function uniqueRule(rule: unknown): string {
   if (scope === 'for') return `a run holds its key for ${String(seconds)} s from its enqueue`;
   if (scope === 'while-not-finished') return 'a run holds its key until it finishes';
   return 'a run holds its key while it waits';
+}
+
+/** How many of a job's runs may be leased at once: in all (`concurrency`) and per concurrency key. */
+function concurrencyRule(definition: Record<string, unknown>): string {
+  const all =
+    typeof definition['concurrency'] === 'number' ? `at most ${definition['concurrency']} leased` : 'no limit';
+  const perKey = typeof definition['perKeyConcurrency'] === 'number' ? definition['perKeyConcurrency'] : 1;
+  return `${all}; ${perKey} per concurrency key`;
 }

@@ -71,6 +71,10 @@ export function Run({ token, id }: { token: string; id: string }) {
         <dd class="mono" data-testid="unique-key">
           {run.uniqueKey ?? '—'}
         </dd>
+        <dt>concurrency key</dt>
+        <dd class="mono" data-testid="concurrency-key">
+          {run.concurrencyKey ?? '—'}
+        </dd>
         <dt>last error</dt>
         <dd class="error-text">{run.lastError ?? '—'}</dd>
       </dl>

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { DefinedJob, JobDefinition, TeamCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
+import { ReadySignal } from '../workers/ready-signal';
 import { decideOnJob, ownJob } from './job-stream';
 
 /** PUT /v1/jobs/{name}: a new job (JobDefined version 1), a new version, or, for the same definition, nothing. */
@@ -21,6 +22,7 @@ export class DefineJobHandler implements ICommandHandler<DefineJob> {
   constructor(
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly ready: ReadySignal,
   ) {}
 
   async execute({ caller, definition }: DefineJob): Promise<{ job: DefinedJob; created: boolean }> {
@@ -28,6 +30,8 @@ export class DefineJobHandler implements ICommandHandler<DefineJob> {
       type: 'DefineJob',
       definition,
     });
+    // A changed definition may lift a limit its waiting runs were held back by (concurrency, perKeyConcurrency).
+    if (events.length > 0) this.ready.notify();
     return {
       job: ownJob(caller, state, definition.name),
       created: events.some((e) => e.type === 'JobDefined' && e.data.version === 1),

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { DefinedJob, TeamCaller } from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { CLOCK, EVENT_STORE, PG_POOL, type Clock } from '@chronicle/platform';
+import { ReadySignal } from '../workers/ready-signal';
 import { decideOnJob, loadOwnJob, ownJob } from './job-stream';
 
 /** :pause and :resume. A paused job's runs are neither leased nor materialised. */
@@ -23,6 +24,7 @@ export class SetJobPausedHandler implements ICommandHandler<SetJobPaused> {
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly ready: ReadySignal,
   ) {}
 
   async execute({ caller, name, paused }: SetJobPaused): Promise<DefinedJob> {
@@ -35,6 +37,8 @@ export class SetJobPausedHandler implements ICommandHandler<SetJobPaused> {
       name,
       paused ? { type: 'PauseJob', now } : { type: 'ResumeJob', now },
     );
+    // A resumed job's ready runs may be leased again: its waiting workers are not left to their next poll.
+    if (!paused) this.ready.notify();
     return ownJob(caller, state, name);
   }
 }

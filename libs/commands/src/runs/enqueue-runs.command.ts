@@ -42,6 +42,8 @@ export interface EnqueueRequest {
   readonly uniqueKey?: string;
   /** reject: refuse (409 duplicate-run) when a run holds the unique key; existing (default): answer with it. */
   readonly ifDuplicate?: 'existing' | 'reject';
+  /** The run's concurrency key: leased only while its job has fewer than perKeyConcurrency runs of it leased. */
+  readonly concurrencyKey?: string;
   /**
    * A scheduled fire time's run (backfill): its id from (job, nominal time), as the materialiser makes it,
    * and the id it had before run ids named their slot.
@@ -264,5 +266,6 @@ function scheduledRun(
     idempotencyKey: request.idempotencyKey ?? runId,
     source: request.scheduled?.source ?? source,
     ...(request.uniqueKey === undefined ? {} : { unique: runUnique(request.uniqueKey, job.definition.unique, now) }),
+    ...(request.concurrencyKey === undefined ? {} : { concurrencyKey: request.concurrencyKey }),
   });
 }

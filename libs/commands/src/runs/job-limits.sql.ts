@@ -1,17 +1,53 @@
 import type { Queryable } from '@chronicle/platform';
 
+/** One concurrency key of a job (a run's `concurrencyKey`), as its limit is counted. */
+export interface JobKey {
+  readonly job: string;
+  readonly key: string;
+}
+
 /**
  * Serialises, per job, the decisions that count its runs against its limit:
- * claims of a limited job's runs and enqueues with ifRunning: reject. Taken
- * in job order (two batches cannot deadlock) and advisory: it writes
- * nothing, so es_append may still come after it. Counts read after it see
- * every such decision committed before it was granted.
+ * claims of a limited job's runs and enqueues with ifRunning: reject
+ * (lock_limits, migrations/0039: the locks claims take too, in name order,
+ * so two batches cannot deadlock). Advisory: it writes nothing, so es_append
+ * may still come after it. Counts read after it see every such decision
+ * committed before it was granted.
  */
 export async function lockJobLimits(db: Queryable, jobs: readonly string[]): Promise<void> {
   if (jobs.length === 0) return;
-  await db.query({
-    name: 'lock_job_limits',
-    text: `SELECT pg_advisory_xact_lock(hashtextextended('job-concurrency-' || job, 0)) FROM unnest($1::text[]) AS job ORDER BY job COLLATE "C"`,
-    values: [[...jobs].sort()],
+  await db.query({ name: 'lock_job_limits', text: "SELECT lock_limits($1::text[], '{}', '{}')", values: [jobs] });
+}
+
+/** The room each limit has left, by job (its concurrency) and by job and key (its perKeyConcurrency). */
+export interface LimitRooms {
+  readonly jobs: Map<string, number>;
+  /** By limitKey. */
+  readonly keys: Map<string, number>;
+}
+
+/** A job and key as LimitRooms.keys names it. */
+export function limitKey(job: string, key: string): string {
+  return `${job}\u001f${key}`;
+}
+
+/**
+ * The locks of these jobs' limits and of these keys' (lock_and_count_limits, migrations/0039), then the
+ * room each has left, counted once they are granted: one round trip.
+ */
+export async function lockAndCountLimits(
+  db: Queryable,
+  jobs: readonly string[],
+  keys: readonly JobKey[],
+): Promise<LimitRooms> {
+  const { rows } = await db.query<{ job: string; key: string | null; room: number }>({
+    name: 'lock_and_count_limits',
+    text: 'SELECT job, key, room FROM lock_and_count_limits($1::text[], $2::text[], $3::text[])',
+    values: [jobs, keys.map((k) => k.job), keys.map((k) => k.key)],
   });
+  const rooms: LimitRooms = { jobs: new Map(), keys: new Map() };
+  for (const { job, key, room } of rows)
+    if (key === null) rooms.jobs.set(job, room);
+    else rooms.keys.set(limitKey(job, key), room);
+  return rooms;
 }

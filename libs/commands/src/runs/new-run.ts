@@ -76,6 +76,7 @@ export function newRunScheduled(
     readonly idempotencyKey: string;
     readonly source: RunScheduledData['source'];
     readonly unique?: RunUnique;
+    readonly concurrencyKey?: string;
   },
 ): RunScheduledData {
   return {
@@ -93,5 +94,6 @@ export function newRunScheduled(
     jobVersion,
     ...(definition.dryRun === true ? { dryRun: true } : {}),
     ...(run.unique === undefined ? {} : { unique: run.unique }),
+    ...(run.concurrencyKey === undefined ? {} : { concurrencyKey: run.concurrencyKey }),
   };
 }

@@ -1,7 +1,7 @@
 import { perGroupLimit, PRIORITIES, type PresentRun, type PriorityWeights } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
-import { findJobRunLimits, LOCKED_RUN_COLUMNS, runFromRow, type RunRow, WAITING_SQL } from '@chronicle/projections';
-import { lockJobLimits } from '../runs/job-limits.sql';
+import { LOCKED_RUN_COLUMNS, runFromRow, type RunRow, WAITING_SQL } from '@chronicle/projections';
+import { limitKey, lockAndCountLimits } from '../runs/job-limits.sql';
 
 /**
  * Whose runs a claim may take: a team's worker token its team's; a platform worker token (team null)
@@ -34,13 +34,15 @@ export function servedCte(grants: string): string {
  * The runs the dispatch policy chooses among, after `served` ($1 queues, $3 limit, $4 priorities, $6 runs
  * read per team and priority, $7 runs left out, $8 the prefetch window in milliseconds, as CLAIM_SQL's):
  * `candidates` (run_id, job, team, priority, available_at, weight, team_rank), each job's runs within its
- * headroom, paused jobs and left-out runs stepped over; CLAIM_SQL and CLAIM_CANDIDATES_SQL share it.
+ * headroom and each concurrency key's within the room the scan found it has (key_room: its job's
+ * perKeyConcurrency less its runs leased; a key with none stepped over in the scan), paused jobs and
+ * left-out runs stepped over; CLAIM_SQL and CLAIM_CANDIDATES_SQL share it.
  */
 export const CANDIDATES_CTES = `limited_leased AS MATERIALIZED (
     SELECT l.job, j.run_limit - l.leased AS headroom FROM leased_runs_by_job($1::text[]) l JOIN jobs j ON j.name = l.job
      WHERE j.run_limit IS NOT NULL
   ), scanned AS MATERIALIZED (
-    SELECT r.run_id, r.job, r.team, r.priority, r.available_at, s.weight,
+    SELECT r.run_id, r.job, r.team, r.priority, r.available_at, r.concurrency_key, r.key_room, s.weight,
            count(*) OVER (PARTITION BY s.queue, s.team, p.priority) AS group_rows
       FROM served s
      CROSS JOIN unnest($4::text[]) AS p(priority)
@@ -54,10 +56,11 @@ export const CANDIDATES_CTES = `limited_leased AS MATERIALIZED (
     SELECT c.*, row_number() OVER (PARTITION BY c.priority, c.team ORDER BY c.available_at) AS team_rank
       FROM (
         SELECT s.run_id, s.job, s.team, s.priority, s.available_at, s.weight,
-               row_number() OVER (PARTITION BY s.job ORDER BY s.available_at) AS job_rank, h.headroom
+               row_number() OVER (PARTITION BY s.job ORDER BY s.available_at) AS job_rank, h.headroom,
+               row_number() OVER (PARTITION BY s.job, s.concurrency_key ORDER BY s.available_at) AS key_rank, s.key_room
           FROM scanned s LEFT JOIN headroom h USING (job)
       ) c
-     WHERE c.headroom IS NULL OR c.job_rank <= c.headroom
+     WHERE (c.headroom IS NULL OR c.job_rank <= c.headroom) AND (c.key_room IS NULL OR c.key_rank <= c.key_room)
   )`;
 
 /**
@@ -121,7 +124,10 @@ export const CLAIM_SQL = `WITH ${servedCte('queue_grants g')}, ${CANDIDATES_CTES
  * by its key), so their number bounds that cost. A claim that had to leave some out says
  * so (`capped`), and the lease takes another claim to fill the batch: the
  * job's waiting runs never hide other jobs' runs behind them. The headroom
- * is checked again under the job's lock (withinConcurrencyLimits).
+ * is checked again under the job's lock (withinConcurrencyLimits). Runs with
+ * a concurrency key are read with their key's room (ready_runs_of,
+ * migrations/0039), those of a full key stepped over, and at most a key's
+ * room of its runs taken; checked again under the key's lock the same way.
  *
  * `reserved` runs are stepped over too: with a log of its own, runs whose
  * appends committed but whose rows did not (RunReservations) still look
@@ -251,26 +257,39 @@ export async function countTeamsServed(db: Queryable, queues: readonly string[])
 }
 
 /**
- * Per-job concurrency, exactly: the jobs with a limit among the locked runs
- * are locked (blocking, in name order, so two claims cannot deadlock), and
- * only then is each job's headroom counted, in a new statement that sees
- * every claim committed before the lock was granted. Resolves with the
- * runs to lease: the others are left for a later claim.
+ * Per-job and per-key concurrency, exactly: the jobs with a limit and the
+ * concurrency keys among the locked runs are locked (blocking, jobs then
+ * keys, each in name order, so two claims cannot deadlock), and only then is
+ * each one's room counted, in a statement that sees every claim committed
+ * before the locks were granted (lockAndCountLimits: one round trip).
+ * Resolves with the runs to lease: the others are left for a later claim.
  */
 export async function withinConcurrencyLimits(
   db: Queryable,
   runs: readonly PresentRun[],
   limitedJobs: ReadonlySet<string>,
 ): Promise<PresentRun[]> {
-  if (limitedJobs.size === 0) return [...runs];
-  const jobs = [...limitedJobs];
-  await lockJobLimits(db, jobs);
-  const left = new Map((await findJobRunLimits(db, jobs)).map((limit) => [limit.job, limit.run_limit - limit.leased]));
+  const keyOf = (run: PresentRun): string | undefined =>
+    run.definition.concurrencyKey === undefined
+      ? undefined
+      : limitKey(run.definition.job, run.definition.concurrencyKey);
+  const keys = new Map(
+    runs.flatMap((run) => {
+      const key = keyOf(run);
+      return key === undefined ? [] : [[key, { job: run.definition.job, key: run.definition.concurrencyKey! }]];
+    }),
+  );
+  if (limitedJobs.size === 0 && keys.size === 0) return [...runs];
+  const rooms = await lockAndCountLimits(db, [...limitedJobs], [...keys.values()]);
+  const left = (of: Map<string, number>, name: string | undefined): number =>
+    name === undefined ? Infinity : (of.get(name) ?? Infinity);
   return runs.filter((run) => {
-    const room = left.get(run.definition.job);
-    if (room === undefined) return true;
-    left.set(run.definition.job, room - 1);
-    return room > 0;
+    const job = run.definition.job;
+    const key = keyOf(run);
+    if (left(rooms.jobs, job) <= 0 || left(rooms.keys, key) <= 0) return false;
+    if (rooms.jobs.has(job)) rooms.jobs.set(job, rooms.jobs.get(job)! - 1);
+    if (key !== undefined) rooms.keys.set(key, rooms.keys.get(key)! - 1);
+    return true;
   });
 }
 

@@ -55,11 +55,12 @@ export async function claimReadyRuns(
   pick: ClaimPick,
   teamsServed = 1,
   reserved: readonly string[] = [],
-): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[] }> {
+): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[]; limitedJobs: ReadonlySet<string> }> {
   const claim = await prepareClaim(work.tx, caller, request, pick, teamsServed, reserved);
-  if (claim.batch.runs.length === 0) return { leases: [], capped: claim.capped, decided: [] };
+  const { capped, limitedJobs } = claim;
+  if (claim.batch.runs.length === 0) return { leases: [], capped, decided: [], limitedJobs };
   const [decided] = await work.decide({ batches: [claim.batch] });
-  return { leases: leasesOf(decided!), capped: claim.capped, decided: decided! };
+  return { leases: leasesOf(decided!), capped, decided: decided!, limitedJobs };
 }
 
 /**
@@ -74,7 +75,7 @@ export async function prepareClaim(
   pick: ClaimPick,
   teamsServed = 1,
   reserved: readonly string[] = [],
-): Promise<{ batch: RunBatch; capped: boolean }> {
+): Promise<{ batch: RunBatch; capped: boolean; limitedJobs: ReadonlySet<string> }> {
   const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
   const metadata = {
     actor: workerActor(caller, request.workerId),
@@ -85,12 +86,12 @@ export async function prepareClaim(
     'runIds' in pick
       ? await lockChosenRuns(tx, pick.runIds, prefetchMs)
       : await lockReadyRuns(tx, scope, request.max, pick, reserved, prefetchMs);
-  const { capped, now } = locked;
-  if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped };
+  const { capped, now, limitedJobs } = locked;
+  if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped, limitedJobs };
   const runs = await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs);
   const decideOne = (run: PresentRun): RunEvent[] =>
     decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now, prefetchMs }, run);
-  return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length };
+  return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length, limitedJobs };
 }
 
 /**

@@ -116,7 +116,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     const leased = done.flatMap((d) => d.leased);
     const claimed = { leases: done.flatMap((d) => d.leases) };
     this.metrics.countDecisions([...completed, ...leased]);
-    if (decisions.some((d) => 'run' in d && d.run.status === 'retry_wait')) this.ready.notify();
+    this.ready.decided(decisions.flatMap((d) => ('run' in d ? [d.run] : [])));
     const byRun = new Map(decisions.map((d) => [d.runId, d]));
     const results = completions.map(({ runId }): CompletionResult => {
       const decision = byRun.get(runId)!;
@@ -148,6 +148,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
         next === undefined
           ? undefined
           : await prepareClaim(work.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
+      if (claim !== undefined) this.ready.noteLimited(claim.limitedJobs);
       const [completed, leased] = await work.decide({
         batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
       });

@@ -83,13 +83,19 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
       const next = await this.nextAvailableAt(request.queues, caller.team);
       // A run within the worker's prefetch window is leased already: the timer is for the window's edge.
       const untilNext = next === null ? Infinity : next.getTime() - (request.prefetchMs ?? 0) - Date.now();
+      const inGrace = Date.now() < grace;
       if (left <= 0) {
         // Past its wait: once more only if runs are ready that this claim could not lock.
         if (untilNext > 0) return leases;
         await this.ready.wait(Math.min(LOCKED_READY_RETRY_MS, grace - Date.now()), stop);
         continue;
       }
-      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, Math.max(untilNext, 1)), stop);
+      // Runs ready that the claim did not take: locked by another transaction a moment (tried again shortly,
+      // within the grace), or held back by a limit (a job's concurrency, a key's), which only a run that ends
+      // lifts: that wakes this wait (ReadySignal.decided), and the poll does not spin meanwhile.
+      const heldBack = untilNext <= 0;
+      const wait = heldBack ? (inGrace ? LOCKED_READY_RETRY_MS : FALLBACK_POLL_MS) : untilNext;
+      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, wait), stop);
     }
     return [];
   }

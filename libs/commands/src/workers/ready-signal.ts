@@ -1,7 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Client, type Pool } from 'pg';
+import type { PresentRun } from '@chronicle/domain';
 import { LOGGER, PG_POOL, WakeSignal, type JsonLogger, type Queryable } from '@chronicle/platform';
+
+/** The jobs with a run limit this process's claims have seen, at most (a bound, never reached in practice). */
+const MAX_LIMITED_JOBS = 10_000;
 
 /**
  * Wakes long-polling lease requests when runs become ready (enqueue, retry,
@@ -13,11 +17,32 @@ import { LOGGER, PG_POOL, WakeSignal, type JsonLogger, type Queryable } from '@c
 @Injectable()
 export class ReadySignal extends WakeSignal {
   private publish: (() => void) | undefined;
+  /** Jobs whose runs this process's claims found under a run limit: a run of theirs that ends frees a place. */
+  private readonly limited = new Set<string>();
 
   /** Runs became ready: wake this process's waiters and tell the other processes. */
   override notify(): void {
     super.notify();
     this.publish?.();
+  }
+
+  /** Jobs with a run limit, as a claim found them (LockedRuns.limitedJobs). */
+  noteLimited(jobs: ReadonlySet<string>): void {
+    if (this.limited.size + jobs.size > MAX_LIMITED_JOBS) this.limited.clear();
+    for (const job of jobs) this.limited.add(job);
+  }
+
+  /**
+   * Runs a worker's decisions changed, once committed: they make runs leasable when one waits to be retried,
+   * or when one held a place another waiting run may take now (a run of a concurrency key, or of a job with a
+   * run limit). A run held back by a limit is not polled for (LeaseRunsHandler): this wakes its waiters.
+   */
+  decided(runs: readonly PresentRun[]): void {
+    const freesOrReadies = (run: PresentRun): boolean =>
+      run.status === 'retry_wait' ||
+      run.definition.concurrencyKey !== undefined ||
+      this.limited.has(run.definition.job);
+    if (runs.some(freesOrReadies)) this.notify();
   }
 
   /** What another process announced: this process's waiters only. */

@@ -15,6 +15,7 @@ import {
 import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
 import type { ClaimScope } from './claim-ready-runs.sql';
 import { chooseRuns } from './choose-runs';
+import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
 
 /** Claims per call at most: the first, and two more to fill in behind concurrency-limited jobs. */
@@ -41,6 +42,7 @@ export class RunClaims {
     private readonly servers: RunServers,
     private readonly metrics: RunMetrics,
     @Inject(PAYLOAD_STORE) private readonly payloads: PayloadStore,
+    private readonly ready: ReadySignal,
   ) {}
 
   /**
@@ -79,6 +81,7 @@ export class RunClaims {
           ),
         );
         this.metrics.countDecisions(claimed.decided);
+        this.ready.noteLimited(claimed.limitedJobs);
         leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
         if (!claimed.capped || claimed.leases.length === 0) break;
       }
@@ -179,6 +182,7 @@ export class RunClaims {
         }),
     );
     const claims = answers.flatMap((a) => (a.ok ? [a.value] : []));
+    for (const claim of claims) this.ready.noteLimited(claim.limitedJobs);
     return {
       leases: claims.flatMap((c) => c.leases),
       capped: claims.some((c) => c.capped),

@@ -27,6 +27,12 @@ export interface JobDefinition {
    * "Unique runs"). Absent: while-pending, the default for a run that names a key.
    */
   readonly unique?: UniquePolicy;
+  /**
+   * At most this many runs of one concurrency key (a run's `concurrencyKey`, such as a customer id) leased
+   * at once, beside `concurrency` for the job as a whole (docs/api.md, "Dispatch: priorities, fairness,
+   * concurrency"). Absent: 1 for a run that names a key.
+   */
+  readonly perKeyConcurrency?: number;
 }
 
 /**

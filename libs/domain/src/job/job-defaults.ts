@@ -26,6 +26,7 @@ export interface JobDefinitionInput {
   readonly dryRun?: boolean;
   /** `seconds` is required with scope `for`, and refused without it. */
   readonly unique?: { readonly scope: UniquePolicy['scope']; readonly seconds?: number | null };
+  readonly perKeyConcurrency?: number;
 }
 
 export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
@@ -51,6 +52,7 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
       : { secretsAllowed: [...new Set(input.secretsAllowed)] }),
     ...(input.dryRun === true ? { dryRun: true } : {}),
     ...(input.unique === undefined ? {} : { unique: uniquePolicy(input.unique) }),
+    ...(input.perKeyConcurrency === undefined ? {} : { perKeyConcurrency: input.perKeyConcurrency }),
   };
 }
 

@@ -46,6 +46,11 @@ export interface RunScheduledData {
    * run holds it (`until`: ISO-8601 UTC, for scope `for`). Absent: the run holds no key.
    */
   readonly unique?: RunUnique;
+  /**
+   * Its concurrency key (docs/api.md, "Dispatch: priorities, fairness, concurrency"): it is leased only
+   * while its job has fewer than its perKeyConcurrency runs of this key leased. Absent: none.
+   */
+  readonly concurrencyKey?: string;
 }
 
 export interface RunUnique {
