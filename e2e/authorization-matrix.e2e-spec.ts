@@ -136,6 +136,11 @@ const REST_ROWS: readonly Row[] = [
     path: `/v1/queues/${w.unique('queue')}/grants`,
     body: { team: 'alpha' },
   })),
+  rest('GET /v1/queues/{queue}/limits', only({ admin: 200 }), () => ({ path: '/v1/queues/shared/limits' })),
+  rest('PUT /v1/queues/{queue}/limits', only({ admin: 200 }), (w) => ({
+    path: `/v1/queues/${w.unique('queue')}/limits`,
+    body: { concurrency: 100 },
+  })),
   rest('GET /v1/admin/shards', only({ admin: 200 }), () => ({ path: '/v1/admin/shards' })),
   rest('GET /v1/teams/{team}/quotas', only({ admin: 200, 'team A': 200 }), () => ({ path: '/v1/teams/alpha/quotas' })),
   rest('PUT /v1/teams/{team}/quotas', only({ admin: 200 }), () => ({
@@ -432,7 +437,7 @@ function authorizationDocument(): string {
     'the test that writes this file makes every call and checks every cell.',
     '',
     '- **no token**, **malformed** (not a token we issued), **revoked**, **expired**: 401 everywhere but the public endpoints.',
-    "- **admin**: the operator's token (`SCHEDULER_ADMIN_TOKEN`): teams, tokens, grants and quotas, and reading everything; it is not a team, so it defines and enqueues nothing.",
+    "- **admin**: the operator's token (`SCHEDULER_ADMIN_TOKEN`): teams, tokens, grants, queue caps and quotas, and reading everything; it is not a team, so it defines and enqueues nothing.",
     "- **team A**, **team B**: team tokens. Another team's job, run or dead letter is a 404, so that names do not leak; defining a job in another team's namespace (`alpha.*`) is a 403, told by the name alone. A dead-letter filter (`/v1/dlq:replay`, `:discard`) acts on the caller's own team only: team B's matches none of team A's.",
     '- **worker A**, **worker B**: worker tokens of teams A and B; **platform worker**: a worker token for a shared queue granted to team A. A worker reads the runs of its own queues, and heartbeats and completes the runs it leased.',
     "- `200/404`: a batch call answers 200 and each run in it; the run's own answer is 404 when it is not the caller's.",

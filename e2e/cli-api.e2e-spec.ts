@@ -183,6 +183,20 @@ describe('the chronicle CLI, API commands', () => {
     expect((await chronicle(args, env)).stdout).toBe('3 fire times: 0 runs enqueued, 3 there already\n');
   });
 
+  it("shows, sets and removes a queue's cap with the admin's token, and refuses it to a team", async () => {
+    const admin = { ...env, CHRONICLE_TOKEN: ADMIN_TOKEN };
+    expect((await chronicle(['queues', 'limits', 'cli'], admin)).stdout).toBe('cli: no cap\n');
+    const set = await chronicle(['queues', 'limits', 'cli', '--concurrency', '5'], admin);
+    expect(set.stdout).toBe('cli: at most 5 runs leased at once\n');
+    const shown = await chronicle(['--json', 'queues', 'limits', 'cli'], admin);
+    expect(JSON.parse(shown.stdout)).toEqual({ queue: 'cli', concurrency: 5 });
+    expect((await chronicle(['queues', 'limits', 'cli', '--no-cap'], admin)).stdout).toBe('cli: no cap\n');
+    const refused = await chronicle(['queues', 'limits', 'cli', '--concurrency', '5'], env);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(/forbidden/)]);
+    const both = await chronicle(['queues', 'limits', 'cli', '--concurrency', '5', '--no-cap'], admin);
+    expect(both.code).toBe(2);
+  });
+
   it('exits 3 when the server cannot be reached', async () => {
     const url = `http://127.0.0.1:${await findFreePort()}`;
     const ran = await chronicle(['jobs', 'list'], { ...env, CHRONICLE_URL: url });

@@ -220,7 +220,13 @@ describe('the dashboard', () => {
       await signIn(billingToken);
       const row = page.getByRole('row', { name: /^billing critical/ });
       await row.waitFor();
-      expect(await row.getByRole('cell').allInnerTexts()).toEqual(['critical', '0', '0', '0', '1', '—']);
+      expect(await row.getByRole('cell').allInnerTexts()).toEqual(['critical', '0', '0', '0', '1', '—', '—']);
+      // The admin caps the queue: the overview shows the cap on every priority's row.
+      const capped = await apiClient(app.url, ADMIN_TOKEN).put('/v1/queues/billing/limits', { concurrency: 50 });
+      expect(capped.status).toBe(200);
+      await page
+        .getByRole('row', { name: /^billing critical .* 50$/ })
+        .waitFor({ timeout: OVERVIEW_REFRESH_MS + UI_TIMEOUT_MS });
       expect(await page.getByRole('row', { name: /^growth/ }).count()).toBe(0);
       for (const title of ['Schedule lag', 'Throughput', 'Lease expiries and new dead runs'])
         await page.locator('figure.chart figcaption', { hasText: title }).waitFor();

@@ -40,20 +40,21 @@ BEGIN
     SELECT k.run_id, k.job, k.team, k.priority, k.available_at, k.concurrency_key, k.key_room
       FROM (
         SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at, r.concurrency_key,
-               CASE WHEN r.concurrency_key IS NOT NULL THEN
-                 coalesce(j.key_limit, 1) - (SELECT count(*) FROM (SELECT 1 FROM run_leases l
-                                                                  WHERE l.job = r.job AND l.concurrency_key = r.concurrency_key
-                                                                  LIMIT coalesce(j.key_limit, 1)) n)::integer
-               END AS key_room
+               CASE WHEN r.concurrency_key IS NOT NULL THEN (
+                 SELECT j.key_limit - (SELECT count(*) FROM (SELECT 1 FROM run_leases l
+                                                              WHERE l.job = r.job AND l.concurrency_key = r.concurrency_key
+                                                              LIMIT j.key_limit) n)::integer
+                   FROM jobs j WHERE j.name = r.job) END AS key_room
           FROM ready_runs r
-          -- The run's job, read once for its pause and its key limit (a server's copy of jobs may lag: none, none).
-          LEFT JOIN LATERAL (SELECT j.paused, j.key_limit FROM jobs j WHERE j.name = r.job) j ON true
          WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
            AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
            AND (v_moving IS NULL OR chronicle_shard(r.job, v_shards) <> ALL (v_moving))
-           AND j.paused IS NOT TRUE
+           -- An anti join with the paused jobs (a few, read once), not a probe of jobs per run read.
+           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
          ORDER BY r.available_at
       ) k
+     -- A key whose job's row is not here yet (a server's copy lags) counts as having room: the claim's
+     -- count under the key's lock decides (lock_and_count_limits, 1 where the job is unknown).
      WHERE k.key_room IS NULL OR k.key_room > 0
      LIMIT p_limit;
 END

@@ -134,6 +134,14 @@ CREATE TABLE queue_grants (
   CONSTRAINT queue_grants_weight_check CHECK (((weight >= 1) AND (weight <= 100)))
 );
 
+CREATE TABLE queue_limits (
+  queue text NOT NULL,
+  concurrency integer NOT NULL,
+  set_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT queue_limits_concurrency_check CHECK (((concurrency >= 1) AND (concurrency <= 100000))),
+  CONSTRAINT queue_limits_pkey PRIMARY KEY (queue)
+);
+
 CREATE TABLE ready_runs (
   run_id text COLLATE "C" NOT NULL,
   queue text NOT NULL,
@@ -618,18 +626,23 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.lock_and_count_limits(p_jobs text[], p_key_jobs text[], p_keys text[])
- RETURNS TABLE(job text, key text, room integer)
+CREATE OR REPLACE FUNCTION public.lock_and_count_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[])
+ RETURNS TABLE(kind text, name text, key text, room integer)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
 AS $function$
 BEGIN
-  PERFORM lock_limits(p_jobs, p_key_jobs, p_keys);
+  PERFORM lock_limits(p_queues, p_jobs, p_key_jobs, p_keys);
   RETURN QUERY
-    SELECT j.name::text, NULL::text, j.run_limit - (SELECT count(*) FROM run_leases l WHERE l.job = j.name)::integer
+    SELECT 'queue', q.queue, NULL::text,
+           q.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer
+      FROM queue_limits q WHERE q.queue = ANY (p_queues)
+    UNION ALL
+    SELECT 'job', j.name::text, NULL::text,
+           j.run_limit - (SELECT count(*) FROM run_leases l WHERE l.job = j.name)::integer
       FROM jobs j WHERE j.name = ANY (p_jobs) AND j.run_limit IS NOT NULL
     UNION ALL
-    SELECT k.job, k.key,
+    SELECT 'key', k.job, k.key,
            coalesce(j.key_limit, 1) - (SELECT count(*) FROM run_leases l WHERE l.job = k.job AND l.concurrency_key = k.key)::integer
       FROM unnest(p_key_jobs, p_keys) AS k(job, key) LEFT JOIN jobs j ON j.name = k.job;
 END
@@ -666,15 +679,18 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.lock_limits(p_jobs text[], p_key_jobs text[], p_keys text[])
+CREATE OR REPLACE FUNCTION public.lock_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[])
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(l.name, 0))
-     FROM (SELECT 0 AS kind, 'job-concurrency-' || u.job AS name, u.job, '' AS key FROM unnest(p_jobs) AS u(job)
+     FROM (SELECT 0 AS kind, 'queue-concurrency-' || q.queue AS name, q.queue AS job, '' AS key
+             FROM queue_limits q WHERE q.queue = ANY (p_queues)
            UNION ALL
-           SELECT 1, 'key-concurrency-' || k.job || chr(31) || k.key, k.job, k.key
+           SELECT 1, 'job-concurrency-' || u.job, u.job, '' FROM unnest(p_jobs) AS u(job)
+           UNION ALL
+           SELECT 2, 'key-concurrency-' || k.job || chr(31) || k.key, k.job, k.key
              FROM unnest(p_key_jobs, p_keys) AS k(job, key)) l
     ORDER BY l.kind, l.job COLLATE "C", l.key COLLATE "C";
 END
@@ -697,20 +713,21 @@ BEGIN
     SELECT k.run_id, k.job, k.team, k.priority, k.available_at, k.concurrency_key, k.key_room
       FROM (
         SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at, r.concurrency_key,
-               CASE WHEN r.concurrency_key IS NOT NULL THEN
-                 coalesce(j.key_limit, 1) - (SELECT count(*) FROM (SELECT 1 FROM run_leases l
-                                                                  WHERE l.job = r.job AND l.concurrency_key = r.concurrency_key
-                                                                  LIMIT coalesce(j.key_limit, 1)) n)::integer
-               END AS key_room
+               CASE WHEN r.concurrency_key IS NOT NULL THEN (
+                 SELECT j.key_limit - (SELECT count(*) FROM (SELECT 1 FROM run_leases l
+                                                              WHERE l.job = r.job AND l.concurrency_key = r.concurrency_key
+                                                              LIMIT j.key_limit) n)::integer
+                   FROM jobs j WHERE j.name = r.job) END AS key_room
           FROM ready_runs r
-          -- The run's job, read once for its pause and its key limit (a server's copy of jobs may lag: none, none).
-          LEFT JOIN LATERAL (SELECT j.paused, j.key_limit FROM jobs j WHERE j.name = r.job) j ON true
          WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until
            AND r.run_id <> ALL (p_skip_runs) AND r.job <> ALL (p_skip_jobs)
            AND (v_moving IS NULL OR chronicle_shard(r.job, v_shards) <> ALL (v_moving))
-           AND j.paused IS NOT TRUE
+           -- An anti join with the paused jobs (a few, read once), not a probe of jobs per run read.
+           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
          ORDER BY r.available_at
       ) k
+     -- A key whose job's row is not here yet (a server's copy lags) counts as having room: the claim's
+     -- count under the key's lock decides (lock_and_count_limits, 1 where the job is unknown).
      WHERE k.key_room IS NULL OR k.key_room > 0
      LIMIT p_limit;
 END

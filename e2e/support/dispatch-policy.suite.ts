@@ -253,6 +253,66 @@ export function dispatchPolicySuite(
       expect(ofD / leased.length).toBeLessThan(0.73);
     });
 
+    describe('a queue cap', () => {
+      it("never has more than its cap leased at once, over two teams' jobs (on servers of their own) and 10 lease loops", async () => {
+        // Two jobs whose runs are on different servers, where there are several.
+        const names = Array.from({ length: 20 }, (_, i) => `cap.job-${i}`);
+        const first = names[0]!;
+        const serverOf = setup.serverOf ?? ((name: string) => name);
+        const second = names.find((n) => serverOf(n) !== serverOf(first))!;
+        expectOnServersOfTheirOwn(first, second);
+        const teams = [
+          await createTeam(app.url, ADMIN_TOKEN, 'team-cap-1', ['capped']),
+          await createTeam(app.url, ADMIN_TOKEN, 'team-cap-2', ['capped']),
+        ];
+        await defineJob(teams[0]!.team, first, 'capped', 'default');
+        await defineJob(teams[1]!.team, second, 'capped', 'bulk');
+        const capped = await admin.put<{ queue: string; concurrency: number }>('/v1/queues/capped/limits', {
+          concurrency: 3,
+        });
+        expect([capped.status, capped.body]).toEqual([200, { queue: 'capped', concurrency: 3 }]);
+        await enqueue(teams[0]!.team, first, 30);
+        await enqueue(teams[1]!.team, second, 30);
+        const issued = await admin.post<{ token: string }>('/v1/tokens', { kind: 'worker', queues: ['capped'] });
+        const worker = apiClient(app.url, issued.body.token);
+        let held = 0;
+        let most = 0;
+        let done = 0;
+        const jobs = new Set<string>();
+        // Each loop leases, works 5 ms under the leases and completes them; counted free before the completion
+        // is sent, so what is counted is never more than is leased.
+        const loops = Array.from({ length: 10 }, () =>
+          waitFor(
+            async () => {
+              for (;;) {
+                const leases = await lease(worker, 'capped', 2, 1);
+                if (leases.length === 0) return done === 60;
+                held += leases.length;
+                most = Math.max(most, held);
+                await new Promise((resolve) => setTimeout(resolve, 5)); // the work
+                for (const run of leases) {
+                  jobs.add(run.job);
+                  held--;
+                  await complete(worker, run);
+                  done++;
+                }
+              }
+            },
+            { timeoutMs: 90_000, pollMs: 20, description: 'every run of the capped queue leased and completed' },
+          ),
+        );
+        await Promise.all(loops);
+        expect(most).toBe(3);
+        expect([...jobs].sort()).toEqual([first, second].sort());
+        // Without a cap again.
+        expect((await admin.put('/v1/queues/capped/limits', { concurrency: null })).body).toEqual({
+          queue: 'capped',
+          concurrency: null,
+        });
+        expect((await admin.get('/v1/queues/capped/limits')).body).toEqual({ queue: 'capped', concurrency: null });
+      }, 120_000);
+    });
+
     describe('per-job concurrency', () => {
       beforeAll(async () => {
         expectOnServersOfTheirOwn('l.two-at-a-time', 'l.free');

@@ -14,6 +14,7 @@ import { JobsListingController } from './listings/jobs-listing.controller';
 import { RunsListingController } from './listings/runs-listing.controller';
 import { AuditController } from './audit/audit.controller';
 import { DeadLettersBulkController } from './dlq/dlq-bulk.controller';
+import { QueueLimitsController } from './queues/queue-limits.controller';
 import { TeamQuotasController } from './quotas/team-quotas.controller';
 import { RunsController } from './runs/runs.controller';
 import { SchedulesController } from './schedules/schedules.controller';
@@ -32,6 +33,7 @@ import { WorkersController } from './workers/workers.controller';
     TeamsController,
     QueuesController,
     TeamQuotasController,
+    QueueLimitsController,
     JobsController,
     JobsListingController,
     RunsController,

@@ -317,7 +317,32 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
     }));
   });
 
-  return [jobs, runs, dlq, audit];
+  const queues = new Command('queues').description("a queue's cap on its leased runs (the admin's token)");
+  queues
+    .command('limits')
+    .argument('<queue>')
+    .option(
+      '--concurrency <n>',
+      'cap it: at most this many of its runs leased at once, every job and team together',
+      positiveInteger,
+    )
+    .option('--no-cap', 'remove its cap')
+    .description("show a queue's cap, or set it (--concurrency) or remove it (--no-cap)")
+    .action(async (queue: string, o: { concurrency?: number; cap: boolean }) => {
+      if (o.concurrency !== undefined && !o.cap)
+        throw new CliError('give --concurrency or --no-cap, not both', EXIT.usage);
+      const path = `/v1/queues/${encode(queue)}/limits`;
+      const limits =
+        o.concurrency === undefined && o.cap
+          ? await getJson<Row>(target(), path)
+          : await sendJson<Row>(target(), 'PUT', path, { concurrency: o.concurrency ?? null });
+      output.result(
+        limits,
+        `${queue}: ${limits['concurrency'] === null ? 'no cap' : `at most ${String(limits['concurrency'])} runs leased at once`}`,
+      );
+    });
+
+  return [jobs, runs, dlq, audit, queues];
 }
 
 interface BulkOutcome {

@@ -25,6 +25,7 @@ import { GetRunAsOfHandler, GetRunEventsHandler, GetRunHandler } from './runs/ge
 import { TransitionRunHandler } from './runs/transition-run.command';
 import { CreateTeamHandler } from './teams/create-team.command';
 import { GrantQueueHandler, ListGrantsHandler } from './teams/grant-queue.command';
+import { GetQueueLimitsHandler, SetQueueLimitsHandler } from './queues/queue-limits.command';
 import { IssueTokenHandler } from './teams/issue-token.command';
 import { RunLog } from './unit-of-work/run-log';
 import { RunDecisions } from './unit-of-work/run-decisions';
@@ -99,6 +100,8 @@ export class RunDecisionsModule {}
     IssueTokenHandler,
     GrantQueueHandler,
     ListGrantsHandler,
+    GetQueueLimitsHandler,
+    SetQueueLimitsHandler,
     GetTeamQuotasHandler,
     SetTeamQuotasHandler,
     QueueHistoryHandler,

@@ -44,6 +44,8 @@ export { type RunServer, RunServers } from './shards/run-servers';
 export { acceptSchedule, parseSchedule, previewFireTimes } from './schedules/schedule-preview';
 export { CreateTeam } from './teams/create-team.command';
 export { GrantQueue, ListGrants } from './teams/grant-queue.command';
+export { GetQueueLimits, SetQueueLimits } from './queues/queue-limits.command';
+export type { QueueLimits } from './queues/queue-limits.sql';
 export { IssueToken, type IssuedToken } from './teams/issue-token.command';
 export { type QueueGrant, type TokenListing, findToken } from './teams/tokens.sql';
 export { type DecideRuns, RunDecisions, type RunsUnitOfWork, type ScheduleRuns } from './unit-of-work/run-decisions';

@@ -32,6 +32,7 @@ export const AdminEventType = {
   TokenRevoked: 'TokenRevoked',
   QueueGranted: 'QueueGranted',
   TeamQuotasSet: 'TeamQuotasSet',
+  QueueLimitsSet: 'QueueLimitsSet',
 } as const;
 export type AdminEventType = (typeof AdminEventType)[keyof typeof AdminEventType];
 export const ADMIN_EVENT_SCHEMA_VERSION = 1;

@@ -164,4 +164,9 @@ export class QueueStatsNode {
   @Field(() => Int, { description: 'Dead and not discarded: the dead-letter queue.' }) dead!: number;
   @Field(() => Float, { nullable: true, description: 'Since the oldest ready run became ready.' })
   oldestReadyAgeSeconds!: number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description: "The queue's cap on its leased runs, every team's and priority's together; null: none.",
+  })
+  concurrencyLimit!: number | null;
 }

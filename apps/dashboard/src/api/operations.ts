@@ -22,6 +22,7 @@ export interface QueueStats {
   readonly retryWait: number;
   readonly dead: number;
   readonly oldestReadyAgeSeconds: number | null;
+  readonly concurrencyLimit: number | null;
 }
 
 /** One minute of one priority's activity (queueHistory). */
@@ -38,7 +39,7 @@ export interface HistoryPoint {
 }
 
 export const OVERVIEW = `query Overview($minutes: Int, $queue: String) {
-  queues { queue priority ready leased retryWait dead oldestReadyAgeSeconds }
+  queues { queue priority ready leased retryWait dead oldestReadyAgeSeconds concurrencyLimit }
   queueHistory(minutes: $minutes, queue: $queue) { minute priority leased succeeded failed leaseExpired dead lagP50Seconds lagP99Seconds }
 }`;
 export interface OverviewData {

@@ -64,12 +64,15 @@ export function Overview({ token }: { token: string }) {
                 <th scope="col">retry_wait</th>
                 <th scope="col">dead</th>
                 <th scope="col">oldest ready</th>
+                <th scope="col" title="the queue's cap on its leased runs, all teams and priorities together">
+                  queue cap
+                </th>
               </tr>
             </thead>
             <tbody>
               {shown.length === 0 && (
                 <tr>
-                  <td colSpan={7}>
+                  <td colSpan={8}>
                     {loaded.loading && loaded.data === undefined ? 'Loading…' : 'No runs in any queue.'}
                   </td>
                 </tr>
@@ -91,6 +94,7 @@ export function Overview({ token }: { token: string }) {
                   >
                     {formatDuration(q.oldestReadyAgeSeconds)}
                   </td>
+                  <td>{q.concurrencyLimit ?? '—'}</td>
                 </tr>
               ))}
             </tbody>

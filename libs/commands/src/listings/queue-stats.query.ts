@@ -5,6 +5,7 @@ import { PRIORITIES, type ReaderCaller } from '@chronicle/domain';
 import { CLOCK, PG_POOL, type Clock } from '@chronicle/platform';
 import { addUpPerKey } from '../shards/add-up-per-key';
 import { RunServers } from '../shards/run-servers';
+import { findQueueCaps } from '../queues/queue-limits.sql';
 import { countQueueRuns, findGrantedQueues, type QueueStatsRow } from './queue-stats.sql';
 
 /** The runs of one queue and priority that are waiting, running or dead, as the overview shows them. */
@@ -17,6 +18,8 @@ export interface QueueStats {
   readonly dead: number;
   /** Since the oldest ready run became ready; null when none is. */
   readonly oldestReadyAgeSeconds: number | null;
+  /** The queue's cap on its leased runs, all teams' and priorities' together (queue_limits); null: none. */
+  readonly concurrencyLimit: number | null;
 }
 
 /**
@@ -59,6 +62,7 @@ export class GetQueueStatsHandler implements IQueryHandler<GetQueueStats> {
           retryWait: 0,
           dead: 0,
           oldestReadyAgeSeconds: null,
+          concurrencyLimit: null,
         });
     for (const row of rows)
       stats.set(key(row.queue, row.priority), {
@@ -70,11 +74,13 @@ export class GetQueueStatsHandler implements IQueryHandler<GetQueueStats> {
         dead: row.dead,
         oldestReadyAgeSeconds:
           row.oldest_ready_at === null ? null : Math.max(0, (now.getTime() - row.oldest_ready_at.getTime()) / 1000),
+        concurrencyLimit: null,
       });
+    const caps = await findQueueCaps(this.pool, [...new Set([...stats.values()].map((s) => s.queue))]);
     const rank = (priority: string): number => PRIORITIES.indexOf(priority as (typeof PRIORITIES)[number]);
-    return [...stats.values()].sort((a, b) =>
-      a.queue === b.queue ? rank(a.priority) - rank(b.priority) : a.queue < b.queue ? -1 : 1,
-    );
+    return [...stats.values()]
+      .map((s) => ({ ...s, concurrencyLimit: caps.get(s.queue) ?? null }))
+      .sort((a, b) => (a.queue === b.queue ? rank(a.priority) - rank(b.priority) : a.queue < b.queue ? -1 : 1));
   }
 }
 

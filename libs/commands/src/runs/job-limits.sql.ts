@@ -16,11 +16,15 @@ export interface JobKey {
  */
 export async function lockJobLimits(db: Queryable, jobs: readonly string[]): Promise<void> {
   if (jobs.length === 0) return;
-  await db.query({ name: 'lock_job_limits', text: "SELECT lock_limits($1::text[], '{}', '{}')", values: [jobs] });
+  await db.query({ name: 'lock_job_limits', text: "SELECT lock_limits('{}', $1::text[], '{}', '{}')", values: [jobs] });
 }
 
-/** The room each limit has left, by job (its concurrency) and by job and key (its perKeyConcurrency). */
+/**
+ * The room each limit has left: by capped queue (its cap), by job (its concurrency) and by job and key (its
+ * perKeyConcurrency).
+ */
 export interface LimitRooms {
+  readonly queues: Map<string, number>;
   readonly jobs: Map<string, number>;
   /** By limitKey. */
   readonly keys: Map<string, number>;
@@ -32,22 +36,23 @@ export function limitKey(job: string, key: string): string {
 }
 
 /**
- * The locks of these jobs' limits and of these keys' (lock_and_count_limits, migrations/0039), then the
- * room each has left, counted once they are granted: one round trip.
+ * The locks of these queues' caps (those that have one), these jobs' limits and these keys'
+ * (lock_and_count_limits, migrations/0040), then the room each has left, counted once they are granted:
+ * one round trip.
  */
 export async function lockAndCountLimits(
   db: Queryable,
-  jobs: readonly string[],
-  keys: readonly JobKey[],
+  limits: { readonly queues: readonly string[]; readonly jobs: readonly string[]; readonly keys: readonly JobKey[] },
 ): Promise<LimitRooms> {
-  const { rows } = await db.query<{ job: string; key: string | null; room: number }>({
+  const { rows } = await db.query<{ kind: 'queue' | 'job' | 'key'; name: string; key: string | null; room: number }>({
     name: 'lock_and_count_limits',
-    text: 'SELECT job, key, room FROM lock_and_count_limits($1::text[], $2::text[], $3::text[])',
-    values: [jobs, keys.map((k) => k.job), keys.map((k) => k.key)],
+    text: 'SELECT kind, name, key, room FROM lock_and_count_limits($1::text[], $2::text[], $3::text[], $4::text[])',
+    values: [limits.queues, limits.jobs, limits.keys.map((k) => k.job), limits.keys.map((k) => k.key)],
   });
-  const rooms: LimitRooms = { jobs: new Map(), keys: new Map() };
-  for (const { job, key, room } of rows)
-    if (key === null) rooms.jobs.set(job, room);
-    else rooms.keys.set(limitKey(job, key), room);
+  const rooms: LimitRooms = { queues: new Map(), jobs: new Map(), keys: new Map() };
+  for (const { kind, name, key, room } of rows)
+    if (kind === 'queue') rooms.queues.set(name, room);
+    else if (kind === 'job') rooms.jobs.set(name, room);
+    else rooms.keys.set(limitKey(name, key!), room);
   return rooms;
 }

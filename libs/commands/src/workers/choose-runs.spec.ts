@@ -18,6 +18,7 @@ function candidates(
     run_id: `${job}-${i}`,
     job,
     team,
+    queue: 'shared',
     priority,
     available_at: new Date(1_700_000_000_000 + since + i * step),
     weight,

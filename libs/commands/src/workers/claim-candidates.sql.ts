@@ -14,6 +14,7 @@ export interface ClaimCandidateRow {
   readonly run_id: string;
   readonly job: string;
   readonly team: string;
+  readonly queue: string;
   readonly priority: Priority;
   readonly available_at: Date;
   /** Its team's weight in its queue. */
@@ -28,7 +29,7 @@ export interface ClaimCandidateRow {
  * the merge's (chooseRuns). Always one row at least, for `capped`.
  */
 const CLAIM_CANDIDATES_SQL = `WITH ${servedCte('jsonb_to_recordset($5::jsonb) AS g(queue text, team text, weight integer)')}, ${CANDIDATES_CTES}
-  SELECT c.run_id, c.job, c.team, c.priority, c.available_at, c.weight, x.capped
+  SELECT c.run_id, c.job, c.team, c.queue, c.priority, c.available_at, c.weight, x.capped
     FROM (SELECT ${CAPPED_SQL} AS capped) x
     LEFT JOIN candidates c ON true`;
 

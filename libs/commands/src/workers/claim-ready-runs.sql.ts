@@ -33,21 +33,26 @@ export function servedCte(grants: string): string {
 /**
  * The runs the dispatch policy chooses among, after `served` ($1 queues, $3 limit, $4 priorities, $6 runs
  * read per team and priority, $7 runs left out, $8 the prefetch window in milliseconds, as CLAIM_SQL's):
- * `candidates` (run_id, job, team, priority, available_at, weight, team_rank), each job's runs within its
- * headroom and each concurrency key's within the room the scan found it has (key_room: its job's
- * perKeyConcurrency less its runs leased; a key with none stepped over in the scan), paused jobs and
- * left-out runs stepped over; CLAIM_SQL and CLAIM_CANDIDATES_SQL share it.
+ * `candidates` (run_id, job, team, queue, priority, available_at, weight, team_rank), each job's runs within
+ * its headroom, each concurrency key's within the room the scan found it has (key_room: its job's
+ * perKeyConcurrency less its runs leased; a key with none stepped over in the scan) and each capped queue's
+ * within its room (queue_room: its cap less its runs leased here; a full queue not scanned), paused jobs
+ * and left-out runs stepped over; CLAIM_SQL and CLAIM_CANDIDATES_SQL share it.
  */
-export const CANDIDATES_CTES = `limited_leased AS MATERIALIZED (
+export const CANDIDATES_CTES = `queue_room AS MATERIALIZED (
+    SELECT q.queue, q.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer AS room
+      FROM queue_limits q WHERE q.queue = ANY ($1::text[])
+  ), limited_leased AS MATERIALIZED (
     SELECT l.job, j.run_limit - l.leased AS headroom FROM leased_runs_by_job($1::text[]) l JOIN jobs j ON j.name = l.job
      WHERE j.run_limit IS NOT NULL
   ), scanned AS MATERIALIZED (
-    SELECT r.run_id, r.job, r.team, r.priority, r.available_at, r.concurrency_key, r.key_room, s.weight,
+    SELECT r.run_id, r.job, r.team, r.priority, r.available_at, r.concurrency_key, r.key_room, s.queue, s.weight,
            count(*) OVER (PARTITION BY s.queue, s.team, p.priority) AS group_rows
       FROM served s
      CROSS JOIN unnest($4::text[]) AS p(priority)
      CROSS JOIN LATERAL ready_runs_of(s.queue, s.team, p.priority, now() + $8 * interval '1 millisecond', $7::text[],
                                       ARRAY(SELECT x.job FROM limited_leased x WHERE x.headroom <= 0), $6) r
+     WHERE NOT EXISTS (SELECT 1 FROM queue_room x WHERE x.queue = s.queue AND x.room <= 0)
   ), headroom AS (
     SELECT j.name AS job, coalesce(x.headroom, j.run_limit) AS headroom
       FROM jobs j LEFT JOIN limited_leased x ON x.job = j.name
@@ -55,12 +60,14 @@ export const CANDIDATES_CTES = `limited_leased AS MATERIALIZED (
   ), candidates AS MATERIALIZED (
     SELECT c.*, row_number() OVER (PARTITION BY c.priority, c.team ORDER BY c.available_at) AS team_rank
       FROM (
-        SELECT s.run_id, s.job, s.team, s.priority, s.available_at, s.weight,
+        SELECT s.run_id, s.job, s.team, s.queue, s.priority, s.available_at, s.weight,
                row_number() OVER (PARTITION BY s.job ORDER BY s.available_at) AS job_rank, h.headroom,
-               row_number() OVER (PARTITION BY s.job, s.concurrency_key ORDER BY s.available_at) AS key_rank, s.key_room
-          FROM scanned s LEFT JOIN headroom h USING (job)
+               row_number() OVER (PARTITION BY s.job, s.concurrency_key ORDER BY s.available_at) AS key_rank, s.key_room,
+               row_number() OVER (PARTITION BY s.queue ORDER BY s.available_at) AS queue_rank, q.room AS queue_room
+          FROM scanned s LEFT JOIN headroom h USING (job) LEFT JOIN queue_room q USING (queue)
       ) c
      WHERE (c.headroom IS NULL OR c.job_rank <= c.headroom) AND (c.key_room IS NULL OR c.key_rank <= c.key_room)
+       AND (c.queue_room IS NULL OR c.queue_rank <= c.queue_room)
   )`;
 
 /**
@@ -190,11 +197,13 @@ export interface LockedRuns {
   readonly now: Date;
   /** The jobs with a run limit among the runs' (withinConcurrencyLimits). */
   readonly limitedJobs: Set<string>;
+  /** The queues with a cap among the runs' (withinConcurrencyLimits). */
+  readonly cappedQueues: Set<string>;
   /** Ready runs were left out (CAPPED_SQL): the batch may be short. */
   readonly capped: boolean;
 }
 
-type LockedRunRow = RunRow & { db_now: Date; limited: boolean; capped: boolean };
+type LockedRunRow = RunRow & { db_now: Date; limited: boolean; capped_queues: string[]; capped: boolean };
 
 /** The one row of a claim's read half when it locked no run that is still ready. */
 interface NoRunRow {
@@ -208,6 +217,9 @@ function lockedRunsOf(rows: ReadonlyArray<LockedRunRow | NoRunRow>): LockedRuns 
     runs: locked.map(runFromRow),
     now: locked[0]?.db_now ?? new Date(),
     limitedJobs: new Set(locked.filter((r) => r.limited).map((r) => r.definition.job)),
+    cappedQueues: new Set(
+      locked.flatMap((r) => (r.capped_queues.includes(r.definition.queue) ? [r.definition.queue] : [])),
+    ),
     capped: rows.some((r) => r.capped),
   };
 }
@@ -226,7 +238,8 @@ function readClaimedRuns(prefetchMs: '$8' | '$2'): string {
     FROM (SELECT coalesce(bool_or(claimed.capped), false) AS capped FROM claimed) c
     LEFT JOIN LATERAL (
       SELECT ${LOCKED_RUN_COLUMNS}, now() AS db_now,
-             EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited
+             EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited,
+             ARRAY(SELECT q.queue FROM queue_limits q) AS capped_queues
         FROM lock_and_read_runs(ARRAY(SELECT claimed.run_id FROM claimed)) r
        WHERE r.state IN (${WAITING_SQL}) AND r.available_at <= now() + ${prefetchMs} * interval '1 millisecond'
     ) x ON true`;
@@ -257,17 +270,18 @@ export async function countTeamsServed(db: Queryable, queues: readonly string[])
 }
 
 /**
- * Per-job and per-key concurrency, exactly: the jobs with a limit and the
- * concurrency keys among the locked runs are locked (blocking, jobs then
- * keys, each in name order, so two claims cannot deadlock), and only then is
- * each one's room counted, in a statement that sees every claim committed
- * before the locks were granted (lockAndCountLimits: one round trip).
- * Resolves with the runs to lease: the others are left for a later claim.
+ * Queue caps, per-job and per-key concurrency, exactly: the capped queues,
+ * the jobs with a limit and the concurrency keys among the locked runs are
+ * locked (blocking, queues then jobs then keys, each in name order, so two
+ * claims cannot deadlock), and only then is each one's room counted, in a
+ * statement that sees every claim committed before the locks were granted
+ * (lockAndCountLimits: one round trip). Resolves with the runs to lease, in
+ * their order while each has room: the others are left for a later claim.
  */
 export async function withinConcurrencyLimits(
   db: Queryable,
   runs: readonly PresentRun[],
-  limitedJobs: ReadonlySet<string>,
+  { limitedJobs, cappedQueues }: Pick<LockedRuns, 'limitedJobs' | 'cappedQueues'>,
 ): Promise<PresentRun[]> {
   const keyOf = (run: PresentRun): string | undefined =>
     run.definition.concurrencyKey === undefined
@@ -279,16 +293,33 @@ export async function withinConcurrencyLimits(
       return key === undefined ? [] : [[key, { job: run.definition.job, key: run.definition.concurrencyKey! }]];
     }),
   );
-  if (limitedJobs.size === 0 && keys.size === 0) return [...runs];
-  const rooms = await lockAndCountLimits(db, [...limitedJobs], [...keys.values()]);
-  const left = (of: Map<string, number>, name: string | undefined): number =>
-    name === undefined ? Infinity : (of.get(name) ?? Infinity);
+  if (cappedQueues.size === 0 && limitedJobs.size === 0 && keys.size === 0) return [...runs];
+  const rooms = await lockAndCountLimits(db, {
+    queues: [...cappedQueues],
+    jobs: [...limitedJobs],
+    keys: [...keys.values()],
+  });
+  return takeWithinRooms(runs, (run) => [
+    [rooms.queues, run.definition.queue],
+    [rooms.jobs, run.definition.job],
+    [rooms.keys, keyOf(run)],
+  ]);
+}
+
+/**
+ * The runs that fit, in order: each takes a place in every room it names (a name a room does not hold, or
+ * none, has no limit), and one that finds any of them full is left out, taking none.
+ */
+export function takeWithinRooms<T>(
+  runs: readonly T[],
+  roomsOf: (run: T) => ReadonlyArray<readonly [Map<string, number>, string | undefined]>,
+): T[] {
   return runs.filter((run) => {
-    const job = run.definition.job;
-    const key = keyOf(run);
-    if (left(rooms.jobs, job) <= 0 || left(rooms.keys, key) <= 0) return false;
-    if (rooms.jobs.has(job)) rooms.jobs.set(job, rooms.jobs.get(job)! - 1);
-    if (key !== undefined) rooms.keys.set(key, rooms.keys.get(key)! - 1);
+    const limits = roomsOf(run).filter(
+      (limit): limit is readonly [Map<string, number>, string] => limit[1] !== undefined && limit[0].has(limit[1]),
+    );
+    if (limits.some(([rooms, name]) => rooms.get(name)! <= 0)) return false;
+    for (const [rooms, name] of limits) rooms.set(name, rooms.get(name)! - 1);
     return true;
   });
 }

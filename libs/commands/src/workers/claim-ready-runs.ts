@@ -88,7 +88,7 @@ export async function prepareClaim(
       : await lockReadyRuns(tx, scope, request.max, pick, reserved, prefetchMs);
   const { capped, now, limitedJobs } = locked;
   if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped, limitedJobs };
-  const runs = await withinConcurrencyLimits(tx, locked.runs, locked.limitedJobs);
+  const runs = await withinConcurrencyLimits(tx, locked.runs, locked);
   const decideOne = (run: PresentRun): RunEvent[] =>
     decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now, prefetchMs }, run);
   return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length, limitedJobs };

@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { WorkerCaller } from '@chronicle/domain';
-import { type Config, CONFIG } from '@chronicle/platform';
+import { type Config, CONFIG, withTransaction } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunMetrics } from '../metrics/run-metrics';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
+import { countLeasedByQueue, findQueueCaps, lockFleetQueueCaps } from '../queues/queue-limits.sql';
 import { type RunServer, RunServers } from '../shards/run-servers';
 import type { RunDecision } from '../unit-of-work/run-batch';
 import {
@@ -13,7 +14,7 @@ import {
   type QueueGrantRow,
 } from './claim-candidates.sql';
 import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
-import type { ClaimScope } from './claim-ready-runs.sql';
+import { type ClaimScope, takeWithinRooms } from './claim-ready-runs.sql';
 import { chooseRuns } from './choose-runs';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
@@ -105,6 +106,8 @@ export class RunClaims {
     // The grants are the control database's (always among the servers): the others keep no copy.
     const control = servers.find((s) => s.isControl)!;
     const grants = caller.team === null ? await findQueueGrants(control.pool, request.queues) : [];
+    // The caps of the queues, as grants kept in the control database: a queue's runs are on every server.
+    const caps = await findQueueCaps(control.pool, request.queues);
     const scope = { team: caller.team, queues: request.queues, teamsServed };
     const leftOut: string[] = [];
     const leases: LeasedRun[] = [];
@@ -123,7 +126,7 @@ export class RunClaims {
       const chosen = chooseRuns(free, this.config.priorityWeights, limit, Math.random, turn);
       if (chosen.length === 0) break;
       for (const run of chosen) this.claiming.add(run.run_id);
-      const claimed = await this.claimChosen(chosen, caller, request).finally(() => {
+      const claimed = await this.claimWithinCaps(control, servers, caps, chosen, caller, request).finally(() => {
         for (const run of chosen) this.claiming.delete(run.run_id);
       });
       this.metrics.countDecisions(claimed.decided);
@@ -159,6 +162,40 @@ export class RunClaims {
       ),
     );
     return answers.flatMap((a) => (a.ok ? [a.value] : []));
+  }
+
+  /**
+   * claimChosen for the chosen runs that fit their queues' caps over the whole fleet. A capped queue's
+   * runs are leased on every server, so its cap is kept in the control database: there the claim takes
+   * the fleet's lock of each capped queue among the chosen (lockFleetQueueCaps), counts the queue's leased
+   * runs on every server that answers, and keeps the lock until its claims on the servers have committed,
+   * so that the next claim counts them. Runs past a cap are left for a later claim (`capped`).
+   */
+  private async claimWithinCaps(
+    control: RunServer,
+    servers: readonly RunServer[],
+    caps: ReadonlyMap<string, number>,
+    chosen: ReadonlyArray<ClaimCandidateRow & { server: RunServer }>,
+    caller: WorkerCaller,
+    request: ClaimRequest,
+  ): ReturnType<RunClaims['claimChosen']> {
+    const queues = [...new Set(chosen.map((run) => run.queue).filter((queue) => caps.has(queue)))];
+    if (queues.length === 0) return this.claimChosen(chosen, caller, request);
+    return withTransaction(control.pool, async (tx) => {
+      await lockFleetQueueCaps(tx, queues);
+      const counted = await Promise.all(
+        servers.map((server) => this.servers.unlessUnavailable(() => countLeasedByQueue(server.pool, queues))),
+      );
+      const rooms = new Map(
+        queues.map((queue) => [
+          queue,
+          caps.get(queue)! - counted.reduce((sum, c) => sum + (c.ok ? (c.value.get(queue) ?? 0) : 0), 0),
+        ]),
+      );
+      const fitting = takeWithinRooms(chosen, (run) => [[rooms, run.queue]]);
+      const claimed = await this.claimChosen(fitting, caller, request);
+      return { ...claimed, capped: claimed.capped || fitting.length < chosen.length };
+    });
   }
 
   /**
