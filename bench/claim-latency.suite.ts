@@ -16,6 +16,9 @@ import { formatCount, formatTable, quantile } from './table';
  * claim must not slow down with the backlog: the target is the 1,000,000
  * figure within 2x of the 10,000 one. Each claim is a committed transaction
  * (lock, read, append RunLeased, write rows), timed from BEGIN to COMMIT.
+ * Concurrency keys are in use: every second team's job leases one run per
+ * key at a time (perKeyConcurrency 1), its runs of KEYS keys in turn, so the
+ * claims count the leased runs of their keys as they go.
  */
 const TEAMS = 50;
 const QUEUE = 'shared';
@@ -24,6 +27,8 @@ const CLAIM_SIZE = 10;
 const SEED_BATCH = 5000;
 const PRIORITIES: readonly Priority[] = ['critical', 'default', 'bulk'];
 const BACKLOGS = { full: [10_000, 1_000_000], quick: [10_000, 100_000] };
+/** The concurrency keys of each keyed job. */
+const KEYS = 1_000;
 
 interface Backlog {
   readyRuns: number;
@@ -97,8 +102,15 @@ async function seed(pool: Pool, store: PostgresEventStore, runs: number): Promis
   const teams = Array.from({ length: TEAMS }, (_, i) => `team-${String(i).padStart(2, '0')}`);
   await pool.query('INSERT INTO teams (id) SELECT unnest($1::text[])', [teams]);
   await pool.query('INSERT INTO queue_grants (queue, team) SELECT $1, unnest($2::text[])', [QUEUE, teams]);
+  const keyed = (i: number): boolean => i % 2 === 1;
   const jobs = teams.map((team, i) =>
-    testJob({ name: `${team}.work`, team, queue: QUEUE, priority: PRIORITIES[i % PRIORITIES.length]! }),
+    testJob({
+      name: `${team}.work`,
+      team,
+      queue: QUEUE,
+      priority: PRIORITIES[i % PRIORITIES.length]!,
+      ...(keyed(i) ? { perKeyConcurrency: 1 } : {}),
+    }),
   );
   const hourAgo = Date.now() - 3_600_000;
   for (let done = 0; done < runs; done += SEED_BATCH) {
@@ -108,6 +120,7 @@ async function seed(pool: Pool, store: PostgresEventStore, runs: number): Promis
         job: jobs[n % TEAMS]!,
         runId: `run_${n}`,
         dueAt: new Date(hourAgo + Math.floor((n / runs) * 3_000_000)),
+        ...(keyed(n % TEAMS) ? { concurrencyKey: `key-${Math.floor(n / TEAMS) % KEYS}` } : {}),
       };
     });
     await seedRuns(pool, store, done === 0 ? jobs : [], batch);
@@ -155,7 +168,8 @@ function formatReport(server: string, backlogs: readonly Backlog[]): string {
   const ms = (n: number): string => n.toFixed(2);
   return (
     `\nclaim latency benchmark on ${server}\n` +
-    `${CLAIMS} claims of ${CLAIM_SIZE} runs each by a platform worker on one queue shared by ${TEAMS} teams (priorities mixed), each claim a committed transaction\n\n` +
+    `${CLAIMS} claims of ${CLAIM_SIZE} runs each by a platform worker on one queue shared by ${TEAMS} teams (priorities mixed), each claim a committed transaction;\n` +
+    `every second team's job at perKeyConcurrency 1, its runs of ${formatCount(KEYS)} concurrency keys in turn\n\n` +
     formatTable([
       ['ready runs', 'p50 (ms)', 'p99 (ms)', 'max (ms)', 'claim statement buffers', 'seeded in (s)'],
       ...backlogs.map((b) => [

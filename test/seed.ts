@@ -27,11 +27,17 @@ export async function seedRuns(
   pool: Pool,
   store: EventStore,
   jobs: readonly JobDefinition[],
-  runs: ReadonlyArray<{ job: JobDefinition; runId: string; dueAt: Date; source?: RunSource }>,
+  runs: ReadonlyArray<{ job: JobDefinition; runId: string; dueAt: Date; source?: RunSource; concurrencyKey?: string }>,
 ): Promise<void> {
   if (jobs.length > 0) await store.unitOfWork(pool, (uow) => defineNewJobs(uow, jobs, 'test'));
   const scheduled = runs.map((r) =>
-    newRunScheduled(r.job, 1, { runId: r.runId, dueAt: r.dueAt, idempotencyKey: r.runId, source: r.source ?? 'api' }),
+    newRunScheduled(r.job, 1, {
+      runId: r.runId,
+      dueAt: r.dueAt,
+      idempotencyKey: r.runId,
+      source: r.source ?? 'api',
+      ...(r.concurrencyKey === undefined ? {} : { concurrencyKey: r.concurrencyKey }),
+    }),
   );
   // The metadata's schema version, as every command records it: the log reads back as what was written through.
   await runDecisions(store, pool).unitOfWork((work) =>

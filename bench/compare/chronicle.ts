@@ -71,6 +71,20 @@ export const chroniclePrefetch: QueueSystemFactory = {
   scenarios: ['timeliness'],
 };
 
+/** The concurrency keys of the keyed drain: customers, say, each with one run leased at a time. */
+const KEYS = 1_000;
+
+/**
+ * Flow control's cost, labelled so: the same with every run enqueued with one of KEYS concurrency keys in
+ * turn, and the job at perKeyConcurrency 1 (docs/api.md, "Dispatch: priorities, fairness, concurrency").
+ * Where it changes something: the drain, every run ready at once.
+ */
+export const chronicleKeyed: QueueSystemFactory = {
+  label: 'chronicle keyed (1000 keys)',
+  create: () => new ChronicleSystem(false, 0, KEYS),
+  scenarios: ['drain'],
+};
+
 class ChronicleSystem implements QueueSystem {
   readonly system = 'chronicle';
   readonly config: string;
@@ -92,16 +106,27 @@ class ChronicleSystem implements QueueSystem {
   private readonly json = new JsonMeter(() => this.server?.pid);
   readonly meters: readonly SystemMeter[] = [this.json];
 
+  /** Runs enqueued so far: the next one's concurrency key, in turn. */
+  private enqueued = 0;
+
   constructor(
     private readonly splitLog: boolean,
     private readonly prefetchMs = 0,
+    private readonly keys = 0,
   ) {
     this.concurrency = prefetchMs > 0 ? PREFETCH_CONCURRENCY : WORKER_CONCURRENCY;
-    this.config = splitLog ? 'split log' : prefetchMs > 0 ? 'server, workers prefetching' : 'server';
+    this.config = splitLog
+      ? 'split log'
+      : prefetchMs > 0
+        ? 'server, workers prefetching'
+        : keys > 0
+          ? `server, ${keys} concurrency keys`
+          : 'server';
     this.settings =
       `one server process (PG_POOL_SIZE default 10)${splitLog ? ', its event log in a database of its own (EVENT_STORE_URL)' : ''}; ` +
       `${WORKERS} SDK Workers x concurrency ${this.concurrency}, lease batches up to 100, waitSeconds 5` +
-      (prefetchMs > 0 ? `, prefetchMs ${prefetchMs}` : '');
+      (prefetchMs > 0 ? `, prefetchMs ${prefetchMs}` : '') +
+      (keys > 0 ? `; runs of ${keys} concurrency keys in turn, perKeyConcurrency 1` : '');
   }
 
   async start(databases: ScratchDatabases): Promise<void> {
@@ -134,6 +159,7 @@ class ChronicleSystem implements QueueSystem {
     const defined = await this.team.put(`/v1/jobs/${JOB}`, {
       queue: QUEUE,
       retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 },
+      ...(this.keys > 0 ? { perKeyConcurrency: 1 } : {}),
     });
     if (defined.status !== 201) throw new Error(`job not defined: ${defined.status} ${JSON.stringify(defined.body)}`);
     this.pool = createPool({ connectionString: databaseUrl, max: 1, applicationName: 'bench-observer' });
@@ -149,6 +175,7 @@ class ChronicleSystem implements QueueSystem {
         job: JOB,
         payload: run.payload,
         ...(run.runAt === undefined ? {} : { runAt: run.runAt.toISOString() }),
+        ...(this.keys > 0 ? { concurrencyKey: `customer-${this.enqueued++ % this.keys}` } : {}),
       })),
     };
     const response = await this.team!.post('/v1/runs:batch', body);

@@ -1,4 +1,4 @@
-import { chronicle, chroniclePrefetch, chronicleSplit } from './chronicle';
+import { chronicle, chronicleKeyed, chroniclePrefetch, chronicleSplit } from './chronicle';
 import { graphileWorkerTuned } from './graphile-worker';
 import { pgBossTuned } from './pg-boss';
 import { OURS, percent, summarise, type Target } from './report';
@@ -96,6 +96,11 @@ export function judgeTargets(all: readonly Series[]): Target[] {
       of: { label: 'the 50 ms goal', value: PREFETCH_P99_GOAL_MS },
       factor: 1,
     }),
+    atLeast(
+      'drain: 1,000 concurrency keys at perKeyConcurrency 1 >= 0.8x the plain drain',
+      figure('drain', chronicleKeyed.label, 'completionsPerSecond'),
+      [{ of: ours('drain', 'completionsPerSecond'), factor: 0.8 }],
+    ),
     atLeast('drain: split log >= 0.5x inline', figure('drain', chronicleSplit.label, 'completionsPerSecond'), [
       { of: ours('drain', 'completionsPerSecond'), factor: 0.5 },
     ]),
