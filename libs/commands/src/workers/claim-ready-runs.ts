@@ -12,7 +12,16 @@ import type { LeasedRun } from '@chronicle/worker-sdk';
 import { payloadOf, type PayloadStore } from '../payloads/payload-store';
 import type { RunBatch, RunDecision } from '../unit-of-work/run-batch';
 import type { RunsUnitOfWork } from '../unit-of-work/run-decisions';
-import { lockChosenRuns, lockReadyRuns, withinConcurrencyLimits, type ClaimScope } from './claim-ready-runs.sql';
+import {
+  lockChosenRuns,
+  lockReadyRuns,
+  withinConcurrencyLimits,
+  type ClaimScope,
+  type LockedRuns,
+} from './claim-ready-runs.sql';
+
+/** The limits a claim found among its runs: their jobs with a run limit, their queues with a cap. */
+export type ClaimLimits = Pick<LockedRuns, 'limitedJobs' | 'cappedQueues'>;
 
 /** What a worker asks a claim for. */
 export interface ClaimRequest {
@@ -55,12 +64,12 @@ export async function claimReadyRuns(
   pick: ClaimPick,
   teamsServed = 1,
   reserved: readonly string[] = [],
-): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[]; limitedJobs: ReadonlySet<string> }> {
+): Promise<{ leases: LeasedRun[]; capped: boolean; decided: RunDecision[]; limits: ClaimLimits }> {
   const claim = await prepareClaim(work.tx, caller, request, pick, teamsServed, reserved);
-  const { capped, limitedJobs } = claim;
-  if (claim.batch.runs.length === 0) return { leases: [], capped, decided: [], limitedJobs };
+  const { capped, limits } = claim;
+  if (claim.batch.runs.length === 0) return { leases: [], capped, decided: [], limits };
   const [decided] = await work.decide({ batches: [claim.batch] });
-  return { leases: leasesOf(decided!), capped, decided: decided!, limitedJobs };
+  return { leases: leasesOf(decided!), capped, decided: decided!, limits };
 }
 
 /**
@@ -75,7 +84,7 @@ export async function prepareClaim(
   pick: ClaimPick,
   teamsServed = 1,
   reserved: readonly string[] = [],
-): Promise<{ batch: RunBatch; capped: boolean; limitedJobs: ReadonlySet<string> }> {
+): Promise<{ batch: RunBatch; capped: boolean; limits: ClaimLimits }> {
   const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
   const metadata = {
     actor: workerActor(caller, request.workerId),
@@ -86,12 +95,13 @@ export async function prepareClaim(
     'runIds' in pick
       ? await lockChosenRuns(tx, pick.runIds, prefetchMs)
       : await lockReadyRuns(tx, scope, request.max, pick, reserved, prefetchMs);
-  const { capped, now, limitedJobs } = locked;
-  if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped, limitedJobs };
+  const { capped, now } = locked;
+  const limits = { limitedJobs: locked.limitedJobs, cappedQueues: locked.cappedQueues };
+  if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped, limits };
   const runs = await withinConcurrencyLimits(tx, locked.runs, locked);
   const decideOne = (run: PresentRun): RunEvent[] =>
     decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now, prefetchMs }, run);
-  return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length, limitedJobs };
+  return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length, limits };
 }
 
 /**

@@ -148,7 +148,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
         next === undefined
           ? undefined
           : await prepareClaim(work.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
-      if (claim !== undefined) this.ready.noteLimited(claim.limitedJobs);
+      if (claim !== undefined) this.ready.noteLimited(claim.limits);
       const [completed, leased] = await work.decide({
         batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
       });

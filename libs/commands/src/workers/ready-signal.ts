@@ -4,8 +4,8 @@ import { Client, type Pool } from 'pg';
 import type { PresentRun } from '@chronicle/domain';
 import { LOGGER, PG_POOL, WakeSignal, type JsonLogger, type Queryable } from '@chronicle/platform';
 
-/** The jobs with a run limit this process's claims have seen, at most (a bound, never reached in practice). */
-const MAX_LIMITED_JOBS = 10_000;
+/** The limited jobs, and the capped queues, this process's claims have seen, at most (a bound, never reached in practice). */
+const MAX_LIMITED = 10_000;
 
 /**
  * Wakes long-polling lease requests when runs become ready (enqueue, retry,
@@ -17,8 +17,12 @@ const MAX_LIMITED_JOBS = 10_000;
 @Injectable()
 export class ReadySignal extends WakeSignal {
   private publish: (() => void) | undefined;
-  /** Jobs whose runs this process's claims found under a run limit: a run of theirs that ends frees a place. */
-  private readonly limited = new Set<string>();
+  /**
+   * Jobs whose runs this process's claims found under a run limit, and queues with a cap: a run of theirs
+   * that ends frees a place.
+   */
+  private readonly limitedJobs = new Set<string>();
+  private readonly cappedQueues = new Set<string>();
 
   /** Runs became ready: wake this process's waiters and tell the other processes. */
   override notify(): void {
@@ -26,22 +30,28 @@ export class ReadySignal extends WakeSignal {
     this.publish?.();
   }
 
-  /** Jobs with a run limit, as a claim found them (LockedRuns.limitedJobs). */
-  noteLimited(jobs: ReadonlySet<string>): void {
-    if (this.limited.size + jobs.size > MAX_LIMITED_JOBS) this.limited.clear();
-    for (const job of jobs) this.limited.add(job);
+  /** Jobs with a run limit and queues with a cap, as a claim found them (LockedRuns). */
+  noteLimited(limits: { readonly limitedJobs: ReadonlySet<string>; readonly cappedQueues: ReadonlySet<string> }): void {
+    for (const [known, found] of [
+      [this.limitedJobs, limits.limitedJobs],
+      [this.cappedQueues, limits.cappedQueues],
+    ] as const) {
+      if (known.size + found.size > MAX_LIMITED) known.clear();
+      for (const name of found) known.add(name);
+    }
   }
 
   /**
    * Runs a worker's decisions changed, once committed: they make runs leasable when one waits to be retried,
-   * or when one held a place another waiting run may take now (a run of a concurrency key, or of a job with a
-   * run limit). A run held back by a limit is not polled for (LeaseRunsHandler): this wakes its waiters.
+   * or when one held a place another waiting run may take now (a run of a concurrency key, of a job with a
+   * run limit, or of a capped queue). A run held back by a limit is not polled for (LeaseRunsHandler): this wakes its waiters.
    */
   decided(runs: readonly PresentRun[]): void {
     const freesOrReadies = (run: PresentRun): boolean =>
       run.status === 'retry_wait' ||
       run.definition.concurrencyKey !== undefined ||
-      this.limited.has(run.definition.job);
+      this.limitedJobs.has(run.definition.job) ||
+      this.cappedQueues.has(run.definition.queue);
     if (runs.some(freesOrReadies)) this.notify();
   }
 

@@ -82,7 +82,7 @@ export class RunClaims {
           ),
         );
         this.metrics.countDecisions(claimed.decided);
-        this.ready.noteLimited(claimed.limitedJobs);
+        this.ready.noteLimited(claimed.limits);
         leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
         if (!claimed.capped || claimed.leases.length === 0) break;
       }
@@ -108,6 +108,7 @@ export class RunClaims {
     const grants = caller.team === null ? await findQueueGrants(control.pool, request.queues) : [];
     // The caps of the queues, as grants kept in the control database: a queue's runs are on every server.
     const caps = await findQueueCaps(control.pool, request.queues);
+    this.ready.noteLimited({ limitedJobs: new Set(), cappedQueues: new Set(caps.keys()) });
     const scope = { team: caller.team, queues: request.queues, teamsServed };
     const leftOut: string[] = [];
     const leases: LeasedRun[] = [];
@@ -219,7 +220,7 @@ export class RunClaims {
         }),
     );
     const claims = answers.flatMap((a) => (a.ok ? [a.value] : []));
-    for (const claim of claims) this.ready.noteLimited(claim.limitedJobs);
+    for (const claim of claims) this.ready.noteLimited(claim.limits);
     return {
       leases: claims.flatMap((c) => c.leases),
       capped: claims.some((c) => c.capped),
