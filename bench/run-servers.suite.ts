@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { Pool } from 'pg';
@@ -76,8 +77,15 @@ export function runServersSuite(counts: readonly number[]): BenchSuite {
           failures.push(
             `servers: a shard moved, ${run.missingFromLog} runs not once in the logs with all their events`,
           );
-        options.progress(`drain of ${formatCount(faulted)} runs on ${most} servers, one killed midway`);
-        await drainOnServers(server, most, faulted, { kind: 'kill', report: (d) => (down = d) });
+        // With DATABASE_URL the further "servers" are databases on the bench's own server: a kill would stop it.
+        if ((process.env['DATABASE_URL'] ?? '') !== '')
+          options.progress(
+            'one server killed midway: left out, DATABASE_URL is set: the further servers are databases on its server, which a kill would stop',
+          );
+        else {
+          options.progress(`drain of ${formatCount(faulted)} runs on ${most} servers, one killed midway`);
+          await drainOnServers(server, most, faulted, { kind: 'kill', report: (d) => (down = d) });
+        }
       }
       return {
         print: (out) => out.write(formatReport(server.description, runs, down, moved)),
@@ -118,6 +126,8 @@ type Fault =
   { kind: 'kill'; report: (down: ServerDown) => void } | { kind: 'move'; report: (moved: ShardMoved) => void };
 
 const CLI_SCRIPT = path.join(__dirname, '../apps/cli/src/main.js');
+/** The prefix of the scratch folders of the further servers (openScratchServer: a folder of the OS's temp). */
+const SCRATCH = 'scheduler-bench-pg-';
 
 async function drainOnServers(server: BenchServer, count: number, backlog: number, fault?: Fault): Promise<ServersRun> {
   const control = await server.createDatabase('scheduler_bench_servers');
@@ -128,7 +138,7 @@ async function drainOnServers(server: BenchServer, count: number, backlog: numbe
   let killed: string | undefined;
   try {
     for (let i = 1; i < count; i++) {
-      const more = await openScratchServer('scheduler-bench-pg-');
+      const more = await openScratchServer(SCRATCH);
       extra.push({ server: more, db: await scratchOn(more, server) });
     }
     const runServerUrls = count === 1 ? [] : [control.url, ...extra.map((e) => e.db.url)];
@@ -220,7 +230,7 @@ async function drainOnServers(server: BenchServer, count: number, backlog: numbe
       };
       await sleep(1_000);
       const before = await window();
-      killed = await killPostmaster(pools[pools.length - 1]!);
+      killed = await killPostmaster(pools[pools.length - 1]!, extra[extra.length - 1]!.server);
       await sleep(1_000);
       const after = await window();
       fault.report({ servers: count, othersBeforePerSecond: before, othersAfterPerSecond: after });
@@ -413,11 +423,16 @@ async function succeeded(pools: readonly Pool[]): Promise<number> {
 }
 
 /**
- * The server behind `pool` stopped at once: SIGQUIT to its postmaster (postmaster.pid of its data folder).
- * Resolves with the folder the embedded server was made in (its cluster's parent), to delete after.
+ * The embedded server behind `pool` stopped at once: SIGQUIT to its postmaster (postmaster.pid of its data
+ * folder). Resolves with the folder the embedded server was made in (its cluster's parent), to delete after.
+ * Refused for any other server: a server the bench did not start in a scratch folder of its own is never
+ * stopped, nor its folder deleted.
  */
-async function killPostmaster(pool: Pool): Promise<string> {
+async function killPostmaster(pool: Pool, server: ScratchServer): Promise<string> {
   const { rows } = await pool.query<{ dir: string }>("SELECT current_setting('data_directory') AS dir");
+  const made = path.dirname(rows[0]!.dir);
+  if (!server.embedded || path.dirname(made) !== path.resolve(tmpdir()) || !path.basename(made).startsWith(SCRATCH))
+    throw new Error(`not a scratch server of the bench's, not stopped: ${rows[0]!.dir}`);
   const pid = Number((await readFile(path.join(rows[0]!.dir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
   process.kill(pid, 'SIGQUIT');
   await pool.end().catch(() => undefined);
