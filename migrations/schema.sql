@@ -725,6 +725,7 @@ BEGIN
            -- An anti join with the paused jobs (a few, read once), not a probe of jobs per run read.
            AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
          ORDER BY r.available_at
+         OFFSET 0
       ) k
      -- A key whose job's row is not here yet (a server's copy lags) counts as having room: the claim's
      -- count under the key's lock decides (lock_and_count_limits, 1 where the job is unknown).

@@ -37,7 +37,7 @@ export async function findClaimCandidates(
   db: Queryable,
   scope: ClaimScope,
   options: {
-    /** The queues' grants (findQueueGrants); none for a team's worker, which serves its team alone. */
+    /** The queues' grants (findQueueSettings); none for a team's worker, which serves its team alone. */
     readonly grants: readonly QueueGrantRow[];
     /** The batch still wanted. */
     readonly limit: number;
@@ -66,12 +66,25 @@ export async function findClaimCandidates(
   };
 }
 
-/** The grants of these queues, read in the control database for a claim over several servers. */
-export async function findQueueGrants(control: Queryable, queues: readonly string[]): Promise<QueueGrantRow[]> {
-  const { rows } = await control.query<QueueGrantRow>({
-    name: 'claim_find_queue_grants',
-    text: 'SELECT queue, team, weight FROM queue_grants WHERE queue = ANY($1::text[])',
-    values: [queues],
+/**
+ * What a claim over several servers reads of these queues in the control database, which the other servers
+ * keep no copy of, in one round trip: their grants (`withGrants`: a platform worker's; a team's worker
+ * serves its team alone) and their caps (queue_limits, migrations/0040), by queue.
+ */
+export async function findQueueSettings(
+  control: Queryable,
+  queues: readonly string[],
+  withGrants: boolean,
+): Promise<{ grants: QueueGrantRow[]; caps: Map<string, number> }> {
+  const { rows } = await control.query<QueueGrantRow & { cap: number | null }>({
+    name: 'claim_find_queue_settings',
+    text: `SELECT queue, team, weight, NULL::integer AS cap FROM queue_grants WHERE $2 AND queue = ANY($1::text[])
+           UNION ALL
+           SELECT queue, NULL, NULL, concurrency FROM queue_limits WHERE queue = ANY($1::text[])`,
+    values: [queues, withGrants],
   });
-  return rows;
+  return {
+    grants: rows.filter((r) => r.cap === null).map(({ queue, team, weight }) => ({ queue, team, weight })),
+    caps: new Map(rows.flatMap((r) => (r.cap === null ? [] : [[r.queue, r.cap]]))),
+  };
 }

@@ -4,13 +4,13 @@ import { type Config, CONFIG, withTransaction } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunMetrics } from '../metrics/run-metrics';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
-import { countLeasedByQueue, findQueueCaps, lockFleetQueueCaps } from '../queues/queue-limits.sql';
+import { countLeasedByQueue, lockFleetQueueCaps } from '../queues/queue-limits.sql';
 import { type RunServer, RunServers } from '../shards/run-servers';
 import type { RunDecision } from '../unit-of-work/run-batch';
 import {
   type ClaimCandidateRow,
   findClaimCandidates,
-  findQueueGrants,
+  findQueueSettings,
   type QueueGrantRow,
 } from './claim-candidates.sql';
 import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
@@ -103,11 +103,9 @@ export class RunClaims {
     request: ClaimRequest,
     teamsServed: number,
   ): Promise<LeasedRun[]> {
-    // The grants are the control database's (always among the servers): the others keep no copy.
+    // The grants and caps are the control database's (always among the servers): the others keep no copy.
     const control = servers.find((s) => s.isControl)!;
-    const grants = caller.team === null ? await findQueueGrants(control.pool, request.queues) : [];
-    // The caps of the queues, as grants kept in the control database: a queue's runs are on every server.
-    const caps = await findQueueCaps(control.pool, request.queues);
+    const { grants, caps } = await findQueueSettings(control.pool, request.queues, caller.team === null);
     this.ready.noteLimited({ limitedJobs: new Set(), cappedQueues: new Set(caps.keys()) });
     const scope = { team: caller.team, queues: request.queues, teamsServed };
     const leftOut: string[] = [];
