@@ -101,15 +101,17 @@ describe('the chronicle CLI, API commands', () => {
     const shown = JSON.parse((await chronicle(['runs', 'show', runId!], env)).stdout) as { uniqueKey: string };
     expect(shown.uniqueKey).toBe('acct-7');
     const keyed = await chronicle(
-      ['runs', 'enqueue', 'cli.sync', '--concurrency-key', 'acct-7', '--delay', '86400'],
+      ['runs', 'enqueue', 'cli.sync', '--concurrency-key', 'acct-7', '--ordering-key', 'book-3', '--delay', '86400'],
       env,
     );
     const [, keyedId] = /^enqueued (run_\S+) \(scheduled\)$/m.exec(keyed.stdout) ?? [];
     expect(keyedId).toBeDefined();
     const keyedRun = JSON.parse((await chronicle(['runs', 'show', keyedId!], env)).stdout) as {
       concurrencyKey: string;
+      orderingKey: string;
     };
     expect(keyedRun.concurrencyKey).toBe('acct-7');
+    expect(keyedRun.orderingKey).toBe('book-3');
     // Out of the way of the lease counts below: cancelled, the key is free again.
     expect((await team.team.post(`/v1/runs/${runId}:cancel`)).status).toBe(200);
     expect(

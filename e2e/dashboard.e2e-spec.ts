@@ -159,10 +159,12 @@ describe('the dashboard', () => {
         dryRun: true,
         unique: { scope: 'while-not-finished' },
         perKeyConcurrency: 2,
+        orderingOnRetry: 'skip',
       });
       const dry = await billing.team.post<{ runId: string }>('/v1/jobs/billing.try-migration/runs', {
         uniqueKey: 'ledger-2026',
         concurrencyKey: 'ledger',
+        orderingKey: 'book-9',
       });
       expect(dry.status).toBe(201);
       dryRunId = dry.body.runId;
@@ -325,17 +327,21 @@ describe('the dashboard', () => {
       await screenshot(page, 'run-1280x800');
     });
 
-    it('marks a job in dry run and its runs as dry, and a live run not; shows unique and concurrency keys and their rules', async () => {
+    it('marks a job in dry run and its runs as dry, and a live run not; shows unique, concurrency and ordering keys and their rules', async () => {
       await signIn(billingToken);
       await page.goto(`${app.url}/dashboard/jobs/billing.try-migration`);
       await page.getByTestId('dry-run').filter({ hasText: /^yes/ }).waitFor();
       expect(await page.getByTestId('unique').innerText()).toBe('a run holds its key until it finishes');
       expect(await page.getByTestId('concurrency').innerText()).toBe('no limit; 2 per concurrency key');
+      expect(await page.getByTestId('ordering').innerText()).toBe(
+        "a failed run's retry waits its turn; the key's later runs go on",
+      );
       await page.goto(`${app.url}/dashboard/runs/${dryRunId}`);
       await page.getByRole('heading', { level: 1, name: new RegExp(dryRunId) }).waitFor();
       expect(await page.getByRole('heading', { level: 1 }).locator('.dry-run').innerText()).toBe('dry run');
       expect(await page.getByTestId('unique-key').innerText()).toBe('ledger-2026');
       expect(await page.getByTestId('concurrency-key').innerText()).toBe('ledger');
+      expect(await page.getByTestId('ordering-key').innerText()).toMatch(/^book-9 \(place \d+\)$/);
       await page.goto(`${app.url}/dashboard/runs/${succeededRunId}`);
       await page.getByTestId('run-state').filter({ hasText: 'succeeded' }).waitFor();
       expect(await page.locator('.dry-run').count()).toBe(0);

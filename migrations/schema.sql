@@ -100,6 +100,7 @@ CASE
     ELSE ((definition ->> 'concurrency'::text))::integer
 END) STORED,
   key_limit integer GENERATED ALWAYS AS (COALESCE(((definition ->> 'perKeyConcurrency'::text))::integer, 1)) STORED,
+  ordering_skips boolean GENERATED ALWAYS AS (COALESCE(((definition ->> 'orderingOnRetry'::text) = 'skip'::text), false)) STORED,
   CONSTRAINT jobs_pkey PRIMARY KEY (name)
 );
 
@@ -152,6 +153,8 @@ CREATE TABLE ready_runs (
   state text NOT NULL,
   due_at timestamp with time zone NOT NULL,
   concurrency_key text,
+  ordering_key text,
+  ordering_seq bigint,
   CONSTRAINT ready_runs_pkey PRIMARY KEY (run_id)
 )
 WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
@@ -186,6 +189,7 @@ CREATE TABLE run_leases (
   due_at timestamp with time zone NOT NULL,
   lease_expires_at timestamp with time zone NOT NULL,
   concurrency_key text,
+  ordering_key text,
   CONSTRAINT run_leases_pkey PRIMARY KEY (job, run_id)
 )
 WITH (autovacuum_analyze_scale_factor=0.02, autovacuum_vacuum_cost_delay=0, autovacuum_vacuum_scale_factor=0.01, autovacuum_vacuum_threshold=2000);
@@ -259,6 +263,8 @@ CREATE TABLE runs (
   unique_key text,
   unique_until timestamp with time zone,
   concurrency_key text,
+  ordering_key text,
+  ordering_seq bigint,
   CONSTRAINT runs_ended_check CHECK ((NOT (ended IS DISTINCT FROM
 CASE
     WHEN (state = ANY (ARRAY['dead'::text, 'cancelled'::text])) THEN state
@@ -396,9 +402,13 @@ CREATE INDEX ready_runs_claim_idx ON public.ready_runs USING btree (queue, team,
 
 CREATE INDEX ready_runs_job_idx ON public.ready_runs USING btree (job, available_at);
 
+CREATE INDEX ready_runs_ordering_idx ON public.ready_runs USING btree (job, ordering_key, ordering_seq) WHERE (ordering_key IS NOT NULL);
+
 CREATE INDEX run_activity_minutes_minute_idx ON public.run_activity_minutes USING btree (minute);
 
 CREATE INDEX run_leases_key_idx ON public.run_leases USING btree (job, concurrency_key) WHERE (concurrency_key IS NOT NULL);
+
+CREATE INDEX run_leases_ordering_idx ON public.run_leases USING btree (job, ordering_key) WHERE (ordering_key IS NOT NULL);
 
 CREATE INDEX run_listing_job_idx ON public.run_listing USING btree (job, due_at DESC, run_id DESC);
 
@@ -626,25 +636,34 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.lock_and_count_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[])
- RETURNS TABLE(kind text, name text, key text, room integer)
+CREATE OR REPLACE FUNCTION public.lock_and_count_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[], p_order_jobs text[] DEFAULT '{}'::text[], p_order_keys text[] DEFAULT '{}'::text[])
+ RETURNS TABLE(kind text, name text, key text, room integer, head bigint)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
 AS $function$
 BEGIN
-  PERFORM lock_limits(p_queues, p_jobs, p_key_jobs, p_keys);
+  PERFORM lock_limits(p_queues, p_jobs, p_key_jobs, p_keys, p_order_jobs, p_order_keys);
   RETURN QUERY
     SELECT 'queue', q.queue, NULL::text,
-           q.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer
+           q.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer, NULL::bigint
       FROM queue_limits q WHERE q.queue = ANY (p_queues)
     UNION ALL
     SELECT 'job', j.name::text, NULL::text,
-           j.run_limit - (SELECT count(*) FROM run_leases l WHERE l.job = j.name)::integer
+           j.run_limit - (SELECT count(*) FROM run_leases l WHERE l.job = j.name)::integer, NULL::bigint
       FROM jobs j WHERE j.name = ANY (p_jobs) AND j.run_limit IS NOT NULL
     UNION ALL
     SELECT 'key', k.job, k.key,
-           coalesce(j.key_limit, 1) - (SELECT count(*) FROM run_leases l WHERE l.job = k.job AND l.concurrency_key = k.key)::integer
-      FROM unnest(p_key_jobs, p_keys) AS k(job, key) LEFT JOIN jobs j ON j.name = k.job;
+           coalesce(j.key_limit, 1) - (SELECT count(*) FROM run_leases l WHERE l.job = k.job AND l.concurrency_key = k.key)::integer,
+           NULL::bigint
+      FROM unnest(p_key_jobs, p_keys) AS k(job, key) LEFT JOIN jobs j ON j.name = k.job
+    UNION ALL
+    SELECT 'order', o.job, o.key,
+           CASE WHEN EXISTS (SELECT 1 FROM run_leases l WHERE l.job = o.job AND l.ordering_key = o.key) THEN 0 ELSE 1 END,
+           (SELECT min(w.ordering_seq) FROM ready_runs w
+             WHERE w.job = o.job AND w.ordering_key = o.key
+               AND NOT (w.state = 'retry_wait' AND w.available_at > now()
+                        AND coalesce((SELECT j.ordering_skips FROM jobs j WHERE j.name = o.job), false)))
+      FROM unnest(p_order_jobs, p_order_keys) AS o(job, key);
 END
 $function$;
 
@@ -679,7 +698,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.lock_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[])
+CREATE OR REPLACE FUNCTION public.lock_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[], p_order_jobs text[] DEFAULT '{}'::text[], p_order_keys text[] DEFAULT '{}'::text[])
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
@@ -691,9 +710,39 @@ BEGIN
            SELECT 1, 'job-concurrency-' || u.job, u.job, '' FROM unnest(p_jobs) AS u(job)
            UNION ALL
            SELECT 2, 'key-concurrency-' || k.job || chr(31) || k.key, k.job, k.key
-             FROM unnest(p_key_jobs, p_keys) AS k(job, key)) l
+             FROM unnest(p_key_jobs, p_keys) AS k(job, key)
+           UNION ALL
+           SELECT 3, 'ordering-key-' || o.job || chr(31) || o.key, o.job, o.key
+             FROM unnest(p_order_jobs, p_order_keys) AS o(job, key)) l
     ORDER BY l.kind, l.job COLLATE "C", l.key COLLATE "C";
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.next_ordering_seqs(p_jobs text[], p_keys text[])
+ RETURNS TABLE(job text, key text, seq bigint)
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM lock_limits('{}', '{}', '{}', '{}', p_jobs, p_keys);
+  RETURN QUERY
+    SELECT k.job, k.key,
+           greatest(floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint,
+                    coalesce((SELECT max(w.ordering_seq) FROM ready_runs w
+                               WHERE w.job = k.job AND w.ordering_key = k.key), 0) + 1)
+      FROM unnest(p_jobs, p_keys) AS k(job, key);
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.ordering_head(p_job text, p_key text, p_seq bigint)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT NOT EXISTS (SELECT 1 FROM run_leases l WHERE l.job = p_job AND l.ordering_key = p_key)
+     AND NOT EXISTS (SELECT 1 FROM ready_runs o
+                      WHERE o.job = p_job AND o.ordering_key = p_key AND o.ordering_seq < p_seq
+                        AND NOT (o.state = 'retry_wait' AND o.available_at > now()
+                                 AND coalesce((SELECT j.ordering_skips FROM jobs j WHERE j.name = p_job), false)))
 $function$;
 
 CREATE OR REPLACE FUNCTION public.ready_runs_of(p_queue text, p_team text, p_priority text, p_until timestamp with time zone, p_skip_runs text[], p_skip_jobs text[], p_limit integer)
@@ -724,6 +773,7 @@ BEGIN
            AND (v_moving IS NULL OR chronicle_shard(r.job, v_shards) <> ALL (v_moving))
            -- An anti join with the paused jobs (a few, read once), not a probe of jobs per run read.
            AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.paused)
+           AND CASE WHEN r.ordering_key IS NULL THEN true ELSE ordering_head(r.job, r.ordering_key, r.ordering_seq) END
          ORDER BY r.available_at
          OFFSET 0
       ) k

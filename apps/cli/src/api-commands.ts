@@ -160,6 +160,7 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
     .option('--unique-key <key>', 'one run per key while the job\'s unique rule holds it (docs/api.md, "Unique runs")')
     .option('--if-duplicate <what>', 'existing (default): the run that holds the key; reject: fail naming it')
     .option('--concurrency-key <key>', "leased only while fewer than the job's perKeyConcurrency runs of this key are")
+    .option('--ordering-key <key>', "the job's runs of this key are leased one at a time, in the order enqueued")
     .option('--idempotency-key <key>', 'the same key again answers the same run')
     .description('enqueue a run of a job; says whether it is new or the run there already')
     .action(
@@ -172,6 +173,7 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
           uniqueKey?: string;
           ifDuplicate?: string;
           concurrencyKey?: string;
+          orderingKey?: string;
           idempotencyKey?: string;
         },
       ) => {
@@ -182,6 +184,7 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
           ...(o.uniqueKey === undefined ? {} : { uniqueKey: o.uniqueKey }),
           ...(o.ifDuplicate === undefined ? {} : { ifDuplicate: o.ifDuplicate }),
           ...(o.concurrencyKey === undefined ? {} : { concurrencyKey: o.concurrencyKey }),
+          ...(o.orderingKey === undefined ? {} : { orderingKey: o.orderingKey }),
         };
         const headers: Record<string, string> =
           o.idempotencyKey === undefined ? {} : { 'Idempotency-Key': o.idempotencyKey };

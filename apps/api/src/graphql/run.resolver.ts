@@ -112,6 +112,12 @@ export class RunResolver {
       description: "leased only while fewer than the job's perKeyConcurrency runs of this key are leased",
     })
     concurrencyKey: string | null | undefined,
+    @Args('orderingKey', {
+      type: () => String,
+      nullable: true,
+      description: "the job's runs with this key are leased one at a time, in the order they were enqueued",
+    })
+    orderingKey: string | null | undefined,
   ): Promise<RunNode> {
     const body = checkEnqueue({
       ...(payload === undefined ? {} : { payload }),
@@ -120,6 +126,7 @@ export class RunResolver {
       ...(uniqueKey == null ? {} : { uniqueKey }),
       ...(ifDuplicate == null ? {} : { ifDuplicate }),
       ...(concurrencyKey == null ? {} : { concurrencyKey }),
+      ...(orderingKey == null ? {} : { orderingKey }),
     });
     const now = this.clock.now();
     const { run } = await enqueueOneRun(

@@ -61,6 +61,17 @@ export class RunNode {
     description: "The concurrency key it was enqueued with (its job's perKeyConcurrency).",
   })
   concurrencyKey!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The ordering key it was enqueued with: its job's runs of this key are leased one at a time, in orderingSeq order.",
+  })
+  orderingKey!: string | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: "Its place in its ordering key's order, given when it was enqueued (lower first).",
+  })
+  orderingSeq!: number | null;
   @Field(() => DateTimeScalar, { nullable: true }) leaseExpiresAt!: string | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When it went to the dead-letter queue.' })
@@ -84,6 +95,8 @@ export function runNode(run: PresentRun, now: Date): RunNode {
     dryRun: run.definition.dryRun === true,
     uniqueKey: run.definition.unique?.key ?? null,
     concurrencyKey: run.definition.concurrencyKey ?? null,
+    orderingKey: run.definition.ordering?.key ?? null,
+    orderingSeq: run.definition.ordering?.seq ?? null,
     leaseExpiresAt: run.lease?.expiresAt ?? null,
     lastError: run.lastError,
     deadAt: run.status === 'dead' ? (run.death?.deadAt ?? null) : null,

@@ -1,4 +1,10 @@
-import { PRIORITIES, DEFAULT_DST_POLICY, DEFAULT_OVERLAP_POLICY, UNIQUE_SCOPES } from '@chronicle/domain';
+import {
+  PRIORITIES,
+  DEFAULT_DST_POLICY,
+  DEFAULT_OVERLAP_POLICY,
+  UNIQUE_SCOPES,
+  ORDERING_ON_RETRY,
+} from '@chronicle/domain';
 import { boolean, dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
 import { AS_OF_FIELDS, Payload } from '../runs/run-answers';
@@ -51,6 +57,10 @@ export const Job = shape(
       perKeyConcurrency: {
         ...integer(1),
         description: 'at most this many runs with one concurrencyKey leased at once; absent: 1',
+      },
+      orderingOnRetry: {
+        ...oneOf(ORDERING_ON_RETRY),
+        description: 'what a failed run of an orderingKey with retries left does to its key; absent: hold',
       },
     },
   },

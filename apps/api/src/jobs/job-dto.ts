@@ -1,4 +1,4 @@
-import { JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES, UNIQUE_SCOPES } from '@chronicle/domain';
+import { JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES, UNIQUE_SCOPES, ORDERING_ON_RETRY } from '@chronicle/domain';
 import { anyObject, anyValue, array, boolean, integer, object, oneOf, text, type Accepted } from '../http/body-schema';
 import { documentedAs } from '../http/named-schemas';
 import { Payload } from '../runs/run-answers';
@@ -62,6 +62,11 @@ export const JobBody = object(
         ...integer(1, 10_000),
         description:
           "at most this many of its runs with one concurrencyKey (a run's, such as a customer id) leased at once; none: 1",
+      },
+      orderingOnRetry: {
+        ...oneOf(ORDERING_ON_RETRY),
+        description:
+          'a failed run of an orderingKey with retries left: hold (default) keeps the later runs of its key waiting until it succeeds or dies; skip lets them go on meanwhile',
       },
       payload: documentedAs(anyValue(), Payload, 'what each run gets; default null'),
       secretsAllowed: {

@@ -37,6 +37,15 @@ const RUN_FIELDS = {
     description:
       "the concurrency key it was enqueued with: its job's perKeyConcurrency limits its key's leased runs; null: none",
   },
+  orderingKey: {
+    ...nullable(text()),
+    description:
+      'the ordering key it was enqueued with: the runs of its job with this key are leased one at a time, in orderingSeq order; null: none',
+  },
+  orderingSeq: {
+    ...nullable(integer(1)),
+    description: "its place in its ordering key's order, given when it was enqueued (lower first); null: no key",
+  },
   uniqueKey: {
     ...nullable(text()),
     description: "the unique key it was enqueued with, which it holds by its job's `unique` rule; null: none",

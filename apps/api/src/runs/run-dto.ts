@@ -30,6 +30,12 @@ const ENQUEUE_FIELDS = {
     description:
       "leased only while fewer than the job's perKeyConcurrency (1 unless it says) runs of the job with this key are leased; it waits ready meanwhile",
   },
+  orderingKey: {
+    ...text({ pattern: UNIQUE_KEY_PATTERN, rule: UNIQUE_KEY_RULE }),
+    example: 'account-42',
+    description:
+      "the job's runs with this key are leased one at a time, in the order they were enqueued; a failed run with retries left holds the key until it succeeds or dies, unless the job's orderingOnRetry is skip",
+  },
   ifDuplicate: {
     ...oneOf(['existing', 'reject']),
     description: 'existing (default): 200 with the run that holds the unique key; reject: 409 duplicate-run naming it',

@@ -15,6 +15,8 @@ export interface RunView {
   readonly dryRun: boolean;
   readonly uniqueKey: string | null;
   readonly concurrencyKey: string | null;
+  readonly orderingKey: string | null;
+  readonly orderingSeq: number | null;
 }
 
 export function runView(state: PresentRun, now: Date): RunView {
@@ -33,5 +35,7 @@ export function runView(state: PresentRun, now: Date): RunView {
     dryRun: state.definition.dryRun === true,
     uniqueKey: state.definition.unique?.key ?? null,
     concurrencyKey: state.definition.concurrencyKey ?? null,
+    orderingKey: state.definition.ordering?.key ?? null,
+    orderingSeq: state.definition.ordering?.seq ?? null,
   };
 }

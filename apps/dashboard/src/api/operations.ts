@@ -122,6 +122,8 @@ export interface RunDetail extends RunSummary {
   readonly idempotencyKey: string;
   readonly uniqueKey: string | null;
   readonly concurrencyKey: string | null;
+  readonly orderingKey: string | null;
+  readonly orderingSeq: number | null;
   readonly leaseExpiresAt: string | null;
   readonly payload: unknown;
   readonly attempts: readonly Attempt[];
@@ -129,7 +131,7 @@ export interface RunDetail extends RunSummary {
 }
 export const RUN = `query Run($id: ID!) {
   run(id: $id) {
-    ${RUN_SUMMARY} team idempotencyKey uniqueKey concurrencyKey leaseExpiresAt payload
+    ${RUN_SUMMARY} team idempotencyKey uniqueKey concurrencyKey orderingKey orderingSeq leaseExpiresAt payload
     attempts { attempt workerId startedAt endedAt outcome error }
     events { type revision recordedAt actor data }
   }

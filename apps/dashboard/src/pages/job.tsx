@@ -77,6 +77,8 @@ export function Job({ token, name }: { token: string; name: string }) {
         <dd data-testid="unique">{uniqueRule(job.definition['unique'])}</dd>
         <dt>concurrency</dt>
         <dd data-testid="concurrency">{concurrencyRule(job.definition)}</dd>
+        <dt>order per key</dt>
+        <dd data-testid="ordering">{orderingRule(job.definition['orderingOnRetry'])}</dd>
         <dt>paused</dt>
         <dd>
           <span data-testid="paused">{job.paused ? 'yes: its runs are neither leased nor materialised' : 'no'}</span>{' '}
@@ -157,6 +159,13 @@ function uniqueRule(rule: unknown): string {
   if (scope === 'for') return `a run holds its key for ${String(seconds)} s from its enqueue`;
   if (scope === 'while-not-finished') return 'a run holds its key until it finishes';
   return 'a run holds its key while it waits';
+}
+
+/** What a failed run of an ordering key with retries left does to its key (absent: hold). */
+function orderingRule(onRetry: unknown): string {
+  return onRetry === 'skip'
+    ? "a failed run's retry waits its turn; the key's later runs go on"
+    : 'a failed run holds its key until it succeeds or dies';
 }
 
 /** How many of a job's runs may be leased at once: in all (`concurrency`) and per concurrency key. */

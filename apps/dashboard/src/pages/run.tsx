@@ -75,6 +75,10 @@ export function Run({ token, id }: { token: string; id: string }) {
         <dd class="mono" data-testid="concurrency-key">
           {run.concurrencyKey ?? '—'}
         </dd>
+        <dt>ordering key</dt>
+        <dd class="mono" data-testid="ordering-key">
+          {run.orderingKey === null ? '—' : `${run.orderingKey} (place ${run.orderingSeq})`}
+        </dd>
         <dt>last error</dt>
         <dd class="error-text">{run.lastError ?? '—'}</dd>
       </dl>

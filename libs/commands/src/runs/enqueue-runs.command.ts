@@ -22,6 +22,7 @@ import type { ScheduleRuns } from '../unit-of-work/run-decisions';
 import { type RunServer, RunServers } from '../shards/run-servers';
 import { ReadySignal } from '../workers/ready-signal';
 import { lockJobLimits } from './job-limits.sql';
+import { placeInKeyOrder } from './ordered-runs.sql';
 import { keepUniqueRuns } from './unique-runs.sql';
 import {
   derivedRunId,
@@ -44,6 +45,11 @@ export interface EnqueueRequest {
   readonly ifDuplicate?: 'existing' | 'reject';
   /** The run's concurrency key: leased only while its job has fewer than perKeyConcurrency runs of it leased. */
   readonly concurrencyKey?: string;
+  /**
+   * The run's ordering key: the job's runs with this key are leased one at a time, in the order they
+   * were enqueued (placeInKeyOrder gives the run its place).
+   */
+  readonly orderingKey?: string;
   /**
    * A scheduled fire time's run (backfill): its id from (job, nominal time), as the materialiser makes it,
    * and the id it had before run ids named their slot.
@@ -105,6 +111,12 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
         if (items[i]!.request.ifDuplicate === 'reject') rejectDuplicates.add(run.runId);
       });
       const madeIds = new Set(scheduled.filter((_, i) => !derivesRunId(items[i]!.request)).map((s) => s.runId));
+      const orderingKeys = new Map(
+        scheduled.flatMap((run, i) => {
+          const key = items[i]!.request.orderingKey;
+          return key === undefined ? [] : [[run.runId, key] as const];
+        }),
+      );
       // Each server's part: the runs of the jobs whose shards it holds (one part without a shard map).
       const parts = this.servers.split(
         items.map((item, i) => ({ ...item, run: scheduled[i]! })),
@@ -130,7 +142,13 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       const { created, held } =
         appends.length === 0
           ? { created: [], held: new Map<string, HeldKey>() }
-          : await this.append(caller.team, appends, fresh.size, { metadata, madeIds }, { now, rejectDuplicates });
+          : await this.append(
+              caller.team,
+              appends,
+              fresh.size,
+              { metadata, madeIds },
+              { now, rejectDuplicates, orderingKeys },
+            );
       const createdById = new Map(created.map((run) => [run.definition.runId, run]));
       const answered = new Set<string>();
       return scheduled.map(({ runId }) => {
@@ -160,7 +178,11 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     appends: readonly PartAppend[],
     cost: number,
     schedule: Omit<ScheduleRuns, 'runs'>,
-    unique: { readonly now: Date; readonly rejectDuplicates: ReadonlySet<string> },
+    keys: {
+      readonly now: Date;
+      readonly rejectDuplicates: ReadonlySet<string>;
+      readonly orderingKeys: ReadonlyMap<string, string>;
+    },
   ): Promise<{ created: PresentRun[]; held: Map<string, HeldKey> }> {
     // The team's pending runs on the other servers, counted under the quota lock (held until commit).
     const pendingElsewhere = async (limit: number): Promise<number> => {
@@ -175,11 +197,12 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       server.decisions.unitOfWork(async (work) => {
         // Locks and reads only before the append: es_append must come before the transaction's first write.
         await refuseBusyJobs(work.tx, busy);
-        const kept = await keepUniqueRuns(work.tx, runs, unique.now);
-        refuseDuplicates(kept.held, unique.rejectDuplicates);
+        const kept = await keepUniqueRuns(work.tx, runs, keys.now);
+        refuseDuplicates(kept.held, keys.rejectDuplicates);
+        const make = await placeInKeyOrder(work.tx, kept.make, (run) => keys.orderingKeys.get(run.runId));
         const takeTokens =
           quotas === 'here' ? await admitEnqueue(work.tx, team, cost - kept.held.size, pendingElsewhere) : undefined;
-        const created = kept.make.length === 0 ? [] : await work.schedule({ ...schedule, runs: kept.make });
+        const created = make.length === 0 ? [] : await work.schedule({ ...schedule, runs: make });
         await takeTokens?.();
         for (const [runId, key] of kept.held) held.set(runId, key);
         return created;

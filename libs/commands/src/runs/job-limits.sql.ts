@@ -20,14 +20,18 @@ export async function lockJobLimits(db: Queryable, jobs: readonly string[]): Pro
 }
 
 /**
- * The room each limit has left: by capped queue (its cap), by job (its concurrency) and by job and key (its
- * perKeyConcurrency).
+ * The room each limit has left: by capped queue (its cap), by job (its concurrency), by job and key (its
+ * perKeyConcurrency), and by job and ordering key (1 while none of its runs is leased, 0 otherwise).
  */
 export interface LimitRooms {
   readonly queues: Map<string, number>;
   readonly jobs: Map<string, number>;
   /** By limitKey. */
   readonly keys: Map<string, number>;
+  /** By limitKey. */
+  readonly orders: Map<string, number>;
+  /** By limitKey: the seq of each ordering key's head, the one run of the key that may be leased now. */
+  readonly heads: Map<string, number>;
 }
 
 /** A job and key as LimitRooms.keys names it. */
@@ -36,23 +40,52 @@ export function limitKey(job: string, key: string): string {
 }
 
 /**
- * The locks of these queues' caps (those that have one), these jobs' limits and these keys'
- * (lock_and_count_limits, migrations/0040), then the room each has left, counted once they are granted:
- * one round trip.
+ * The locks of these queues' caps (those that have one), these jobs' limits, these concurrency keys' and
+ * these ordering keys' (lock_and_count_limits, migrations/0042), then the room each has left, counted once
+ * they are granted: one round trip.
  */
 export async function lockAndCountLimits(
   db: Queryable,
-  limits: { readonly queues: readonly string[]; readonly jobs: readonly string[]; readonly keys: readonly JobKey[] },
+  limits: {
+    readonly queues: readonly string[];
+    readonly jobs: readonly string[];
+    readonly keys: readonly JobKey[];
+    readonly orders: readonly JobKey[];
+  },
 ): Promise<LimitRooms> {
-  const { rows } = await db.query<{ kind: 'queue' | 'job' | 'key'; name: string; key: string | null; room: number }>({
+  const { rows } = await db.query<{
+    kind: 'queue' | 'job' | 'key' | 'order';
+    name: string;
+    key: string | null;
+    room: number;
+    head: string | null;
+  }>({
     name: 'lock_and_count_limits',
-    text: 'SELECT kind, name, key, room FROM lock_and_count_limits($1::text[], $2::text[], $3::text[], $4::text[])',
-    values: [limits.queues, limits.jobs, limits.keys.map((k) => k.job), limits.keys.map((k) => k.key)],
+    text: `SELECT kind, name, key, room, head
+             FROM lock_and_count_limits($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+    values: [
+      limits.queues,
+      limits.jobs,
+      limits.keys.map((k) => k.job),
+      limits.keys.map((k) => k.key),
+      limits.orders.map((k) => k.job),
+      limits.orders.map((k) => k.key),
+    ],
   });
-  const rooms: LimitRooms = { queues: new Map(), jobs: new Map(), keys: new Map() };
-  for (const { kind, name, key, room } of rows)
+  const rooms: LimitRooms = {
+    queues: new Map(),
+    jobs: new Map(),
+    keys: new Map(),
+    orders: new Map(),
+    heads: new Map(),
+  };
+  for (const { kind, name, key, room, head } of rows)
     if (kind === 'queue') rooms.queues.set(name, room);
     else if (kind === 'job') rooms.jobs.set(name, room);
-    else rooms.keys.set(limitKey(name, key!), room);
+    else if (kind === 'key') rooms.keys.set(limitKey(name, key!), room);
+    else {
+      rooms.orders.set(limitKey(name, key!), room);
+      if (head !== null) rooms.heads.set(limitKey(name, key!), Number(head));
+    }
   return rooms;
 }

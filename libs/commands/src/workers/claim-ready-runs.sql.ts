@@ -36,8 +36,9 @@ export function servedCte(grants: string): string {
  * `candidates` (run_id, job, team, queue, priority, available_at, weight, team_rank), each job's runs within
  * its headroom, each concurrency key's within the room the scan found it has (key_room: its job's
  * perKeyConcurrency less its runs leased; a key with none stepped over in the scan) and each capped queue's
- * within its room (queue_room: its cap less its runs leased here; a full queue not scanned), paused jobs
- * and left-out runs stepped over; CLAIM_SQL and CLAIM_CANDIDATES_SQL share it.
+ * within its room (queue_room: its cap less its runs leased here; a full queue not scanned), paused jobs,
+ * left-out runs and runs of an ordering key but its head (ready_runs_of, migrations/0042) stepped over;
+ * CLAIM_SQL and CLAIM_CANDIDATES_SQL share it.
  */
 export const CANDIDATES_CTES = `queue_room AS MATERIALIZED (
     SELECT q.queue, q.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer AS room
@@ -270,39 +271,54 @@ export async function countTeamsServed(db: Queryable, queues: readonly string[])
 }
 
 /**
- * Queue caps, per-job and per-key concurrency, exactly: the capped queues,
- * the jobs with a limit and the concurrency keys among the locked runs are
- * locked (blocking, queues then jobs then keys, each in name order, so two
- * claims cannot deadlock), and only then is each one's room counted, in a
- * statement that sees every claim committed before the locks were granted
- * (lockAndCountLimits: one round trip). Resolves with the runs to lease, in
- * their order while each has room: the others are left for a later claim.
+ * Queue caps, per-job and per-key concurrency and order per key, exactly:
+ * the capped queues, the jobs with a limit, the concurrency keys and the
+ * ordering keys among the locked runs are locked (blocking, in that order,
+ * each kind in name order, so two claims cannot deadlock), and only then is
+ * each one's room counted, and each ordering key's head found, in a
+ * statement that sees every claim and enqueue committed before the locks
+ * were granted (lockAndCountLimits: one round trip). Resolves with the runs
+ * to lease, in their order while each has room (a run of an ordering key
+ * only as its key's head): the others are left for a later claim.
  */
 export async function withinConcurrencyLimits(
   db: Queryable,
   runs: readonly PresentRun[],
   { limitedJobs, cappedQueues }: Pick<LockedRuns, 'limitedJobs' | 'cappedQueues'>,
 ): Promise<PresentRun[]> {
-  const keyOf = (run: PresentRun): string | undefined =>
-    run.definition.concurrencyKey === undefined
-      ? undefined
-      : limitKey(run.definition.job, run.definition.concurrencyKey);
-  const keys = new Map(
-    runs.flatMap((run) => {
-      const key = keyOf(run);
-      return key === undefined ? [] : [[key, { job: run.definition.job, key: run.definition.concurrencyKey! }]];
-    }),
-  );
-  if (cappedQueues.size === 0 && limitedJobs.size === 0 && keys.size === 0) return [...runs];
+  const keyed = (key: (run: PresentRun) => string | undefined) => {
+    const nameOf = (run: PresentRun): string | undefined => {
+      const k = key(run);
+      return k === undefined ? undefined : limitKey(run.definition.job, k);
+    };
+    const all = new Map(
+      runs.flatMap((run) => {
+        const name = nameOf(run);
+        return name === undefined ? [] : [[name, { job: run.definition.job, key: key(run)! }]];
+      }),
+    );
+    return { nameOf, all: [...all.values()] };
+  };
+  const keys = keyed((run) => run.definition.concurrencyKey);
+  const orders = keyed((run) => run.definition.ordering?.key);
+  if (cappedQueues.size === 0 && limitedJobs.size === 0 && keys.all.length === 0 && orders.all.length === 0)
+    return [...runs];
   const rooms = await lockAndCountLimits(db, {
     queues: [...cappedQueues],
     jobs: [...limitedJobs],
-    keys: [...keys.values()],
+    keys: keys.all,
+    orders: orders.all,
   });
-  return takeWithinRooms(runs, (run) => [
+  // A run of an ordering key is leased only as its key's head, and while no run of the key is leased.
+  const inOrder = runs.filter((run) => {
+    const name = orders.nameOf(run);
+    return name === undefined || rooms.heads.get(name) === run.definition.ordering!.seq;
+  });
+  return takeWithinRooms(inOrder, (run) => [
     [rooms.queues, run.definition.queue],
     [rooms.jobs, run.definition.job],
-    [rooms.keys, keyOf(run)],
+    [rooms.keys, keys.nameOf(run)],
+    [rooms.orders, orders.nameOf(run)],
   ]);
 }
 

@@ -43,13 +43,14 @@ export class ReadySignal extends WakeSignal {
 
   /**
    * Runs a worker's decisions changed, once committed: they make runs leasable when one waits to be retried,
-   * or when one held a place another waiting run may take now (a run of a concurrency key, of a job with a
-   * run limit, or of a capped queue). A run held back by a limit is not polled for (LeaseRunsHandler): this wakes its waiters.
+   * or when one held a place another waiting run may take now (a run of a concurrency key or an ordering key,
+   * of a job with a run limit, or of a capped queue). A run held back by a limit is not polled for (LeaseRunsHandler): this wakes its waiters.
    */
   decided(runs: readonly PresentRun[]): void {
     const freesOrReadies = (run: PresentRun): boolean =>
       run.status === 'retry_wait' ||
       run.definition.concurrencyKey !== undefined ||
+      run.definition.ordering !== undefined ||
       this.limitedJobs.has(run.definition.job) ||
       this.cappedQueues.has(run.definition.queue);
     if (runs.some(freesOrReadies)) this.notify();

@@ -33,7 +33,16 @@ export interface JobDefinition {
    * concurrency"). Absent: 1 for a run that names a key.
    */
   readonly perKeyConcurrency?: number;
+  /**
+   * What a failed run of an ordering key (a run's `orderingKey`) with retries left does to its key
+   * (docs/api.md, "Order per key"): hold (the default) keeps the key's later runs waiting until it
+   * succeeds or dies; skip lets them go on while it waits for its retry. Absent: hold.
+   */
+  readonly orderingOnRetry?: OrderingOnRetry;
 }
+
+export const ORDERING_ON_RETRY = ['hold', 'skip'] as const;
+export type OrderingOnRetry = (typeof ORDERING_ON_RETRY)[number];
 
 /**
  * While a run holds its key, an enqueue naming the same key answers with that run instead of making

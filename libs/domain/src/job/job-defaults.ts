@@ -1,6 +1,6 @@
 import { DomainError } from '../domain-error';
 import type { Priority, RetryPolicy } from '../run/run-events';
-import type { JobDefinition, UniquePolicy } from './job-decider';
+import type { JobDefinition, OrderingOnRetry, UniquePolicy } from './job-decider';
 
 /** What a job gets for each field its definition leaves out (docs/api.md, "Job definitions"). */
 export const JOB_DEFAULTS = {
@@ -27,6 +27,7 @@ export interface JobDefinitionInput {
   /** `seconds` is required with scope `for`, and refused without it. */
   readonly unique?: { readonly scope: UniquePolicy['scope']; readonly seconds?: number | null };
   readonly perKeyConcurrency?: number;
+  readonly orderingOnRetry?: OrderingOnRetry;
 }
 
 export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
@@ -53,6 +54,7 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
     ...(input.dryRun === true ? { dryRun: true } : {}),
     ...(input.unique === undefined ? {} : { unique: uniquePolicy(input.unique) }),
     ...(input.perKeyConcurrency === undefined ? {} : { perKeyConcurrency: input.perKeyConcurrency }),
+    ...(input.orderingOnRetry === undefined ? {} : { orderingOnRetry: input.orderingOnRetry }),
   };
 }
 

@@ -51,6 +51,17 @@ export interface RunScheduledData {
    * while its job has fewer than its perKeyConcurrency runs of this key leased. Absent: none.
    */
   readonly concurrencyKey?: string;
+  /**
+   * Its ordering key and its place in the key's order (docs/api.md, "Order per key"): the runs of its job
+   * with this key are leased one at a time, lowest `seq` first. `seq` is given under the key's lock when the
+   * run is made: greater than every waiting or leased run of the key's then. Absent: none.
+   */
+  readonly ordering?: RunOrdering;
+}
+
+export interface RunOrdering {
+  readonly key: string;
+  readonly seq: number;
 }
 
 export interface RunUnique {

@@ -273,16 +273,17 @@ const LISTED_ONCE = 'ON CONFLICT (run_id, kept_on) DO NOTHING';
 const INSERT_NEW = (onConflict: string, listingOnConflict = LISTED_ONCE): string => `inserted AS (
      INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision,
-                            finished_at, kept_on, updated_at, ended, unique_key, unique_until, concurrency_key)
+                            finished_at, kept_on, updated_at, ended, unique_key, unique_until, concurrency_key,
+                            ordering_key, ordering_seq)
      SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
             x.finished_at, x.kept_on, now(), ${ENDED('x')}, x.unique_key, (x.definition->'unique'->>'until')::timestamptz,
-            x.definition->>'concurrencyKey'
+            x.definition->>'concurrencyKey', x.definition->'ordering'->>'key', (x.definition->'ordering'->>'seq')::bigint
        FROM x
       WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.kept_on IN (x.kept_on, 'infinity') OFFSET 0)
      ${onConflict}
      RETURNING r.run_id, r.team, r.job, r.queue, r.priority, r.due_at, r.kept_on, r.state, r.available_at, r.lease_expires_at,
-               r.concurrency_key
+               r.concurrency_key, r.ordering_key, r.ordering_seq
      ), listed AS (
      INSERT INTO run_listing (run_id, team, job, queue, due_at, kept_on, definition)
      SELECT i.run_id, i.team, i.job, i.queue, i.due_at, i.kept_on, x.definition FROM inserted i JOIN x ON x.run_id = i.run_id
@@ -291,7 +292,7 @@ const INSERT_NEW = (onConflict: string, listingOnConflict = LISTED_ONCE): string
 
 /** The columns of CTE `changed` that its runs' `ready_runs` and `run_leases` rows are written from, of `runs r`. */
 const READY_COLUMNS =
-  'r.run_id, r.queue, r.team, r.priority, r.job, r.due_at, r.available_at, r.lease_expires_at, r.concurrency_key';
+  'r.run_id, r.queue, r.team, r.priority, r.job, r.due_at, r.available_at, r.lease_expires_at, r.concurrency_key, r.ordering_key, r.ordering_seq';
 
 /**
  * What follows CTE `changed` (READY_COLUMNS and state) in a statement that writes `runs` rows: more CTEs
@@ -304,8 +305,10 @@ const READY_COLUMNS =
  * `onConflict` gives the clause for a row written meanwhile (runsInsert's `alone`: none).
  */
 function followRows(created: boolean, onConflict: (clause: string) => string = (clause) => clause): string {
-  const waiting = `INSERT INTO ready_runs AS q (run_id, queue, team, priority, job, available_at, state, due_at, concurrency_key)
-     SELECT c.run_id, c.queue, c.team, c.priority, c.job, c.available_at, c.state, c.due_at, c.concurrency_key FROM changed c
+  const waiting = `INSERT INTO ready_runs AS q (run_id, queue, team, priority, job, available_at, state, due_at, concurrency_key,
+                                 ordering_key, ordering_seq)
+     SELECT c.run_id, c.queue, c.team, c.priority, c.job, c.available_at, c.state, c.due_at, c.concurrency_key,
+            c.ordering_key, c.ordering_seq FROM changed c
       WHERE c.state IN (${WAITING_SQL})
      ${onConflict('ON CONFLICT (run_id) DO UPDATE SET available_at = EXCLUDED.available_at, state = EXCLUDED.state')}`;
   if (created) return waiting;
@@ -320,8 +323,9 @@ function followRows(created: boolean, onConflict: (clause: string) => string = (
       WHERE c.state = 'leased' AND l.job = c.job AND l.run_id = c.run_id
      RETURNING l.run_id
      ), leased AS (
-     INSERT INTO run_leases (run_id, job, team, queue, priority, due_at, lease_expires_at, concurrency_key)
-     SELECT c.run_id, c.job, c.team, c.queue, c.priority, c.due_at, c.lease_expires_at, c.concurrency_key FROM changed c
+     INSERT INTO run_leases (run_id, job, team, queue, priority, due_at, lease_expires_at, concurrency_key, ordering_key)
+     SELECT c.run_id, c.job, c.team, c.queue, c.priority, c.due_at, c.lease_expires_at, c.concurrency_key, c.ordering_key
+       FROM changed c
       WHERE c.state = 'leased' AND c.run_id NOT IN (SELECT run_id FROM relet)
      )
      ${waiting}`;
@@ -367,6 +371,8 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
       'unique_key',
       'unique_until',
       'concurrency_key',
+      'ordering_key',
+      'ordering_seq',
     ],
     states.map((s) => {
       const d = s.definition;
@@ -396,13 +402,27 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         uniqueKeyKept(s),
         d.unique?.until ?? null,
         d.concurrencyKey ?? null,
+        d.ordering?.key ?? null,
+        d.ordering?.seq ?? null,
       ];
     }),
   );
   await copyRows(
     db,
     'ready_runs',
-    ['run_id', 'queue', 'team', 'priority', 'job', 'available_at', 'state', 'due_at', 'concurrency_key'],
+    [
+      'run_id',
+      'queue',
+      'team',
+      'priority',
+      'job',
+      'available_at',
+      'state',
+      'due_at',
+      'concurrency_key',
+      'ordering_key',
+      'ordering_seq',
+    ],
     states
       .filter((s) => (WAITING_RUN_STATES as readonly string[]).includes(s.status))
       .map((s) => [
@@ -415,12 +435,14 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         s.status,
         s.definition.dueAt,
         s.definition.concurrencyKey ?? null,
+        s.definition.ordering?.key ?? null,
+        s.definition.ordering?.seq ?? null,
       ]),
   );
   await copyRows(
     db,
     'run_leases',
-    ['run_id', 'job', 'team', 'queue', 'priority', 'due_at', 'lease_expires_at', 'concurrency_key'],
+    ['run_id', 'job', 'team', 'queue', 'priority', 'due_at', 'lease_expires_at', 'concurrency_key', 'ordering_key'],
     states
       .filter((s) => s.status === 'leased')
       .map((s) => [
@@ -432,6 +454,7 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         s.definition.dueAt,
         s.lease!.expiresAt,
         s.definition.concurrencyKey ?? null,
+        s.definition.ordering?.key ?? null,
       ]),
   );
   await copyRows(
