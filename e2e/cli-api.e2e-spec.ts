@@ -187,12 +187,20 @@ describe('the chronicle CLI, API commands', () => {
 
   it("shows, sets and removes a queue's cap with the admin's token, and refuses it to a team", async () => {
     const admin = { ...env, CHRONICLE_TOKEN: ADMIN_TOKEN };
-    expect((await chronicle(['queues', 'limits', 'cli'], admin)).stdout).toBe('cli: no cap\n');
+    expect((await chronicle(['queues', 'limits', 'cli'], admin)).stdout).toBe('cli: no cap; no rate\n');
     const set = await chronicle(['queues', 'limits', 'cli', '--concurrency', '5'], admin);
-    expect(set.stdout).toBe('cli: at most 5 runs leased at once\n');
+    expect(set.stdout).toBe('cli: at most 5 runs leased at once; no rate\n');
     const shown = await chronicle(['--json', 'queues', 'limits', 'cli'], admin);
-    expect(JSON.parse(shown.stdout)).toEqual({ queue: 'cli', concurrency: 5 });
-    expect((await chronicle(['queues', 'limits', 'cli', '--no-cap'], admin)).stdout).toBe('cli: no cap\n');
+    expect(JSON.parse(shown.stdout)).toEqual({ queue: 'cli', concurrency: 5, rate: null });
+    // A rate beside the cap: each change keeps what it does not name.
+    const rated = await chronicle(['queues', 'limits', 'cli', '--rate', '100/minute', '--burst', '10'], admin);
+    expect(rated.stdout).toBe('cli: at most 5 runs leased at once; at most 100 per minute, 10 at once\n');
+    expect((await chronicle(['queues', 'limits', 'cli', '--no-rate'], admin)).stdout).toBe(
+      'cli: at most 5 runs leased at once; no rate\n',
+    );
+    const badRate = await chronicle(['queues', 'limits', 'cli', '--rate', '100/week'], admin);
+    expect([badRate.code, badRate.stderr]).toEqual([2, expect.stringMatching(/--rate: 100\/week is not a rate/)]);
+    expect((await chronicle(['queues', 'limits', 'cli', '--no-cap'], admin)).stdout).toBe('cli: no cap; no rate\n');
     const refused = await chronicle(['queues', 'limits', 'cli', '--concurrency', '5'], env);
     expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(/forbidden/)]);
     const both = await chronicle(['queues', 'limits', 'cli', '--concurrency', '5', '--no-cap'], admin);

@@ -160,6 +160,7 @@ describe('the dashboard', () => {
         unique: { scope: 'while-not-finished' },
         perKeyConcurrency: 2,
         orderingOnRetry: 'skip',
+        keyRate: { limit: 10, per: 'minute', burst: 2 },
       });
       const dry = await billing.team.post<{ runId: string }>('/v1/jobs/billing.try-migration/runs', {
         uniqueKey: 'ledger-2026',
@@ -222,12 +223,15 @@ describe('the dashboard', () => {
       await signIn(billingToken);
       const row = page.getByRole('row', { name: /^billing critical/ });
       await row.waitFor();
-      expect(await row.getByRole('cell').allInnerTexts()).toEqual(['critical', '0', '0', '0', '1', '—', '—']);
-      // The admin caps the queue: the overview shows the cap on every priority's row.
-      const capped = await apiClient(app.url, ADMIN_TOKEN).put('/v1/queues/billing/limits', { concurrency: 50 });
+      expect(await row.getByRole('cell').allInnerTexts()).toEqual(['critical', '0', '0', '0', '1', '—', '—', '—']);
+      // The admin caps the queue and limits its rate: the overview shows both on every priority's row.
+      const capped = await apiClient(app.url, ADMIN_TOKEN).put('/v1/queues/billing/limits', {
+        concurrency: 50,
+        rate: { limit: 600, per: 'minute' },
+      });
       expect(capped.status).toBe(200);
       await page
-        .getByRole('row', { name: /^billing critical .* 50$/ })
+        .getByRole('row', { name: /^billing critical .* 50 600 per minute$/ })
         .waitFor({ timeout: OVERVIEW_REFRESH_MS + UI_TIMEOUT_MS });
       expect(await page.getByRole('row', { name: /^growth/ }).count()).toBe(0);
       for (const title of ['Schedule lag', 'Throughput', 'Lease expiries and new dead runs'])
@@ -333,6 +337,7 @@ describe('the dashboard', () => {
       await page.getByTestId('dry-run').filter({ hasText: /^yes/ }).waitFor();
       expect(await page.getByTestId('unique').innerText()).toBe('a run holds its key until it finishes');
       expect(await page.getByTestId('concurrency').innerText()).toBe('no limit; 2 per concurrency key');
+      expect(await page.getByTestId('rate').innerText()).toBe('at most 10 per minute, 2 at once per concurrency key');
       expect(await page.getByTestId('ordering').innerText()).toBe(
         "a failed run's retry waits its turn; the key's later runs go on",
       );

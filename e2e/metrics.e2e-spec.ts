@@ -70,6 +70,8 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
       chronicle_oldest_ready_age_seconds: 'gauge',
       chronicle_pass_failures_total: 'counter',
       chronicle_dlq_runs: 'gauge',
+      chronicle_rate_limited_runs: 'gauge',
+      chronicle_rate_limit_tokens: 'gauge',
       chronicle_projection_lag_events: 'gauge',
       chronicle_shards_held: 'gauge',
       chronicle_canary_lag_seconds: 'gauge',

@@ -101,6 +101,10 @@ CASE
 END) STORED,
   key_limit integer GENERATED ALWAYS AS (COALESCE(((definition ->> 'perKeyConcurrency'::text))::integer, 1)) STORED,
   ordering_skips boolean GENERATED ALWAYS AS (COALESCE(((definition ->> 'orderingOnRetry'::text) = 'skip'::text), false)) STORED,
+  rate_per_second double precision GENERATED ALWAYS AS (((((definition -> 'rate'::text) ->> 'limit'::text))::double precision / rate_seconds(((definition -> 'rate'::text) ->> 'per'::text)))) STORED,
+  rate_burst integer GENERATED ALWAYS AS (COALESCE((((definition -> 'rate'::text) ->> 'burst'::text))::integer, (((definition -> 'rate'::text) ->> 'limit'::text))::integer)) STORED,
+  key_rate_per_second double precision GENERATED ALWAYS AS (((((definition -> 'keyRate'::text) ->> 'limit'::text))::double precision / rate_seconds(((definition -> 'keyRate'::text) ->> 'per'::text)))) STORED,
+  key_rate_burst integer GENERATED ALWAYS AS (COALESCE((((definition -> 'keyRate'::text) ->> 'burst'::text))::integer, (((definition -> 'keyRate'::text) ->> 'limit'::text))::integer)) STORED,
   CONSTRAINT jobs_pkey PRIMARY KEY (name)
 );
 
@@ -141,6 +145,26 @@ CREATE TABLE queue_limits (
   set_at timestamp with time zone NOT NULL DEFAULT now(),
   CONSTRAINT queue_limits_concurrency_check CHECK (((concurrency >= 1) AND (concurrency <= 100000))),
   CONSTRAINT queue_limits_pkey PRIMARY KEY (queue)
+);
+
+CREATE TABLE queue_rates (
+  queue text NOT NULL,
+  "limit" integer NOT NULL,
+  per text NOT NULL,
+  burst integer NOT NULL,
+  per_second double precision GENERATED ALWAYS AS ((("limit")::double precision / rate_seconds(per))) STORED,
+  set_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT queue_rates_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
+  CONSTRAINT queue_rates_limit_check CHECK ((("limit" >= 1) AND ("limit" <= 1000000))),
+  CONSTRAINT queue_rates_per_check CHECK ((per = ANY (ARRAY['second'::text, 'minute'::text, 'hour'::text, 'day'::text]))),
+  CONSTRAINT queue_rates_pkey PRIMARY KEY (queue)
+);
+
+CREATE TABLE rate_buckets (
+  name text COLLATE "C" NOT NULL,
+  tokens double precision NOT NULL,
+  refilled_at timestamp with time zone NOT NULL,
+  CONSTRAINT rate_buckets_pkey PRIMARY KEY (name)
 );
 
 CREATE TABLE ready_runs (
@@ -396,6 +420,8 @@ CREATE INDEX jobs_paused_idx ON public.jobs USING btree (name) WHERE paused;
 
 CREATE INDEX jobs_queue_idx ON public.jobs USING btree (((definition ->> 'queue'::text)), name);
 
+CREATE INDEX jobs_rated_idx ON public.jobs USING btree (((definition ->> 'queue'::text))) WHERE (rate_per_second IS NOT NULL);
+
 CREATE INDEX jobs_team_idx ON public.jobs USING btree (team, name);
 
 CREATE INDEX ready_runs_claim_idx ON public.ready_runs USING btree (queue, team, priority, available_at);
@@ -636,25 +662,30 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.lock_and_count_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[], p_order_jobs text[] DEFAULT '{}'::text[], p_order_keys text[] DEFAULT '{}'::text[])
- RETURNS TABLE(kind text, name text, key text, room integer, head bigint)
+CREATE OR REPLACE FUNCTION public.lock_and_count_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[], p_order_jobs text[] DEFAULT '{}'::text[], p_order_keys text[] DEFAULT '{}'::text[], p_buckets text[] DEFAULT '{}'::text[], p_per_second double precision[] DEFAULT '{}'::double precision[], p_bursts integer[] DEFAULT '{}'::integer[])
+ RETURNS TABLE(kind text, name text, key text, room integer, head bigint, tokens double precision, counted_at timestamp with time zone)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
 AS $function$
+DECLARE
+  v_at timestamptz;
 BEGIN
-  PERFORM lock_limits(p_queues, p_jobs, p_key_jobs, p_keys, p_order_jobs, p_order_keys);
+  PERFORM lock_limits(p_queues, p_jobs, p_key_jobs, p_keys, p_order_jobs, p_order_keys, p_buckets);
+  v_at := clock_timestamp();
   RETURN QUERY
     SELECT 'queue', q.queue, NULL::text,
-           q.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer, NULL::bigint
+           q.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer, NULL::bigint,
+           NULL::float8, NULL::timestamptz
       FROM queue_limits q WHERE q.queue = ANY (p_queues)
     UNION ALL
     SELECT 'job', j.name::text, NULL::text,
-           j.run_limit - (SELECT count(*) FROM run_leases l WHERE l.job = j.name)::integer, NULL::bigint
+           j.run_limit - (SELECT count(*) FROM run_leases l WHERE l.job = j.name)::integer, NULL::bigint,
+           NULL::float8, NULL::timestamptz
       FROM jobs j WHERE j.name = ANY (p_jobs) AND j.run_limit IS NOT NULL
     UNION ALL
     SELECT 'key', k.job, k.key,
            coalesce(j.key_limit, 1) - (SELECT count(*) FROM run_leases l WHERE l.job = k.job AND l.concurrency_key = k.key)::integer,
-           NULL::bigint
+           NULL::bigint, NULL::float8, NULL::timestamptz
       FROM unnest(p_key_jobs, p_keys) AS k(job, key) LEFT JOIN jobs j ON j.name = k.job
     UNION ALL
     SELECT 'order', o.job, o.key,
@@ -662,8 +693,14 @@ BEGIN
            (SELECT min(w.ordering_seq) FROM ready_runs w
              WHERE w.job = o.job AND w.ordering_key = o.key
                AND NOT (w.state = 'retry_wait' AND w.available_at > now()
-                        AND coalesce((SELECT j.ordering_skips FROM jobs j WHERE j.name = o.job), false)))
-      FROM unnest(p_order_jobs, p_order_keys) AS o(job, key);
+                        AND coalesce((SELECT j.ordering_skips FROM jobs j WHERE j.name = o.job), false))),
+           NULL::float8, NULL::timestamptz
+      FROM unnest(p_order_jobs, p_order_keys) AS o(job, key)
+    UNION ALL
+    SELECT 'rate', t.name, NULL::text, floor(t.tokens)::integer, NULL::bigint, t.tokens, v_at
+      FROM (SELECT b.name, coalesce((SELECT least(b.burst, s.tokens + greatest(0, extract(epoch FROM v_at - s.refilled_at)) * b.per_second)
+                                       FROM rate_buckets s WHERE s.name = b.name), b.burst) AS tokens
+              FROM unnest(p_buckets, p_per_second, p_bursts) AS b(name, per_second, burst)) t;
 END
 $function$;
 
@@ -698,7 +735,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.lock_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[], p_order_jobs text[] DEFAULT '{}'::text[], p_order_keys text[] DEFAULT '{}'::text[])
+CREATE OR REPLACE FUNCTION public.lock_limits(p_queues text[], p_jobs text[], p_key_jobs text[], p_keys text[], p_order_jobs text[] DEFAULT '{}'::text[], p_order_keys text[] DEFAULT '{}'::text[], p_buckets text[] DEFAULT '{}'::text[])
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
@@ -713,7 +750,9 @@ BEGIN
              FROM unnest(p_key_jobs, p_keys) AS k(job, key)
            UNION ALL
            SELECT 3, 'ordering-key-' || o.job || chr(31) || o.key, o.job, o.key
-             FROM unnest(p_order_jobs, p_order_keys) AS o(job, key)) l
+             FROM unnest(p_order_jobs, p_order_keys) AS o(job, key)
+           UNION ALL
+           SELECT 4, 'rate-bucket-' || b.name, b.name, '' FROM unnest(p_buckets) AS b(name)) l
     ORDER BY l.kind, l.job COLLATE "C", l.key COLLATE "C";
 END
 $function$;
@@ -733,6 +772,20 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.next_rate_token_at(p_queues text[])
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT min(clock_timestamp() + (1 - t.tokens) / t.per_second * interval '1 second')
+    FROM (SELECT rate_tokens('job:' || j.name, j.rate_per_second, j.rate_burst) AS tokens, j.rate_per_second AS per_second
+            FROM jobs j WHERE (j.definition->>'queue') = ANY (p_queues) AND j.rate_per_second IS NOT NULL
+          UNION ALL
+          SELECT rate_tokens('queue:' || q.queue, q.per_second, q.burst), q.per_second
+            FROM queue_rates q WHERE q.queue = ANY (p_queues)) t
+   WHERE t.tokens < 1
+$function$;
+
 CREATE OR REPLACE FUNCTION public.ordering_head(p_job text, p_key text, p_seq bigint)
  RETURNS boolean
  LANGUAGE sql
@@ -743,6 +796,50 @@ AS $function$
                       WHERE o.job = p_job AND o.ordering_key = p_key AND o.ordering_seq < p_seq
                         AND NOT (o.state = 'retry_wait' AND o.available_at > now()
                                  AND coalesce((SELECT j.ordering_skips FROM jobs j WHERE j.name = p_job), false)))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.rate_limit_state()
+ RETURNS TABLE(rate_limit text, tokens double precision, throttled integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT 'job:' || j.name, t.tokens,
+         CASE WHEN t.tokens < 1 THEN (SELECT count(*) FROM (SELECT 1 FROM ready_runs r
+                                                           WHERE r.job = j.name AND r.available_at <= now() LIMIT 10000) n)::integer
+              ELSE 0 END
+    FROM jobs j CROSS JOIN LATERAL (SELECT rate_tokens('job:' || j.name, j.rate_per_second, j.rate_burst) AS tokens) t
+   WHERE j.rate_per_second IS NOT NULL
+  UNION ALL
+  SELECT 'queue:' || q.queue, t.tokens,
+         CASE WHEN t.tokens < 1 THEN (SELECT count(*) FROM (SELECT 1 FROM ready_runs r
+                                                           WHERE r.queue = q.queue AND r.available_at <= now() LIMIT 10000) n)::integer
+              ELSE 0 END
+    FROM queue_rates q CROSS JOIN LATERAL (SELECT rate_tokens('queue:' || q.queue, q.per_second, q.burst) AS tokens) t
+  UNION ALL
+  SELECT 'key:' || j.name, NULL::float8,
+         (SELECT count(*) FROM (SELECT 1 FROM ready_runs r
+                                 WHERE r.job = j.name AND r.concurrency_key IS NOT NULL AND r.available_at <= now()
+                                   AND rate_tokens('key:' || r.job || chr(31) || r.concurrency_key,
+                                                   j.key_rate_per_second, j.key_rate_burst) < 1
+                                 LIMIT 10000) n)::integer
+    FROM jobs j WHERE j.key_rate_per_second IS NOT NULL
+$function$;
+
+CREATE OR REPLACE FUNCTION public.rate_seconds(p_per text)
+ RETURNS double precision
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT CASE p_per WHEN 'second' THEN 1 WHEN 'minute' THEN 60 WHEN 'hour' THEN 3600 WHEN 'day' THEN 86400 END::float8
+$function$;
+
+CREATE OR REPLACE FUNCTION public.rate_tokens(p_name text, p_per_second double precision, p_burst integer)
+ RETURNS double precision
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT coalesce((SELECT least(p_burst, b.tokens + greatest(0, extract(epoch FROM now() - b.refilled_at)) * p_per_second)
+                     FROM rate_buckets b WHERE b.name = p_name), p_burst)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.ready_runs_of(p_queue text, p_team text, p_priority text, p_until timestamp with time zone, p_skip_runs text[], p_skip_jobs text[], p_limit integer)
@@ -763,9 +860,12 @@ BEGIN
       FROM (
         SELECT r.run_id::text, r.job::text, r.team, r.priority, r.available_at, r.concurrency_key,
                CASE WHEN r.concurrency_key IS NOT NULL THEN (
-                 SELECT j.key_limit - (SELECT count(*) FROM (SELECT 1 FROM run_leases l
-                                                              WHERE l.job = r.job AND l.concurrency_key = r.concurrency_key
-                                                              LIMIT j.key_limit) n)::integer
+                 SELECT least(j.key_limit - (SELECT count(*) FROM (SELECT 1 FROM run_leases l
+                                                                    WHERE l.job = r.job AND l.concurrency_key = r.concurrency_key
+                                                                    LIMIT j.key_limit) n)::integer,
+                              CASE WHEN j.key_rate_per_second IS NOT NULL THEN
+                                floor(rate_tokens('key:' || r.job || chr(31) || r.concurrency_key,
+                                                  j.key_rate_per_second, j.key_rate_burst))::integer END)
                    FROM jobs j WHERE j.name = r.job) END AS key_room
           FROM ready_runs r
          WHERE r.queue = p_queue AND r.team = p_team AND r.priority = p_priority AND r.available_at <= p_until

@@ -40,7 +40,7 @@ const RUN_TABLE = 'runs';
  */
 export const chronicle: QueueSystemFactory = {
   label: 'chronicle',
-  create: () => new ChronicleSystem(false),
+  create: () => new ChronicleSystem(),
 };
 
 /**
@@ -50,7 +50,7 @@ export const chronicle: QueueSystemFactory = {
  */
 export const chronicleSplit: QueueSystemFactory = {
   label: 'chronicle split',
-  create: () => new ChronicleSystem(true),
+  create: () => new ChronicleSystem({ splitLog: true }),
 };
 
 /** The workers' window for the opt-in prefetch (WorkerOptions.prefetchMs): the protocol's most. */
@@ -67,7 +67,7 @@ const PREFETCH_CONCURRENCY = 1000;
  */
 export const chroniclePrefetch: QueueSystemFactory = {
   label: 'chronicle prefetch (opt-in)',
-  create: () => new ChronicleSystem(false, PREFETCH_MS),
+  create: () => new ChronicleSystem({ prefetchMs: PREFETCH_MS }),
   scenarios: ['timeliness'],
 };
 
@@ -81,9 +81,34 @@ const KEYS = 1_000;
  */
 export const chronicleKeyed: QueueSystemFactory = {
   label: 'chronicle keyed (1000 keys)',
-  create: () => new ChronicleSystem(false, 0, KEYS),
+  create: () => new ChronicleSystem({ keys: KEYS }),
   scenarios: ['drain'],
 };
+
+/** A rate far above what the drain reaches: a million runs a second (docs/api.md, "Rate limits"). */
+const RATE = { limit: 1_000_000, per: 'second' } as const;
+
+/**
+ * A rate limit's cost when it holds nothing back, labelled so: the same with the job's `rate` at RATE, so
+ * that every claim takes the job's bucket's lock, counts its tokens and writes it back.
+ */
+export const chronicleRated: QueueSystemFactory = {
+  label: 'chronicle rated (rate above the drain)',
+  create: () => new ChronicleSystem({ rate: RATE }),
+  scenarios: ['drain'],
+};
+
+/** How a ChronicleSystem is set up beside the plain one. */
+interface ChronicleSetup {
+  /** Its event log in a database of its own. */
+  readonly splitLog?: boolean;
+  /** The workers' prefetchMs. */
+  readonly prefetchMs?: number;
+  /** Its runs enqueued with this many concurrency keys in turn, the job at perKeyConcurrency 1. */
+  readonly keys?: number;
+  /** The job's rate. */
+  readonly rate?: typeof RATE;
+}
 
 class ChronicleSystem implements QueueSystem {
   readonly system = 'chronicle';
@@ -109,11 +134,16 @@ class ChronicleSystem implements QueueSystem {
   /** Runs enqueued so far: the next one's concurrency key, in turn. */
   private enqueued = 0;
 
-  constructor(
-    private readonly splitLog: boolean,
-    private readonly prefetchMs = 0,
-    private readonly keys = 0,
-  ) {
+  private readonly splitLog: boolean;
+  private readonly prefetchMs: number;
+  private readonly keys: number;
+  private readonly rate: ChronicleSetup['rate'];
+
+  constructor({ splitLog = false, prefetchMs = 0, keys = 0, rate }: ChronicleSetup = {}) {
+    this.splitLog = splitLog;
+    this.prefetchMs = prefetchMs;
+    this.keys = keys;
+    this.rate = rate;
     this.concurrency = prefetchMs > 0 ? PREFETCH_CONCURRENCY : WORKER_CONCURRENCY;
     this.config = splitLog
       ? 'split log'
@@ -121,12 +151,15 @@ class ChronicleSystem implements QueueSystem {
         ? 'server, workers prefetching'
         : keys > 0
           ? `server, ${keys} concurrency keys`
-          : 'server';
+          : rate !== undefined
+            ? `server, rate ${rate.limit} per ${rate.per}`
+            : 'server';
     this.settings =
       `one server process (PG_POOL_SIZE default 10)${splitLog ? ', its event log in a database of its own (EVENT_STORE_URL)' : ''}; ` +
       `${WORKERS} SDK Workers x concurrency ${this.concurrency}, lease batches up to 100, waitSeconds 5` +
       (prefetchMs > 0 ? `, prefetchMs ${prefetchMs}` : '') +
-      (keys > 0 ? `; runs of ${keys} concurrency keys in turn, perKeyConcurrency 1` : '');
+      (keys > 0 ? `; runs of ${keys} concurrency keys in turn, perKeyConcurrency 1` : '') +
+      (rate !== undefined ? `; the job's rate ${rate.limit} per ${rate.per}` : '');
   }
 
   async start(databases: ScratchDatabases): Promise<void> {
@@ -160,6 +193,7 @@ class ChronicleSystem implements QueueSystem {
       queue: QUEUE,
       retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 },
       ...(this.keys > 0 ? { perKeyConcurrency: 1 } : {}),
+      ...(this.rate === undefined ? {} : { rate: this.rate }),
     });
     if (defined.status !== 201) throw new Error(`job not defined: ${defined.status} ${JSON.stringify(defined.body)}`);
     this.pool = createPool({ connectionString: databaseUrl, max: 1, applicationName: 'bench-observer' });

@@ -1,7 +1,7 @@
 import type { BenchServer } from '../bench-database';
 import { comparisonCharts, type ChartFile } from '../charts';
 import { bulkEnqueue } from './bulk-enqueue.scenario';
-import { chronicle, chronicleKeyed, chroniclePrefetch, chronicleSplit } from './chronicle';
+import { chronicle, chronicleKeyed, chroniclePrefetch, chronicleRated, chronicleSplit } from './chronicle';
 import { drain } from './drain.scenario';
 import { graphileWorkerDefaults, graphileWorkerTuned } from './graphile-worker';
 import { pgBossDefaults, pgBossTuned } from './pg-boss';
@@ -47,6 +47,7 @@ const SYSTEMS = [
   chronicleSplit,
   chroniclePrefetch,
   chronicleKeyed,
+  chronicleRated,
   graphileWorkerTuned,
   graphileWorkerDefaults,
   pgBossTuned,

@@ -1,4 +1,4 @@
-import { chronicle, chronicleKeyed, chroniclePrefetch, chronicleSplit } from './chronicle';
+import { chronicle, chronicleKeyed, chroniclePrefetch, chronicleRated, chronicleSplit } from './chronicle';
 import { graphileWorkerTuned } from './graphile-worker';
 import { pgBossTuned } from './pg-boss';
 import { OURS, percent, summarise, type Target } from './report';
@@ -99,6 +99,11 @@ export function judgeTargets(all: readonly Series[]): Target[] {
     atLeast(
       'drain: 1,000 concurrency keys at perKeyConcurrency 1 >= 0.8x the plain drain',
       figure('drain', chronicleKeyed.label, 'completionsPerSecond'),
+      [{ of: ours('drain', 'completionsPerSecond'), factor: 0.8 }],
+    ),
+    atLeast(
+      'drain: a rate limit above the achievable rate >= 0.8x the plain drain',
+      figure('drain', chronicleRated.label, 'completionsPerSecond'),
       [{ of: ours('drain', 'completionsPerSecond'), factor: 0.8 }],
     ),
     atLeast('drain: split log >= 0.5x inline', figure('drain', chronicleSplit.label, 'completionsPerSecond'), [

@@ -5,6 +5,7 @@ import { apiClient, type ApiClient } from './api-client';
 import { rowsOnEvery } from './every-server';
 import type { RunningApp } from './start-app';
 import { createTeam } from './team-tokens';
+import { mostOverBucket } from './token-bucket';
 
 const ADMIN_TOKEN = 'e2e-admin-token-dispatch-0123456789';
 
@@ -270,7 +271,7 @@ export function dispatchPolicySuite(
         const capped = await admin.put<{ queue: string; concurrency: number }>('/v1/queues/capped/limits', {
           concurrency: 3,
         });
-        expect([capped.status, capped.body]).toEqual([200, { queue: 'capped', concurrency: 3 }]);
+        expect([capped.status, capped.body]).toEqual([200, { queue: 'capped', concurrency: 3, rate: null }]);
         await enqueue(teams[0]!.team, first, 30);
         await enqueue(teams[1]!.team, second, 30);
         const issued = await admin.post<{ token: string }>('/v1/tokens', { kind: 'worker', queues: ['capped'] });
@@ -311,9 +312,72 @@ export function dispatchPolicySuite(
         expect((await admin.put('/v1/queues/capped/limits', { concurrency: null })).body).toEqual({
           queue: 'capped',
           concurrency: null,
+          rate: null,
         });
-        expect((await admin.get('/v1/queues/capped/limits')).body).toEqual({ queue: 'capped', concurrency: null });
+        expect((await admin.get('/v1/queues/capped/limits')).body).toEqual({
+          queue: 'capped',
+          concurrency: null,
+          rate: null,
+        });
       }, 120_000);
+    });
+
+    describe('a queue rate', () => {
+      it("never leases the queue's runs faster than its rate, over two teams' jobs (on servers of their own) and 6 lease loops", async () => {
+        const names = Array.from({ length: 20 }, (_, i) => `rate.job-${i}`);
+        const first = names[0]!;
+        const serverOf = setup.serverOf ?? ((name: string) => name);
+        const second = names.find((n) => serverOf(n) !== serverOf(first))!;
+        expectOnServersOfTheirOwn(first, second);
+        const teams = [
+          await createTeam(app.url, ADMIN_TOKEN, 'team-rate-1', ['rated']),
+          await createTeam(app.url, ADMIN_TOKEN, 'team-rate-2', ['rated']),
+        ];
+        await defineJob(teams[0]!.team, first, 'rated', 'default');
+        await defineJob(teams[1]!.team, second, 'rated', 'default');
+        const rate = { limit: 5, per: 'second', burst: 2 };
+        expect((await admin.put('/v1/queues/rated/limits', { rate })).body).toEqual({
+          queue: 'rated',
+          concurrency: null,
+          rate,
+        });
+        await enqueue(teams[0]!.team, first, 8);
+        await enqueue(teams[1]!.team, second, 7);
+        const issued = await admin.post<{ token: string }>('/v1/tokens', { kind: 'worker', queues: ['rated'] });
+        const worker = apiClient(app.url, issued.body.token);
+        const leased: string[] = [];
+        const loops = Array.from({ length: 6 }, () =>
+          waitFor(
+            async () => {
+              for (;;) {
+                const leases = await lease(worker, 'rated', 2, 1);
+                if (leases.length === 0) return leased.length === 15;
+                for (const run of leases) {
+                  leased.push(run.runId);
+                  await complete(worker, run);
+                }
+              }
+            },
+            { timeoutMs: 60_000, pollMs: 20, description: 'every run of the rated queue leased and completed' },
+          ),
+        );
+        await Promise.all(loops);
+        // When each was leased, by its server's clock (RunLeased): together, never faster than the bucket.
+        const times = await Promise.all(
+          leased.map(async (id) => {
+            const events = await admin.get<{ events: Array<{ type: string; data: { leasedAt?: string } }> }>(
+              `/v1/runs/${id}/events`,
+            );
+            return Date.parse(events.body.events.find((e) => e.type === 'RunLeased')!.data.leasedAt!);
+          }),
+        );
+        expect(mostOverBucket(times, 5, 2)).toBeLessThanOrEqual(0.05);
+        expect((await admin.put('/v1/queues/rated/limits', {})).body).toEqual({
+          queue: 'rated',
+          concurrency: null,
+          rate: null,
+        });
+      }, 90_000);
     });
 
     describe('per-job concurrency', () => {

@@ -7,3 +7,4 @@ export * from './wait-healthy';
 export * from './build-dist';
 export * from './quiet-worker-logger';
 export * from './replicas';
+export * from './token-bucket';

@@ -320,7 +320,7 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
     }));
   });
 
-  const queues = new Command('queues').description("a queue's cap on its leased runs (the admin's token)");
+  const queues = new Command('queues').description("a queue's cap and rate on its leased runs (the admin's token)");
   queues
     .command('limits')
     .argument('<queue>')
@@ -330,18 +330,40 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
       positiveInteger,
     )
     .option('--no-cap', 'remove its cap')
-    .description("show a queue's cap, or set it (--concurrency) or remove it (--no-cap)")
-    .action(async (queue: string, o: { concurrency?: number; cap: boolean }) => {
+    .option(
+      '--rate <limit/per>',
+      'at most this rate of its runs leased, such as 100/minute (per: second, minute, hour, day)',
+    )
+    .option(
+      '--burst <n>',
+      'with --rate: at most this many leased at once after a quiet spell (default: the limit)',
+      positiveInteger,
+    )
+    .option('--no-rate', 'remove its rate')
+    .description("show a queue's cap and rate, or change them (--concurrency, --no-cap, --rate, --no-rate)")
+    .action(async (queue: string, o: { concurrency?: number; cap: boolean; rate?: string | false; burst?: number }) => {
       if (o.concurrency !== undefined && !o.cap)
         throw new CliError('give --concurrency or --no-cap, not both', EXIT.usage);
+      if (o.burst !== undefined && typeof o.rate !== 'string')
+        throw new CliError('--burst goes with --rate', EXIT.usage);
       const path = `/v1/queues/${encode(queue)}/limits`;
-      const limits =
-        o.concurrency === undefined && o.cap
-          ? await getJson<Row>(target(), path)
-          : await sendJson<Row>(target(), 'PUT', path, { concurrency: o.concurrency ?? null });
+      const now = await getJson<Row>(target(), path);
+      const changes = o.concurrency !== undefined || !o.cap || o.rate !== undefined;
+      // A PUT sets both: what this call does not change is sent as it is.
+      const limits = !changes
+        ? now
+        : await sendJson<Row>(target(), 'PUT', path, {
+            concurrency: !o.cap ? null : (o.concurrency ?? now['concurrency']),
+            rate: o.rate === false ? null : o.rate === undefined ? now['rate'] : rateOption(o.rate, o.burst),
+          });
+      const rate = limits['rate'] as { limit: number; per: string; burst?: number } | null;
       output.result(
         limits,
-        `${queue}: ${limits['concurrency'] === null ? 'no cap' : `at most ${String(limits['concurrency'])} runs leased at once`}`,
+        `${queue}: ${limits['concurrency'] === null ? 'no cap' : `at most ${String(limits['concurrency'])} runs leased at once`}; ${
+          rate === null
+            ? 'no rate'
+            : `at most ${rate.limit} per ${rate.per}${rate.burst === undefined ? '' : `, ${rate.burst} at once`}`
+        }`,
       );
     });
 
@@ -435,4 +457,15 @@ function parsePayload(text: string): unknown {
   } catch {
     throw new CliError(`--payload: not JSON: ${text}`, EXIT.usage);
   }
+}
+
+/** --rate 100/minute (and --burst) as the API takes a rate. */
+function rateOption(value: string, burst: number | undefined): Row {
+  const [, limit, per] = /^(\d{1,7})\/(second|minute|hour|day)$/.exec(value) ?? [];
+  if (limit === undefined || per === undefined)
+    throw new CliError(
+      `--rate: ${value} is not a rate such as 100/minute (per: second, minute, hour, day)`,
+      EXIT.usage,
+    );
+  return { limit: Number(limit), per, ...(burst === undefined ? {} : { burst }) };
 }

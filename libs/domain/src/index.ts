@@ -27,13 +27,16 @@ export {
   NO_JOB,
   ORDERING_ON_RETRY,
   type OrderingOnRetry,
+  RATE_PERIODS,
+  type RateLimit,
+  type RatePeriod,
   decideJob,
   evolveJob,
   foldJob,
   UNIQUE_SCOPES,
   type UniquePolicy,
 } from './job/job-decider';
-export { JOB_DEFAULTS, jobDefinition } from './job/job-defaults';
+export { JOB_DEFAULTS, jobDefinition, rateLimit } from './job/job-defaults';
 export {
   IDEMPOTENCY_KEY_PATTERN,
   IDEMPOTENCY_KEY_RULE,

@@ -19,8 +19,13 @@ export class OverviewResolver {
   ) {}
 
   @Query(() => [QueueStatsNode], { description: "Per queue and priority, of the team's runs (the admin: all)." })
-  queues(@GqlCaller() caller: Caller): Promise<QueueStats[]> {
-    return this.queries.execute(new GetQueueStats(requireReader(caller)));
+  async queues(@GqlCaller() caller: Caller): Promise<QueueStatsNode[]> {
+    const stats: QueueStats[] = await this.queries.execute(new GetQueueStats(requireReader(caller)));
+    // A rate's burst is its limit unless it says.
+    return stats.map((s) => ({
+      ...s,
+      rateLimit: s.rateLimit === null ? null : { ...s.rateLimit, burst: s.rateLimit.burst ?? s.rateLimit.limit },
+    }));
   }
 
   @Query(() => [DateTimeScalar], { description: 'POST /v1/schedules:preview: nominal fire times, in UTC.' })

@@ -167,6 +167,13 @@ export class DeadLettersArgs extends PageArgs {
 
 export const checkDeadLettersArgs = argumentsCheck({ job: NAME_FILTER });
 
+@ObjectType('RateLimit', { description: 'A token bucket: at most `limit` runs leased per `per`, `burst` at once.' })
+export class RateLimitNode {
+  @Field(() => Int) limit!: number;
+  @Field({ description: 'second, minute, hour or day' }) per!: string;
+  @Field(() => Int, { description: 'The bucket size: the limit unless set.' }) burst!: number;
+}
+
 @ObjectType('QueueStats', { description: 'The runs of one queue and priority that are waiting, running or dead.' })
 export class QueueStatsNode {
   @Field() queue!: string;
@@ -182,4 +189,9 @@ export class QueueStatsNode {
     description: "The queue's cap on its leased runs, every team's and priority's together; null: none.",
   })
   concurrencyLimit!: number | null;
+  @Field(() => RateLimitNode, {
+    nullable: true,
+    description: "The queue's rate of leased runs, every team's and priority's together; null: none.",
+  })
+  rateLimit!: RateLimitNode | null;
 }

@@ -4,6 +4,7 @@ import {
   DEFAULT_OVERLAP_POLICY,
   UNIQUE_SCOPES,
   ORDERING_ON_RETRY,
+  RATE_PERIODS,
 } from '@chronicle/domain';
 import { boolean, dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
@@ -27,6 +28,12 @@ export const RetryPolicy = shape(
 );
 
 /** A job: its definition with every default filled in, its version and whether it is paused. */
+/** A rate limit: `limit` runs leased per `per`, at most `burst` at once (absent: limit). */
+export const RateAnswer = shape(
+  { required: { limit: integer(1), per: oneOf(RATE_PERIODS) }, optional: { burst: integer(1) } },
+  'Rate',
+);
+
 export const Job = shape(
   {
     required: {
@@ -57,6 +64,14 @@ export const Job = shape(
       perKeyConcurrency: {
         ...integer(1),
         description: 'at most this many runs with one concurrencyKey leased at once; absent: 1',
+      },
+      rate: {
+        ...RateAnswer,
+        description: 'at most this rate of its runs leased; absent: no limit',
+      },
+      keyRate: {
+        ...RateAnswer,
+        description: 'at most this rate of its runs with one concurrencyKey leased, each key apart; absent: no limit',
       },
       orderingOnRetry: {
         ...oneOf(ORDERING_ON_RETRY),

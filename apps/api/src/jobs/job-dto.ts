@@ -1,4 +1,12 @@
-import { JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES, UNIQUE_SCOPES, ORDERING_ON_RETRY } from '@chronicle/domain';
+import {
+  JOB_DEFAULTS,
+  NAME_PATTERN,
+  NAME_RULE,
+  PRIORITIES,
+  UNIQUE_SCOPES,
+  ORDERING_ON_RETRY,
+  RATE_PERIODS,
+} from '@chronicle/domain';
 import { anyObject, anyValue, array, boolean, integer, object, oneOf, text, type Accepted } from '../http/body-schema';
 import { documentedAs } from '../http/named-schemas';
 import { Payload } from '../runs/run-answers';
@@ -37,6 +45,23 @@ const UNIQUE = object(
   'UniqueBody',
 );
 
+/** A rate limit (docs/api.md, "Rate limits"): a job's rate and keyRate, a queue's rate. */
+export const RateBody = object(
+  {
+    required: {
+      limit: { ...integer(1, 1_000_000), description: 'runs leased per `per`, at most' },
+      per: { ...oneOf(RATE_PERIODS), description: 'the period `limit` counts over' },
+    },
+    optional: {
+      burst: {
+        ...integer(1, 1_000_000),
+        description: 'runs leased at once, at most, after a quiet spell (the bucket size); none: limit',
+      },
+    },
+  },
+  'RateBody',
+);
+
 /** PUT /v1/jobs/{name}: a job's definition (docs/api.md, "Job definitions"); the name comes from the path. */
 export const JobBody = object(
   {
@@ -62,6 +87,15 @@ export const JobBody = object(
         ...integer(1, 10_000),
         description:
           "at most this many of its runs with one concurrencyKey (a run's, such as a customer id) leased at once; none: 1",
+      },
+      rate: {
+        ...RateBody,
+        description: 'at most this rate of its runs leased, across every worker; none: no limit',
+      },
+      keyRate: {
+        ...RateBody,
+        description:
+          'at most this rate of its runs with one concurrencyKey leased, each key counted apart; none: no limit',
       },
       orderingOnRetry: {
         ...oneOf(ORDERING_ON_RETRY),

@@ -2,13 +2,15 @@ import { Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOperation } from '@nestjs/swagger';
 import { GetQueueLimits, SetQueueLimits, type QueueLimits } from '@chronicle/commands';
-import { actorOf, parseName, requireAdmin, type Caller } from '@chronicle/domain';
+import { actorOf, parseName, rateLimit, requireAdmin, type Caller } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
 import { integer, nullable, object, shape, text, type Accepted } from '../http/body-schema';
 import { CompiledBody } from '../http/compiled-body';
 import { ApiProblems } from '../http/problem-responses';
+import { RateAnswer } from '../jobs/job-answers';
+import { RateBody } from '../jobs/job-dto';
 
 /** PUT /v1/queues/{queue}/limits: the queue's cap; null or left out: none. */
 const QueueLimitsBody = object(
@@ -18,6 +20,10 @@ const QueueLimitsBody = object(
       concurrency: {
         ...integer(1, 100_000),
         description: 'at most this many runs of the queue leased at once, whatever their jobs and teams; null: no cap',
+      },
+      rate: {
+        ...RateBody,
+        description: 'at most this rate of runs of the queue leased, whatever their jobs and teams; null: none',
       },
     },
   },
@@ -34,6 +40,7 @@ export const QueueLimitsAnswer = shape(
         ...nullable(integer(1)),
         description: 'at most this many of its runs leased at once; null: no cap',
       },
+      rate: { ...nullable(RateAnswer), description: 'at most this rate of its runs leased; null: none' },
     },
   },
   'QueueLimits',
@@ -80,7 +87,7 @@ export class QueueLimitsController {
   ): Promise<QueueLimitsView> {
     requireAdmin(caller);
     const name = parseName(queue, 'queue');
-    const limits = { concurrency: body.concurrency ?? null };
+    const limits = { concurrency: body.concurrency ?? null, rate: body.rate == null ? null : rateLimit(body.rate) };
     return { queue: name, ...(await this.commands.execute(new SetQueueLimits(name, limits, actorOf(caller)))) };
   }
 }

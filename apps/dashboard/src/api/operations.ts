@@ -23,6 +23,7 @@ export interface QueueStats {
   readonly dead: number;
   readonly oldestReadyAgeSeconds: number | null;
   readonly concurrencyLimit: number | null;
+  readonly rateLimit: { readonly limit: number; readonly per: string; readonly burst: number } | null;
 }
 
 /** One minute of one priority's activity (queueHistory). */
@@ -39,7 +40,7 @@ export interface HistoryPoint {
 }
 
 export const OVERVIEW = `query Overview($minutes: Int, $queue: String) {
-  queues { queue priority ready leased retryWait dead oldestReadyAgeSeconds concurrencyLimit }
+  queues { queue priority ready leased retryWait dead oldestReadyAgeSeconds concurrencyLimit rateLimit { limit per burst } }
   queueHistory(minutes: $minutes, queue: $queue) { minute priority leased succeeded failed leaseExpired dead lagP50Seconds lagP99Seconds }
 }`;
 export interface OverviewData {

@@ -77,6 +77,8 @@ export function Job({ token, name }: { token: string; name: string }) {
         <dd data-testid="unique">{uniqueRule(job.definition['unique'])}</dd>
         <dt>concurrency</dt>
         <dd data-testid="concurrency">{concurrencyRule(job.definition)}</dd>
+        <dt>rate</dt>
+        <dd data-testid="rate">{rateRule(job.definition)}</dd>
         <dt>order per key</dt>
         <dd data-testid="ordering">{orderingRule(job.definition['orderingOnRetry'])}</dd>
         <dt>paused</dt>
@@ -159,6 +161,19 @@ function uniqueRule(rule: unknown): string {
   if (scope === 'for') return `a run holds its key for ${String(seconds)} s from its enqueue`;
   if (scope === 'while-not-finished') return 'a run holds its key until it finishes';
   return 'a run holds its key while it waits';
+}
+
+/** A job's rate limits: its own, and each concurrency key's (absent: none). */
+function rateRule(definition: Record<string, unknown>): string {
+  const text = (rate: unknown): string | undefined => {
+    if (rate === undefined || rate === null) return undefined;
+    const { limit, per, burst } = rate as { limit: number; per: string; burst?: number };
+    return `at most ${limit} per ${per}${burst === undefined ? '' : `, ${burst} at once`}`;
+  };
+  const job = text(definition['rate']);
+  const key = text(definition['keyRate']);
+  if (job === undefined && key === undefined) return 'no limit';
+  return [job, key === undefined ? undefined : `${key} per concurrency key`].filter(Boolean).join('; ');
 }
 
 /** What a failed run of an ordering key with retries left does to its key (absent: hold). */

@@ -67,12 +67,15 @@ export function Overview({ token }: { token: string }) {
                 <th scope="col" title="the queue's cap on its leased runs, all teams and priorities together">
                   queue cap
                 </th>
+                <th scope="col" title="the queue's rate of leased runs, all teams and priorities together">
+                  queue rate
+                </th>
               </tr>
             </thead>
             <tbody>
               {shown.length === 0 && (
                 <tr>
-                  <td colSpan={8}>
+                  <td colSpan={9}>
                     {loaded.loading && loaded.data === undefined ? 'Loading…' : 'No runs in any queue.'}
                   </td>
                 </tr>
@@ -95,6 +98,9 @@ export function Overview({ token }: { token: string }) {
                     {formatDuration(q.oldestReadyAgeSeconds)}
                   </td>
                   <td>{q.concurrencyLimit ?? '—'}</td>
+                  <td data-testid="queue-rate">
+                    {q.rateLimit === null ? '—' : `${q.rateLimit.limit} per ${q.rateLimit.per}`}
+                  </td>
                 </tr>
               ))}
             </tbody>

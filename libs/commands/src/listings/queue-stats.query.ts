@@ -1,11 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { Query, QueryHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { PRIORITIES, type ReaderCaller } from '@chronicle/domain';
+import { PRIORITIES, type RateLimit, type ReaderCaller } from '@chronicle/domain';
 import { CLOCK, PG_POOL, type Clock } from '@chronicle/platform';
 import { addUpPerKey } from '../shards/add-up-per-key';
 import { RunServers } from '../shards/run-servers';
-import { findQueueCaps } from '../queues/queue-limits.sql';
+import { findQueuesLimits } from '../queues/queue-limits.sql';
 import { countQueueRuns, findGrantedQueues, type QueueStatsRow } from './queue-stats.sql';
 
 /** The runs of one queue and priority that are waiting, running or dead, as the overview shows them. */
@@ -20,6 +20,8 @@ export interface QueueStats {
   readonly oldestReadyAgeSeconds: number | null;
   /** The queue's cap on its leased runs, all teams' and priorities' together (queue_limits); null: none. */
   readonly concurrencyLimit: number | null;
+  /** The queue's rate of leased runs (queue_rates); null: none. */
+  readonly rateLimit: RateLimit | null;
 }
 
 /**
@@ -63,6 +65,7 @@ export class GetQueueStatsHandler implements IQueryHandler<GetQueueStats> {
           dead: 0,
           oldestReadyAgeSeconds: null,
           concurrencyLimit: null,
+          rateLimit: null,
         });
     for (const row of rows)
       stats.set(key(row.queue, row.priority), {
@@ -75,11 +78,16 @@ export class GetQueueStatsHandler implements IQueryHandler<GetQueueStats> {
         oldestReadyAgeSeconds:
           row.oldest_ready_at === null ? null : Math.max(0, (now.getTime() - row.oldest_ready_at.getTime()) / 1000),
         concurrencyLimit: null,
+        rateLimit: null,
       });
-    const caps = await findQueueCaps(this.pool, [...new Set([...stats.values()].map((s) => s.queue))]);
+    const limits = await findQueuesLimits(this.pool, [...new Set([...stats.values()].map((s) => s.queue))]);
     const rank = (priority: string): number => PRIORITIES.indexOf(priority as (typeof PRIORITIES)[number]);
     return [...stats.values()]
-      .map((s) => ({ ...s, concurrencyLimit: caps.get(s.queue) ?? null }))
+      .map((s) => ({
+        ...s,
+        concurrencyLimit: limits.get(s.queue)?.concurrency ?? null,
+        rateLimit: limits.get(s.queue)?.rate ?? null,
+      }))
       .sort((a, b) => (a.queue === b.queue ? rank(a.priority) - rank(b.priority) : a.queue < b.queue ? -1 : 1));
   }
 }

@@ -17,6 +17,13 @@ import { GetQueueStats, type QueueStats } from '../listings/queue-stats.query';
 /** A projection further behind than this reads as this: counting the log is bounded, however far behind. */
 export const PROJECTION_LAG_LIMIT = 100_000;
 
+/** A rate limit's row of rate_limit_state. */
+interface RateLimitState {
+  readonly rate_limit: string;
+  readonly tokens: number | null;
+  readonly throttled: number;
+}
+
 /** How far one server's projection is behind the log it is built from. */
 interface ProjectionLag {
   readonly projection: string;
@@ -84,6 +91,29 @@ export class ReadModelGauges {
         for (const [queue, runs] of dead) this.set({ queue }, runs);
       },
     });
+    const rateLimits = (): Promise<RateLimitState[]> => this.rateLimits();
+    new Gauge({
+      name: 'chronicle_rate_limited_runs',
+      help: 'Runs due and held back because the rate limit has no whole token now (job:, key:, queue:), at most 10,000',
+      labelNames: ['limit'],
+      registers,
+      async collect() {
+        const limits = await rateLimits();
+        this.reset();
+        for (const { rate_limit, throttled } of limits) this.set({ limit: rate_limit }, throttled);
+      },
+    });
+    new Gauge({
+      name: 'chronicle_rate_limit_tokens',
+      help: "A job's or a queue's rate limit: the tokens its bucket holds now",
+      labelNames: ['limit'],
+      registers,
+      async collect() {
+        const limits = await rateLimits();
+        this.reset();
+        for (const { rate_limit, tokens } of limits) if (tokens !== null) this.set({ limit: rate_limit }, tokens);
+      },
+    });
     new Gauge({
       name: 'chronicle_projection_lag_events',
       help: `Events in the log after the projection's checkpoint on the server (at most ${PROJECTION_LAG_LIMIT})`,
@@ -104,6 +134,32 @@ export class ReadModelGauges {
       .catch((err: unknown) => this.failed('queue stats', err))
       .finally(() => (this.inFlight = undefined));
     return this.inFlight;
+  }
+
+  /**
+   * Each rate limit's tokens and held-back runs (rate_limit_state, migrations/0044), on every server that
+   * keeps runs, added up by limit; a server that fails is left out (logged).
+   */
+  private rateLimitsInFlight: Promise<RateLimitState[]> | undefined;
+  private rateLimits(): Promise<RateLimitState[]> {
+    this.rateLimitsInFlight ??= (async () => {
+      const pools = [this.pool, ...this.directory.current.filter((s) => s.pool !== this.pool).map((s) => s.pool)];
+      const answers = await Promise.all(
+        pools.map((pool) =>
+          pool
+            .query<RateLimitState>('SELECT rate_limit, tokens, throttled FROM rate_limit_state()')
+            .then((r) => r.rows)
+            .catch((err: unknown) => this.failed('rate limits', err) ?? []),
+        ),
+      );
+      const added = new Map<string, RateLimitState>();
+      for (const row of answers.flat()) {
+        const seen = added.get(row.rate_limit);
+        added.set(row.rate_limit, seen === undefined ? row : { ...seen, throttled: seen.throttled + row.throttled });
+      }
+      return [...added.values()];
+    })().finally(() => (this.rateLimitsInFlight = undefined));
+    return this.rateLimitsInFlight;
   }
 
   /** Every database's projections, asked at once; a database that fails is left out (logged). */

@@ -6,16 +6,16 @@ import type { EventStore } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { recordAdminChange } from '../teams/admin-change';
 import { ReadySignal } from '../workers/ready-signal';
-import { findQueueCaps, writeQueueLimits, type QueueLimits } from './queue-limits.sql';
+import { findQueueLimits, writeQueueLimits, type QueueLimits } from './queue-limits.sql';
 
-/** GET /v1/queues/{queue}/limits (admin). No cap: concurrency null. */
+/** GET /v1/queues/{queue}/limits (admin). No cap: concurrency null; no rate: rate null. */
 export class GetQueueLimits extends Query<QueueLimits> {
   constructor(readonly queue: string) {
     super();
   }
 }
 
-/** PUT /v1/queues/{queue}/limits (admin): the queue's cap, or null for none. */
+/** PUT /v1/queues/{queue}/limits (admin): the queue's cap and rate, each null for none. */
 export class SetQueueLimits extends Command<QueueLimits> {
   constructor(
     readonly queue: string,
@@ -31,7 +31,7 @@ export class GetQueueLimitsHandler implements IQueryHandler<GetQueueLimits> {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async execute({ queue }: GetQueueLimits): Promise<QueueLimits> {
-    return { concurrency: (await findQueueCaps(this.pool, [queue])).get(queue) ?? null };
+    return findQueueLimits(this.pool, queue);
   }
 }
 
@@ -47,9 +47,9 @@ export class SetQueueLimitsHandler implements ICommandHandler<SetQueueLimits> {
     await recordAdminChange(this.eventStore, this.pool, actor, {
       streamId: PLATFORM_STREAM,
       decide: async (tx) => {
-        // The same cap again changes nothing, and records nothing.
-        const before = (await findQueueCaps(tx, [queue])).get(queue) ?? null;
-        if (before === limits.concurrency) return { event: null, answer: undefined };
+        // The same limits again change nothing, and record nothing.
+        const before = await findQueueLimits(tx, queue);
+        if (JSON.stringify(before) === JSON.stringify(limits)) return { event: null, answer: undefined };
         return { event: { type: AdminEventType.QueueLimitsSet, data: { queue, ...limits } }, answer: undefined };
       },
       write: (tx) => writeQueueLimits(tx, queue, limits),

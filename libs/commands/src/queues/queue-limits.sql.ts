@@ -1,21 +1,47 @@
+import type { RateLimit, RatePeriod } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
 
-/** A queue's cap: at most this many of its runs leased at once (migrations/0040); none without a row. */
+/**
+ * A queue's cap, at most this many of its runs leased at once (queue_limits, migrations/0040), and its
+ * rate (queue_rates, migrations/0044); null: none.
+ */
 export interface QueueLimits {
   readonly concurrency: number | null;
+  readonly rate: RateLimit | null;
 }
 
-/** The caps of these queues that have one, by queue (the control database's queue_limits). */
-export async function findQueueCaps(db: Queryable, queues: readonly string[]): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ queue: string; concurrency: number }>({
-    name: 'queue_caps',
-    text: 'SELECT queue, concurrency FROM queue_limits WHERE queue = ANY($1::text[])',
+/** A queue's cap and rate (the control database's). */
+export async function findQueueLimits(db: Queryable, queue: string): Promise<QueueLimits> {
+  return (await findQueuesLimits(db, [queue])).get(queue)!;
+}
+
+/** These queues' caps and rates, by queue: every queue named, with null for what it has none of. */
+export async function findQueuesLimits(db: Queryable, queues: readonly string[]): Promise<Map<string, QueueLimits>> {
+  const { rows } = await db.query<{
+    queue: string;
+    concurrency: number | null;
+    limit: number | null;
+    per: RatePeriod | null;
+    burst: number | null;
+  }>({
+    name: 'queues_limits',
+    text: `SELECT q.queue, c.concurrency, r."limit", r.per, r.burst
+             FROM unnest($1::text[]) AS q(queue)
+             LEFT JOIN queue_limits c ON c.queue = q.queue LEFT JOIN queue_rates r ON r.queue = q.queue`,
     values: [queues],
   });
-  return new Map(rows.map((r) => [r.queue, r.concurrency]));
+  return new Map(
+    rows.map(({ queue, concurrency, limit, per, burst }) => [
+      queue,
+      {
+        concurrency,
+        rate: limit === null || per === null ? null : { limit, per, ...(burst === limit ? {} : { burst: burst! }) },
+      },
+    ]),
+  );
 }
 
-/** Writes a queue's cap; null removes it. */
+/** Writes a queue's cap and rate; null removes one. */
 export async function writeQueueLimits(db: Queryable, queue: string, limits: QueueLimits): Promise<void> {
   if (limits.concurrency === null) await db.query('DELETE FROM queue_limits WHERE queue = $1', [queue]);
   else
@@ -23,6 +49,14 @@ export async function writeQueueLimits(db: Queryable, queue: string, limits: Que
       `INSERT INTO queue_limits (queue, concurrency) VALUES ($1, $2)
        ON CONFLICT (queue) DO UPDATE SET concurrency = EXCLUDED.concurrency, set_at = now()`,
       [queue, limits.concurrency],
+    );
+  const { rate } = limits;
+  if (rate === null) await db.query('DELETE FROM queue_rates WHERE queue = $1', [queue]);
+  else
+    await db.query(
+      `INSERT INTO queue_rates (queue, "limit", per, burst) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (queue) DO UPDATE SET "limit" = EXCLUDED."limit", per = EXCLUDED.per, burst = EXCLUDED.burst, set_at = now()`,
+      [queue, rate.limit, rate.per, rate.burst ?? rate.limit],
     );
 }
 

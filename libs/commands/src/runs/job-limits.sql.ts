@@ -32,6 +32,20 @@ export interface LimitRooms {
   readonly orders: Map<string, number>;
   /** By limitKey: the seq of each ordering key's head, the one run of the key that may be leased now. */
   readonly heads: Map<string, number>;
+  /** By bucket name: the whole tokens of each rate bucket. */
+  readonly rates: Map<string, number>;
+  /** By bucket name: each rate bucket's exact tokens, and the instant they were counted at. */
+  readonly buckets: Map<string, { readonly tokens: number; readonly countedAt: Date }>;
+}
+
+/**
+ * A token bucket a run draws from when it is leased (migrations/0044): `job:<job>` (its job's rate),
+ * `key:<job><US><key>` (its job's keyRate, by its concurrency key), `queue:<queue>` (its queue's rate).
+ */
+export interface RateBucket {
+  readonly name: string;
+  readonly perSecond: number;
+  readonly burst: number;
 }
 
 /** A job and key as LimitRooms.keys names it. */
@@ -51,18 +65,22 @@ export async function lockAndCountLimits(
     readonly jobs: readonly string[];
     readonly keys: readonly JobKey[];
     readonly orders: readonly JobKey[];
+    readonly rates: readonly RateBucket[];
   },
 ): Promise<LimitRooms> {
   const { rows } = await db.query<{
-    kind: 'queue' | 'job' | 'key' | 'order';
+    kind: 'queue' | 'job' | 'key' | 'order' | 'rate';
     name: string;
     key: string | null;
     room: number;
     head: string | null;
+    tokens: number | null;
+    counted_at: Date | null;
   }>({
     name: 'lock_and_count_limits',
-    text: `SELECT kind, name, key, room, head
-             FROM lock_and_count_limits($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+    text: `SELECT kind, name, key, room, head, tokens, counted_at
+             FROM lock_and_count_limits($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                                        $7::text[], $8::float8[], $9::integer[])`,
     values: [
       limits.queues,
       limits.jobs,
@@ -70,6 +88,9 @@ export async function lockAndCountLimits(
       limits.keys.map((k) => k.key),
       limits.orders.map((k) => k.job),
       limits.orders.map((k) => k.key),
+      limits.rates.map((b) => b.name),
+      limits.rates.map((b) => b.perSecond),
+      limits.rates.map((b) => b.burst),
     ],
   });
   const rooms: LimitRooms = {
@@ -78,14 +99,45 @@ export async function lockAndCountLimits(
     keys: new Map(),
     orders: new Map(),
     heads: new Map(),
+    rates: new Map(),
+    buckets: new Map(),
   };
-  for (const { kind, name, key, room, head } of rows)
+  for (const { kind, name, key, room, head, tokens, counted_at } of rows)
     if (kind === 'queue') rooms.queues.set(name, room);
     else if (kind === 'job') rooms.jobs.set(name, room);
     else if (kind === 'key') rooms.keys.set(limitKey(name, key!), room);
-    else {
+    else if (kind === 'rate') {
+      rooms.rates.set(name, room);
+      rooms.buckets.set(name, { tokens: tokens!, countedAt: counted_at! });
+    } else {
       rooms.orders.set(limitKey(name, key!), room);
       if (head !== null) rooms.heads.set(limitKey(name, key!), Number(head));
     }
   return rooms;
+}
+
+/**
+ * Writes back the buckets runs were leased from: each one's tokens as counted (lockAndCountLimits) less one
+ * per run taken, as of the instant they were counted. After the claim's append (a write before it would
+ * give the transaction an id before es_append), under the buckets' locks, which the claim holds until it
+ * commits.
+ */
+export async function takeRateTokens(
+  db: Queryable,
+  taken: ReadonlyMap<string, number>,
+  buckets: LimitRooms['buckets'],
+): Promise<void> {
+  const names = [...taken.keys()].filter((name) => buckets.has(name));
+  if (names.length === 0) return;
+  await db.query({
+    name: 'take_rate_tokens',
+    text: `INSERT INTO rate_buckets (name, tokens, refilled_at)
+           SELECT * FROM unnest($1::text[], $2::float8[], $3::timestamptz[])
+           ON CONFLICT (name) DO UPDATE SET tokens = EXCLUDED.tokens, refilled_at = EXCLUDED.refilled_at`,
+    values: [
+      names,
+      names.map((name) => Math.max(0, buckets.get(name)!.tokens - taken.get(name)!)),
+      names.map((name) => buckets.get(name)!.countedAt),
+    ],
+  });
 }

@@ -69,22 +69,35 @@ export async function findClaimCandidates(
 /**
  * What a claim over several servers reads of these queues in the control database, which the other servers
  * keep no copy of, in one round trip: their grants (`withGrants`: a platform worker's; a team's worker
- * serves its team alone) and their caps (queue_limits, migrations/0040), by queue.
+ * serves its team alone), their caps (queue_limits, migrations/0040) and their rates (queue_rates,
+ * migrations/0044), by queue.
  */
 export async function findQueueSettings(
   control: Queryable,
   queues: readonly string[],
   withGrants: boolean,
-): Promise<{ grants: QueueGrantRow[]; caps: Map<string, number> }> {
-  const { rows } = await control.query<QueueGrantRow & { cap: number | null }>({
+): Promise<{
+  grants: QueueGrantRow[];
+  caps: Map<string, number>;
+  rates: Map<string, { readonly perSecond: number; readonly burst: number }>;
+}> {
+  const { rows } = await control.query<
+    QueueGrantRow & { kind: 'grant' | 'cap' | 'rate'; cap: number | null; per_second: number | null }
+  >({
     name: 'claim_find_queue_settings',
-    text: `SELECT queue, team, weight, NULL::integer AS cap FROM queue_grants WHERE $2 AND queue = ANY($1::text[])
+    text: `SELECT 'grant' AS kind, queue, team, weight, NULL::integer AS cap, NULL::float8 AS per_second
+             FROM queue_grants WHERE $2 AND queue = ANY($1::text[])
            UNION ALL
-           SELECT queue, NULL, NULL, concurrency FROM queue_limits WHERE queue = ANY($1::text[])`,
+           SELECT 'cap', queue, NULL, NULL, concurrency, NULL FROM queue_limits WHERE queue = ANY($1::text[])
+           UNION ALL
+           SELECT 'rate', queue, NULL, NULL, burst, per_second FROM queue_rates WHERE queue = ANY($1::text[])`,
     values: [queues, withGrants],
   });
   return {
-    grants: rows.filter((r) => r.cap === null).map(({ queue, team, weight }) => ({ queue, team, weight })),
-    caps: new Map(rows.flatMap((r) => (r.cap === null ? [] : [[r.queue, r.cap]]))),
+    grants: rows.filter((r) => r.kind === 'grant').map(({ queue, team, weight }) => ({ queue, team, weight })),
+    caps: new Map(rows.flatMap((r) => (r.kind === 'cap' ? [[r.queue, r.cap!]] : []))),
+    rates: new Map(
+      rows.flatMap((r) => (r.kind === 'rate' ? [[r.queue, { perSecond: r.per_second!, burst: r.cap! }]] : [])),
+    ),
   };
 }

@@ -1,7 +1,7 @@
 import { perGroupLimit, PRIORITIES, type PresentRun, type PriorityWeights } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
 import { LOCKED_RUN_COLUMNS, runFromRow, type RunRow, WAITING_SQL } from '@chronicle/projections';
-import { limitKey, lockAndCountLimits } from '../runs/job-limits.sql';
+import { limitKey, lockAndCountLimits, type RateBucket, takeRateTokens } from '../runs/job-limits.sql';
 
 /**
  * Whose runs a claim may take: a team's worker token its team's; a platform worker token (team null)
@@ -41,23 +41,35 @@ export function servedCte(grants: string): string {
  * CLAIM_SQL and CLAIM_CANDIDATES_SQL share it.
  */
 export const CANDIDATES_CTES = `queue_room AS MATERIALIZED (
-    SELECT q.queue, q.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer AS room
-      FROM queue_limits q WHERE q.queue = ANY ($1::text[])
+    SELECT q.queue,
+           least(c.concurrency - (SELECT count(*) FROM run_leases l WHERE l.queue = q.queue)::integer,
+                 floor(rate_tokens('queue:' || q.queue, r.per_second, r.burst))::integer) AS room
+      FROM unnest($1::text[]) AS q(queue)
+      LEFT JOIN queue_limits c ON c.queue = q.queue
+      LEFT JOIN queue_rates r ON r.queue = q.queue
+     WHERE c.queue IS NOT NULL OR r.queue IS NOT NULL
   ), limited_leased AS MATERIALIZED (
     SELECT l.job, j.run_limit - l.leased AS headroom FROM leased_runs_by_job($1::text[]) l JOIN jobs j ON j.name = l.job
      WHERE j.run_limit IS NOT NULL
+  ), rated AS MATERIALIZED (
+    -- Named in the scan's list of jobs to step over in the default collation, as the others are: a
+    -- PL/pgSQL function's text parameters all take the collation of its call's arguments, and in "C" its
+    -- comparisons with the queue and team could not use ready_runs_claim_idx.
+    SELECT j.name AS job, floor(rate_tokens('job:' || j.name, j.rate_per_second, j.rate_burst))::integer AS tokens
+      FROM jobs j WHERE (j.definition->>'queue') = ANY ($1::text[]) AND j.rate_per_second IS NOT NULL
   ), scanned AS MATERIALIZED (
     SELECT r.run_id, r.job, r.team, r.priority, r.available_at, r.concurrency_key, r.key_room, s.queue, s.weight,
            count(*) OVER (PARTITION BY s.queue, s.team, p.priority) AS group_rows
       FROM served s
      CROSS JOIN unnest($4::text[]) AS p(priority)
      CROSS JOIN LATERAL ready_runs_of(s.queue, s.team, p.priority, now() + $8 * interval '1 millisecond', $7::text[],
-                                      ARRAY(SELECT x.job FROM limited_leased x WHERE x.headroom <= 0), $6) r
+                                      ARRAY(SELECT x.job FROM limited_leased x WHERE x.headroom <= 0)
+                                        || ARRAY(SELECT x.job COLLATE "default" FROM rated x WHERE x.tokens <= 0), $6) r
      WHERE NOT EXISTS (SELECT 1 FROM queue_room x WHERE x.queue = s.queue AND x.room <= 0)
   ), headroom AS (
-    SELECT j.name AS job, coalesce(x.headroom, j.run_limit) AS headroom
-      FROM jobs j LEFT JOIN limited_leased x ON x.job = j.name
-     WHERE j.name IN (SELECT job FROM scanned) AND j.run_limit IS NOT NULL
+    SELECT j.name AS job, least(coalesce(x.headroom, j.run_limit), t.tokens) AS headroom
+      FROM jobs j LEFT JOIN limited_leased x ON x.job = j.name LEFT JOIN rated t ON t.job = j.name
+     WHERE j.name IN (SELECT job FROM scanned) AND (j.run_limit IS NOT NULL OR t.job IS NOT NULL)
   ), candidates AS MATERIALIZED (
     SELECT c.*, row_number() OVER (PARTITION BY c.priority, c.team ORDER BY c.available_at) AS team_rank
       FROM (
@@ -200,11 +212,24 @@ export interface LockedRuns {
   readonly limitedJobs: Set<string>;
   /** The queues with a cap among the runs' (withinConcurrencyLimits). */
   readonly cappedQueues: Set<string>;
+  /** By run id, the rate buckets each run draws from (withinConcurrencyLimits); none for a run without. */
+  readonly rateBuckets: Map<string, RateBucket[]>;
   /** Ready runs were left out (CAPPED_SQL): the batch may be short. */
   readonly capped: boolean;
 }
 
-type LockedRunRow = RunRow & { db_now: Date; limited: boolean; capped_queues: string[]; capped: boolean };
+type LockedRunRow = RunRow & {
+  db_now: Date;
+  limited: boolean;
+  rate_per_second: number | null;
+  rate_burst: number | null;
+  key_rate_per_second: number | null;
+  key_rate_burst: number | null;
+  capped_queues: string[];
+  /** Each rated queue's [per second, burst]. */
+  queue_rates: Record<string, [number, number]> | null;
+  capped: boolean;
+};
 
 /** The one row of a claim's read half when it locked no run that is still ready. */
 interface NoRunRow {
@@ -221,8 +246,35 @@ function lockedRunsOf(rows: ReadonlyArray<LockedRunRow | NoRunRow>): LockedRuns 
     cappedQueues: new Set(
       locked.flatMap((r) => (r.capped_queues.includes(r.definition.queue) ? [r.definition.queue] : [])),
     ),
+    rateBuckets: new Map(
+      locked.flatMap((r) => {
+        const buckets = rateBucketsOf(r);
+        return buckets.length === 0 ? [] : [[r.definition.runId, buckets] as const];
+      }),
+    ),
     capped: rows.some((r) => r.capped),
   };
+}
+
+/** The rate buckets a locked run draws from: its job's, its concurrency key's, its queue's (RateBucket). */
+function rateBucketsOf(row: LockedRunRow): RateBucket[] {
+  const { job, queue, concurrencyKey } = row.definition;
+  const queueRate = row.queue_rates?.[queue];
+  return [
+    ...(row.rate_per_second === null
+      ? []
+      : [{ name: `job:${job}`, perSecond: row.rate_per_second, burst: row.rate_burst! }]),
+    ...(row.key_rate_per_second === null || concurrencyKey === undefined
+      ? []
+      : [
+          {
+            name: `key:${limitKey(job, concurrencyKey)}`,
+            perSecond: row.key_rate_per_second,
+            burst: row.key_rate_burst!,
+          },
+        ]),
+    ...(queueRate === undefined ? [] : [{ name: `queue:${queue}`, perSecond: queueRate[0], burst: queueRate[1] }]),
+  ];
 }
 
 /**
@@ -238,10 +290,15 @@ function readClaimedRuns(prefetchMs: '$8' | '$2'): string {
   return `SELECT x.*, c.capped
     FROM (SELECT coalesce(bool_or(claimed.capped), false) AS capped FROM claimed) c
     LEFT JOIN LATERAL (
-      SELECT ${LOCKED_RUN_COLUMNS}, now() AS db_now,
-             EXISTS (SELECT 1 FROM jobs j WHERE j.name = r.job AND j.run_limit IS NOT NULL) AS limited,
-             ARRAY(SELECT q.queue FROM queue_limits q) AS capped_queues
+      SELECT ${LOCKED_RUN_COLUMNS}, now() AS db_now, coalesce(j.limited, false) AS limited,
+             j.rate_per_second, j.rate_burst, j.key_rate_per_second, j.key_rate_burst,
+             ARRAY(SELECT q.queue FROM queue_limits q) AS capped_queues,
+             (SELECT jsonb_object_agg(q.queue, jsonb_build_array(q.per_second, q.burst)) FROM queue_rates q) AS queue_rates
         FROM lock_and_read_runs(ARRAY(SELECT claimed.run_id FROM claimed)) r
+        LEFT JOIN LATERAL (
+          SELECT j.run_limit IS NOT NULL AS limited, j.rate_per_second, j.rate_burst, j.key_rate_per_second, j.key_rate_burst
+            FROM jobs j WHERE j.name = r.job
+        ) j ON true
        WHERE r.state IN (${WAITING_SQL}) AND r.available_at <= now() + ${prefetchMs} * interval '1 millisecond'
     ) x ON true`;
 }
@@ -284,8 +341,8 @@ export async function countTeamsServed(db: Queryable, queues: readonly string[])
 export async function withinConcurrencyLimits(
   db: Queryable,
   runs: readonly PresentRun[],
-  { limitedJobs, cappedQueues }: Pick<LockedRuns, 'limitedJobs' | 'cappedQueues'>,
-): Promise<PresentRun[]> {
+  { limitedJobs, cappedQueues, rateBuckets }: Pick<LockedRuns, 'limitedJobs' | 'cappedQueues' | 'rateBuckets'>,
+): Promise<WithinLimits> {
   const keyed = (key: (run: PresentRun) => string | undefined) => {
     const nameOf = (run: PresentRun): string | undefined => {
       const k = key(run);
@@ -301,26 +358,57 @@ export async function withinConcurrencyLimits(
   };
   const keys = keyed((run) => run.definition.concurrencyKey);
   const orders = keyed((run) => run.definition.ordering?.key);
-  if (cappedQueues.size === 0 && limitedJobs.size === 0 && keys.all.length === 0 && orders.all.length === 0)
-    return [...runs];
+  const rates = new Map([...rateBuckets.values()].flat().map((bucket) => [bucket.name, bucket]));
+  if (
+    cappedQueues.size === 0 &&
+    limitedJobs.size === 0 &&
+    keys.all.length === 0 &&
+    orders.all.length === 0 &&
+    rates.size === 0
+  )
+    return { runs: [...runs], takeTokens: NO_TOKENS };
   const rooms = await lockAndCountLimits(db, {
     queues: [...cappedQueues],
     jobs: [...limitedJobs],
     keys: keys.all,
     orders: orders.all,
+    rates: [...rates.values()],
   });
   // A run of an ordering key is leased only as its key's head, and while no run of the key is leased.
   const inOrder = runs.filter((run) => {
     const name = orders.nameOf(run);
     return name === undefined || rooms.heads.get(name) === run.definition.ordering!.seq;
   });
-  return takeWithinRooms(inOrder, (run) => [
+  const bucketsOf = (run: PresentRun): RateBucket[] => rateBuckets.get(run.definition.runId) ?? [];
+  const fitting = takeWithinRooms(inOrder, (run) => [
     [rooms.queues, run.definition.queue],
     [rooms.jobs, run.definition.job],
     [rooms.keys, keys.nameOf(run)],
     [rooms.orders, orders.nameOf(run)],
+    ...bucketsOf(run).map((bucket) => [rooms.rates, bucket.name] as const),
   ]);
+  const throttled = [...rates.keys()].filter((name) => rooms.rates.get(name)! <= 0);
+  return {
+    runs: fitting,
+    throttled,
+    takeTokens: async (leased) => {
+      const taken = new Map<string, number>();
+      for (const run of leased) for (const { name } of bucketsOf(run)) taken.set(name, (taken.get(name) ?? 0) + 1);
+      await takeRateTokens(db, taken, rooms.buckets);
+    },
+  };
 }
+
+/** The runs a claim may lease within their limits, and what it still has to write once it has leased them. */
+export interface WithinLimits {
+  readonly runs: PresentRun[];
+  /** The rate buckets (RateBucket.name) that had no whole token left for the claim's runs. */
+  readonly throttled?: readonly string[];
+  /** After the claim's append: the rate buckets the leased runs drew from, less their tokens (takeRateTokens). */
+  readonly takeTokens: (leased: readonly PresentRun[]) => Promise<void>;
+}
+
+const NO_TOKENS: WithinLimits['takeTokens'] = async () => undefined;
 
 /**
  * The runs that fit, in order: each takes a place in every room it names (a name a room does not hold, or
@@ -358,6 +446,20 @@ export async function nextAvailableAt(
                ORDER BY r.available_at LIMIT 1
             ) n`,
     values: [queues, team, PRIORITIES],
+  });
+  return rows[0]?.next ?? null;
+}
+
+/**
+ * When the next token of an empty rate bucket of these queues comes (their jobs' and their own rates:
+ * next_rate_token_at, migrations/0044); null when none is empty. A lease call whose ready runs are held
+ * back waits until then rather than looking again sooner.
+ */
+export async function nextRateTokenAt(db: Queryable, queues: readonly string[]): Promise<Date | null> {
+  const { rows } = await db.query<{ next: Date | null }>({
+    name: 'claim_next_rate_token_at',
+    text: 'SELECT next_rate_token_at($1::text[]) AS next',
+    values: [queues],
   });
   return rows[0]?.next ?? null;
 }

@@ -18,10 +18,14 @@ import {
   withinConcurrencyLimits,
   type ClaimScope,
   type LockedRuns,
+  type WithinLimits,
 } from './claim-ready-runs.sql';
 
-/** The limits a claim found among its runs: their jobs with a run limit, their queues with a cap. */
-export type ClaimLimits = Pick<LockedRuns, 'limitedJobs' | 'cappedQueues'>;
+/**
+ * The limits a claim found among its runs: their jobs with a run limit, their queues with a cap, and the
+ * rate buckets it found without a whole token (RateBucket.name).
+ */
+export type ClaimLimits = Pick<LockedRuns, 'limitedJobs' | 'cappedQueues'> & { readonly throttled: readonly string[] };
 
 /** What a worker asks a claim for. */
 export interface ClaimRequest {
@@ -69,6 +73,7 @@ export async function claimReadyRuns(
   const { capped, limits } = claim;
   if (claim.batch.runs.length === 0) return { leases: [], capped, decided: [], limits };
   const [decided] = await work.decide({ batches: [claim.batch] });
+  await claim.takeTokens(decided!.map((d) => d.after));
   return { leases: leasesOf(decided!), capped, decided: decided!, limits };
 }
 
@@ -84,7 +89,7 @@ export async function prepareClaim(
   pick: ClaimPick,
   teamsServed = 1,
   reserved: readonly string[] = [],
-): Promise<{ batch: RunBatch; capped: boolean; limits: ClaimLimits }> {
+): Promise<{ batch: RunBatch; capped: boolean; limits: ClaimLimits; takeTokens: WithinLimits['takeTokens'] }> {
   const scope: ClaimScope = { team: caller.team, queues: request.queues, teamsServed };
   const metadata = {
     actor: workerActor(caller, request.workerId),
@@ -96,12 +101,23 @@ export async function prepareClaim(
       ? await lockChosenRuns(tx, pick.runIds, prefetchMs)
       : await lockReadyRuns(tx, scope, request.max, pick, reserved, prefetchMs);
   const { capped, now } = locked;
-  const limits = { limitedJobs: locked.limitedJobs, cappedQueues: locked.cappedQueues };
-  if (locked.runs.length === 0) return { batch: { runs: [], decideOne: () => null, metadata }, capped, limits };
-  const runs = await withinConcurrencyLimits(tx, locked.runs, locked);
+  const found = { limitedJobs: locked.limitedJobs, cappedQueues: locked.cappedQueues };
+  if (locked.runs.length === 0)
+    return {
+      batch: { runs: [], decideOne: () => null, metadata },
+      capped,
+      limits: { ...found, throttled: [] },
+      takeTokens: async () => undefined,
+    };
+  const { runs, throttled = [], takeTokens } = await withinConcurrencyLimits(tx, locked.runs, locked);
   const decideOne = (run: PresentRun): RunEvent[] =>
     decide({ type: 'LeaseRun', workerId: request.workerId, leaseSeconds: request.leaseSeconds, now, prefetchMs }, run);
-  return { batch: { runs, decideOne, metadata }, capped: capped || runs.length < locked.runs.length, limits };
+  return {
+    batch: { runs, decideOne, metadata },
+    capped: capped || runs.length < locked.runs.length,
+    limits: { ...found, throttled },
+    takeTokens,
+  };
 }
 
 /**

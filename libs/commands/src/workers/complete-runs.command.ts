@@ -152,6 +152,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       const [completed, leased] = await work.decide({
         batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
       });
+      await claim?.takeTokens((leased ?? []).map((d) => d.after));
       return {
         decisions: completing.answer(completed!),
         leases: leased === undefined ? [] : leasesOf(leased),

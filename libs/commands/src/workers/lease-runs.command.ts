@@ -4,7 +4,7 @@ import type { WorkerCaller } from '@chronicle/domain';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunServers } from '../shards/run-servers';
 import type { ClaimRequest } from './claim-ready-runs';
-import { nextAvailableAt } from './claim-ready-runs.sql';
+import { nextAvailableAt, nextRateTokenAt } from './claim-ready-runs.sql';
 import { ReadySignal } from './ready-signal';
 import { RunClaims } from './run-claims';
 
@@ -93,8 +93,13 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
       // Runs ready that the claim did not take: locked by another transaction a moment (tried again shortly,
       // within the grace), or held back by a limit (a job's concurrency, a key's), which only a run that ends
       // lifts: that wakes this wait (ReadySignal.decided), and the poll does not spin meanwhile.
+      // A rate held back: the next token wakes this wait, if it comes before the fallback's look.
       const heldBack = untilNext <= 0;
-      const wait = heldBack ? (inGrace ? LOCKED_READY_RETRY_MS : FALLBACK_POLL_MS) : untilNext;
+      const wait = !heldBack
+        ? untilNext
+        : inGrace
+          ? LOCKED_READY_RETRY_MS
+          : await this.untilNextToken(request.queues, FALLBACK_POLL_MS);
       await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, wait), stop);
     }
     return [];
@@ -102,6 +107,15 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
 
   onModuleDestroy(): void {
     this.stopping.abort();
+  }
+
+  /** Milliseconds until an empty rate bucket of these queues has a token again, over every server; `otherwise` when none is empty. */
+  private async untilNextToken(queues: readonly string[], otherwise: number): Promise<number> {
+    const answers = await Promise.all(
+      this.servers.all.map((s) => this.servers.unlessUnavailable(() => nextRateTokenAt(s.pool, queues))),
+    );
+    const times = answers.flatMap((a) => (a.ok && a.value !== null ? [a.value.getTime()] : []));
+    return times.length === 0 ? otherwise : Math.max(1, Math.min(...times) - Date.now());
   }
 
   /** The earliest time a waiting run of these queues comes due, over every server that answers. */

@@ -39,6 +39,23 @@ export interface JobDefinition {
    * succeeds or dies; skip lets them go on while it waits for its retry. Absent: hold.
    */
   readonly orderingOnRetry?: OrderingOnRetry;
+  /** At most this rate of its runs leased, across every worker (docs/api.md, "Rate limits"). Absent: none. */
+  readonly rate?: RateLimit;
+  /** At most this rate of its runs with one concurrency key leased, each key a bucket of its own. Absent: none. */
+  readonly keyRate?: RateLimit;
+}
+
+export const RATE_PERIODS = ['second', 'minute', 'hour', 'day'] as const;
+export type RatePeriod = (typeof RATE_PERIODS)[number];
+
+/**
+ * A token bucket: `limit` tokens earned each `per`, at most `burst` kept (`limit` when absent); each run
+ * leased takes one.
+ */
+export interface RateLimit {
+  readonly limit: number;
+  readonly per: RatePeriod;
+  readonly burst?: number;
 }
 
 export const ORDERING_ON_RETRY = ['hold', 'skip'] as const;

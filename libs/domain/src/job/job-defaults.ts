@@ -1,6 +1,6 @@
 import { DomainError } from '../domain-error';
 import type { Priority, RetryPolicy } from '../run/run-events';
-import type { JobDefinition, OrderingOnRetry, UniquePolicy } from './job-decider';
+import type { JobDefinition, OrderingOnRetry, RateLimit, UniquePolicy } from './job-decider';
 
 /** What a job gets for each field its definition leaves out (docs/api.md, "Job definitions"). */
 export const JOB_DEFAULTS = {
@@ -28,7 +28,12 @@ export interface JobDefinitionInput {
   readonly unique?: { readonly scope: UniquePolicy['scope']; readonly seconds?: number | null };
   readonly perKeyConcurrency?: number;
   readonly orderingOnRetry?: OrderingOnRetry;
+  readonly rate?: RateLimitInput;
+  readonly keyRate?: RateLimitInput;
 }
+
+/** A rate as a client gives it: `burst` may be null (none: `limit`). */
+type RateLimitInput = Omit<RateLimit, 'burst'> & { readonly burst?: number | null };
 
 export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
   return {
@@ -55,6 +60,8 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
     ...(input.unique === undefined ? {} : { unique: uniquePolicy(input.unique) }),
     ...(input.perKeyConcurrency === undefined ? {} : { perKeyConcurrency: input.perKeyConcurrency }),
     ...(input.orderingOnRetry === undefined ? {} : { orderingOnRetry: input.orderingOnRetry }),
+    ...(input.rate === undefined ? {} : { rate: rateLimit(input.rate) }),
+    ...(input.keyRate === undefined ? {} : { keyRate: rateLimit(input.keyRate) }),
   };
 }
 
@@ -74,4 +81,13 @@ function uniquePolicy(input: NonNullable<JobDefinitionInput['unique']>): UniqueP
       field: 'unique.seconds',
     });
   return { scope, seconds };
+}
+
+/** A rate as the domain keeps it: its fields, `burst` only where it is not `limit` (its default). */
+export function rateLimit(input: RateLimitInput): RateLimit {
+  return {
+    limit: input.limit,
+    per: input.per,
+    ...(input.burst === undefined || input.burst === null || input.burst === input.limit ? {} : { burst: input.burst }),
+  };
 }
