@@ -33,7 +33,20 @@ export interface JobDefinition {
    * concurrency"). Absent: 1 for a run that names a key.
    */
   readonly perKeyConcurrency?: number;
+  /**
+   * Debounced runs (docs/api.md, "Debounced runs"): an enqueue naming a `debounceKey` while a run of the
+   * job with that key waits unleased moves that run to `seconds` after the enqueue's due time and gives it
+   * the enqueue's payload, instead of making another. Absent: enqueues may not name a debounce key.
+   */
+  readonly debounce?: DebouncePolicy;
 }
+
+export interface DebouncePolicy {
+  readonly seconds: number;
+}
+
+/** A job's debounce, in whole seconds: at least one, at most a day. */
+export const DEBOUNCE_SECONDS = { min: 1, max: 86_400 } as const;
 
 /**
  * While a run holds its key, an enqueue naming the same key answers with that run instead of making

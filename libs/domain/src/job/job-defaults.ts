@@ -1,6 +1,6 @@
 import { DomainError } from '../domain-error';
 import type { Priority, RetryPolicy } from '../run/run-events';
-import type { JobDefinition, UniquePolicy } from './job-decider';
+import { DEBOUNCE_SECONDS, type DebouncePolicy, type JobDefinition, type UniquePolicy } from './job-decider';
 
 /** What a job gets for each field its definition leaves out (docs/api.md, "Job definitions"). */
 export const JOB_DEFAULTS = {
@@ -27,6 +27,7 @@ export interface JobDefinitionInput {
   /** `seconds` is required with scope `for`, and refused without it. */
   readonly unique?: { readonly scope: UniquePolicy['scope']; readonly seconds?: number | null };
   readonly perKeyConcurrency?: number;
+  readonly debounce?: DebouncePolicy;
 }
 
 export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
@@ -53,7 +54,19 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
     ...(input.dryRun === true ? { dryRun: true } : {}),
     ...(input.unique === undefined ? {} : { unique: uniquePolicy(input.unique) }),
     ...(input.perKeyConcurrency === undefined ? {} : { perKeyConcurrency: input.perKeyConcurrency }),
+    ...(input.debounce === undefined ? {} : { debounce: debouncePolicy(input.debounce) }),
   };
+}
+
+/** A debounce as the domain keeps it: whole seconds within DEBOUNCE_SECONDS. */
+function debouncePolicy({ seconds }: DebouncePolicy): DebouncePolicy {
+  if (!Number.isInteger(seconds) || seconds < DEBOUNCE_SECONDS.min || seconds > DEBOUNCE_SECONDS.max)
+    throw new DomainError(
+      'validation-error',
+      `debounce.seconds: whole seconds from ${DEBOUNCE_SECONDS.min} to ${DEBOUNCE_SECONDS.max}`,
+      { field: 'debounce.seconds' },
+    );
+  return { seconds };
 }
 
 /** A unique policy as the domain keeps it: `seconds` with scope `for` alone, where it is required. */
