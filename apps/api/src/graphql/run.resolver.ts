@@ -112,6 +112,12 @@ export class RunResolver {
       description: "leased only while fewer than the job's perKeyConcurrency runs of this key are leased",
     })
     concurrencyKey: string | null | undefined,
+    @Args('debounceKey', {
+      type: () => String,
+      nullable: true,
+      description: "for a job with a debounce: moves the key's waiting run (RunDebounced) instead of making another",
+    })
+    debounceKey: string | null | undefined,
   ): Promise<RunNode> {
     const body = checkEnqueue({
       ...(payload === undefined ? {} : { payload }),
@@ -120,6 +126,7 @@ export class RunResolver {
       ...(uniqueKey == null ? {} : { uniqueKey }),
       ...(ifDuplicate == null ? {} : { ifDuplicate }),
       ...(concurrencyKey == null ? {} : { concurrencyKey }),
+      ...(debounceKey == null ? {} : { debounceKey }),
     });
     const now = this.clock.now();
     const { run } = await enqueueOneRun(

@@ -52,6 +52,11 @@ export const Job = shape(
         ...integer(1),
         description: 'at most this many runs with one concurrencyKey leased at once; absent: 1',
       },
+      debounce: {
+        ...shape({ required: { seconds: integer(1) } }),
+        description:
+          'a run enqueued with a debounceKey waits this long after the newest enqueue of its key; absent: none',
+      },
     },
   },
   'Job',

@@ -1,4 +1,4 @@
-import { JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES, UNIQUE_SCOPES } from '@chronicle/domain';
+import { DEBOUNCE_SECONDS, JOB_DEFAULTS, NAME_PATTERN, NAME_RULE, PRIORITIES, UNIQUE_SCOPES } from '@chronicle/domain';
 import { anyObject, anyValue, array, boolean, integer, object, oneOf, text, type Accepted } from '../http/body-schema';
 import { documentedAs } from '../http/named-schemas';
 import { Payload } from '../runs/run-answers';
@@ -35,6 +35,19 @@ const UNIQUE = object(
     optional: { seconds: { ...integer(1, 31_536_000), description: 'scope for: how long, from the enqueue' } },
   },
   'UniqueBody',
+);
+
+const DEBOUNCE = object(
+  {
+    required: {
+      seconds: {
+        ...integer(DEBOUNCE_SECONDS.min, DEBOUNCE_SECONDS.max),
+        description:
+          "a run enqueued with a debounceKey is due this long after the enqueue's time, and each later enqueue of the key moves it again while it waits",
+      },
+    },
+  },
+  'DebounceBody',
 );
 
 /** PUT /v1/jobs/{name}: a job's definition (docs/api.md, "Job definitions"); the name comes from the path. */
@@ -81,6 +94,11 @@ export const JobBody = object(
       unique: {
         ...UNIQUE,
         description: 'runs enqueued with a uniqueKey: how long each holds it; none: while-pending',
+      },
+      debounce: {
+        ...DEBOUNCE,
+        description:
+          'runs enqueued with a debounceKey: one waits per key, moved and given the newest payload by each enqueue of it; none: debounceKey refused',
       },
       // Only an object here: the domain checks the schedule itself, its refusals invalid-schedule.
       schedule: documentedAs(anyObject(), ScheduleBody, 'none: runs are enqueued only'),

@@ -13,7 +13,12 @@ const RUN_FIELDS = {
   runId: RUN_ID,
   job: { ...text(), example: 'billing.export-invoices' },
   state: oneOf(RUN_STATES),
-  dueAt: dateTime(),
+  dueAt: { ...dateTime(), description: 'the time it was made for' },
+  availableAt: {
+    ...dateTime(),
+    description:
+      'when it is ready to lease, while it waits: its dueAt, later when a debounce moved it (RunDebounced) or a retry waits',
+  },
   attempt: { ...integer(0), description: 'attempts started so far' },
   idempotencyKey: {
     ...text(),
@@ -36,6 +41,10 @@ const RUN_FIELDS = {
     ...nullable(text()),
     description:
       "the concurrency key it was enqueued with: its job's perKeyConcurrency limits its key's leased runs; null: none",
+  },
+  debounceKey: {
+    ...nullable(text()),
+    description: "the debounce key it was enqueued with: its job's `debounce` moves it while it waits; null: none",
   },
   uniqueKey: {
     ...nullable(text()),

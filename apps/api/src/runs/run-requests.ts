@@ -66,14 +66,19 @@ export function deadLetterCommand(caller: Caller, id: string, action: 'replay' |
   );
 }
 
-/** An enqueue body's keys as EnqueueRequest takes them: its unique key (and what to do when a run holds it), its concurrency key. */
-export function runKeysOf(body: Pick<EnqueueBody, 'uniqueKey' | 'ifDuplicate' | 'concurrencyKey'>): {
+/**
+ * An enqueue body's keys as EnqueueRequest takes them: its unique key (and what to do when a run holds it),
+ * its concurrency key, its debounce key.
+ */
+export function runKeysOf(body: Pick<EnqueueBody, 'uniqueKey' | 'ifDuplicate' | 'concurrencyKey' | 'debounceKey'>): {
   uniqueKey?: string;
   ifDuplicate?: 'existing' | 'reject';
   concurrencyKey?: string;
+  debounceKey?: string;
 } {
   return {
     ...(body.uniqueKey == null ? {} : { uniqueKey: body.uniqueKey, ifDuplicate: body.ifDuplicate ?? 'existing' }),
     ...(body.concurrencyKey == null ? {} : { concurrencyKey: body.concurrencyKey }),
+    ...(body.debounceKey == null ? {} : { debounceKey: body.debounceKey }),
   };
 }

@@ -5,6 +5,7 @@ export interface RunView {
   readonly job: string;
   readonly state: string;
   readonly dueAt: string;
+  readonly availableAt: string;
   readonly attempt: number;
   readonly idempotencyKey: string;
   readonly queue: string;
@@ -15,6 +16,7 @@ export interface RunView {
   readonly dryRun: boolean;
   readonly uniqueKey: string | null;
   readonly concurrencyKey: string | null;
+  readonly debounceKey: string | null;
 }
 
 export function runView(state: PresentRun, now: Date): RunView {
@@ -23,6 +25,7 @@ export function runView(state: PresentRun, now: Date): RunView {
     job: state.definition.job,
     state: visibleState(state, now),
     dueAt: state.definition.dueAt,
+    availableAt: state.availableAt,
     attempt: state.attempt,
     idempotencyKey: state.definition.idempotencyKey,
     queue: state.definition.queue,
@@ -33,5 +36,6 @@ export function runView(state: PresentRun, now: Date): RunView {
     dryRun: state.definition.dryRun === true,
     uniqueKey: state.definition.unique?.key ?? null,
     concurrencyKey: state.definition.concurrencyKey ?? null,
+    debounceKey: state.definition.debounceKey ?? null,
   };
 }
