@@ -122,6 +122,9 @@ export interface RunDetail extends RunSummary {
   readonly idempotencyKey: string;
   readonly uniqueKey: string | null;
   readonly concurrencyKey: string | null;
+  readonly debounceKey: string | null;
+  /** When it is ready to lease while it waits: dueAt, later after a debounce or while a retry waits. */
+  readonly availableAt: string;
   readonly leaseExpiresAt: string | null;
   readonly payload: unknown;
   readonly attempts: readonly Attempt[];
@@ -129,7 +132,7 @@ export interface RunDetail extends RunSummary {
 }
 export const RUN = `query Run($id: ID!) {
   run(id: $id) {
-    ${RUN_SUMMARY} team idempotencyKey uniqueKey concurrencyKey leaseExpiresAt payload
+    ${RUN_SUMMARY} team idempotencyKey uniqueKey concurrencyKey debounceKey availableAt leaseExpiresAt payload
     attempts { attempt workerId startedAt endedAt outcome error }
     events { type revision recordedAt actor data }
   }

@@ -77,6 +77,8 @@ export function Job({ token, name }: { token: string; name: string }) {
         <dd data-testid="unique">{uniqueRule(job.definition['unique'])}</dd>
         <dt>concurrency</dt>
         <dd data-testid="concurrency">{concurrencyRule(job.definition)}</dd>
+        <dt>debounce</dt>
+        <dd data-testid="debounce">{debounceRule(job.definition['debounce'])}</dd>
         <dt>paused</dt>
         <dd>
           <span data-testid="paused">{job.paused ? 'yes: its runs are neither leased nor materialised' : 'no'}</span>{' '}
@@ -157,6 +159,13 @@ function uniqueRule(rule: unknown): string {
   if (scope === 'for') return `a run holds its key for ${String(seconds)} s from its enqueue`;
   if (scope === 'while-not-finished') return 'a run holds its key until it finishes';
   return 'a run holds its key while it waits';
+}
+
+/** How long a run enqueued with a debounce key waits after the newest enqueue of its key (absent: no debounce). */
+function debounceRule(debounce: unknown): string {
+  const { seconds } = (debounce ?? {}) as { seconds?: number };
+  if (typeof seconds !== 'number') return 'none: enqueues may not name a debounce key';
+  return `a run waits ${seconds} s after the newest enqueue of its key, with its payload`;
 }
 
 /** How many of a job's runs may be leased at once: in all (`concurrency`) and per concurrency key. */
