@@ -119,6 +119,21 @@ describe('the chronicle CLI, API commands', () => {
     ).toMatch(/^enqueued /);
   });
 
+  it('enqueues with a debounce key: the waiting run of the key is moved and says when it is ready', async () => {
+    // A day's debounce: the run stays out of the way of the lease counts below.
+    await team.team.put('/v1/jobs/cli.reindex', { queue: 'cli', debounce: { seconds: 86_400 } });
+    const first = await chronicle(['runs', 'enqueue', 'cli.reindex', '--debounce-key', 'doc-9', '--payload', '1'], env);
+    const [, runId] = /^enqueued (run_\S+) \(scheduled\), ready at \S+Z$/m.exec(first.stdout) ?? [];
+    expect(runId).toBeDefined();
+    const again = await chronicle(['runs', 'enqueue', 'cli.reindex', '--debounce-key', 'doc-9', '--payload', '2'], env);
+    expect(again.stdout).toMatch(new RegExp(`^debounced: ${runId} \\(scheduled\\), ready at \\S+Z$`, 'm'));
+    const shown = JSON.parse((await chronicle(['runs', 'show', runId!], env)).stdout) as { debounceKey: string };
+    expect(shown.debounceKey).toBe('doc-9');
+    const refused = await chronicle(['runs', 'enqueue', 'cli.sync', '--debounce-key', 'doc-9'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/validation-error: debounceKey: job cli\.sync has no debounce/);
+  });
+
   it('replays dead letters by a filter: counts them, wants a confirmation, then reports what it did', async () => {
     // A job without a schedule: its runs may all be leased at once (a cron job's overlap policy queues them).
     const retry = { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 };

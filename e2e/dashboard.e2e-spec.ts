@@ -161,11 +161,13 @@ describe('the dashboard', () => {
         perKeyConcurrency: 2,
         orderingOnRetry: 'skip',
         keyRate: { limit: 10, per: 'minute', burst: 2 },
+        debounce: { seconds: 3600 },
       });
       const dry = await billing.team.post<{ runId: string }>('/v1/jobs/billing.try-migration/runs', {
         uniqueKey: 'ledger-2026',
         concurrencyKey: 'ledger',
         orderingKey: 'book-9',
+        debounceKey: 'ledger',
       });
       expect(dry.status).toBe(201);
       dryRunId = dry.body.runId;
@@ -281,6 +283,7 @@ describe('the dashboard', () => {
       await page.getByRole('heading', { level: 1, name: 'Job billing.export-invoices' }).waitFor();
       await page.locator('ol.fire-times li').nth(9).waitFor(); // the heading shows while the job loads
       expect(await page.locator('ol.fire-times li').count()).toBe(10);
+      expect(await page.getByTestId('debounce').innerText()).toBe('none: enqueues may not name a debounce key');
       expect(await page.locator('ol.fire-times li time').first().getAttribute('datetime')).toMatch(/T0[01]:00:00/);
       await page.getByText('"timeZone": "Europe/Berlin"').waitFor();
       await page.getByText('"jitterSeconds": 0').waitFor();
@@ -331,7 +334,7 @@ describe('the dashboard', () => {
       await screenshot(page, 'run-1280x800');
     });
 
-    it('marks a job in dry run and its runs as dry, and a live run not; shows unique, concurrency and ordering keys and their rules', async () => {
+    it('marks a job in dry run and its runs as dry, and a live run not; shows unique, concurrency, ordering and debounce keys and their rules', async () => {
       await signIn(billingToken);
       await page.goto(`${app.url}/dashboard/jobs/billing.try-migration`);
       await page.getByTestId('dry-run').filter({ hasText: /^yes/ }).waitFor();
@@ -341,12 +344,19 @@ describe('the dashboard', () => {
       expect(await page.getByTestId('ordering').innerText()).toBe(
         "a failed run's retry waits its turn; the key's later runs go on",
       );
+      expect(await page.getByTestId('debounce').innerText()).toBe(
+        'a run waits 3600 s after the newest enqueue of its key, with its payload',
+      );
       await page.goto(`${app.url}/dashboard/runs/${dryRunId}`);
       await page.getByRole('heading', { level: 1, name: new RegExp(dryRunId) }).waitFor();
       expect(await page.getByRole('heading', { level: 1 }).locator('.dry-run').innerText()).toBe('dry run');
       expect(await page.getByTestId('unique-key').innerText()).toBe('ledger-2026');
       expect(await page.getByTestId('concurrency-key').innerText()).toBe('ledger');
       expect(await page.getByTestId('ordering-key').innerText()).toMatch(/^book-9 \(place \d+\)$/);
+      expect(await page.getByTestId('debounce-key').innerText()).toBe('ledger');
+      // Debounced an hour: ready an hour after it was enqueued.
+      const readyAt = await page.getByTestId('available-at').locator('time').getAttribute('datetime');
+      expect(Date.parse(readyAt!) - Date.now()).toBeGreaterThan(3_500_000);
       await page.goto(`${app.url}/dashboard/runs/${succeededRunId}`);
       await page.getByTestId('run-state').filter({ hasText: 'succeeded' }).waitFor();
       expect(await page.locator('.dry-run').count()).toBe(0);

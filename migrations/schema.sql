@@ -289,6 +289,7 @@ CREATE TABLE runs (
   concurrency_key text,
   ordering_key text,
   ordering_seq bigint,
+  debounce_key text,
   CONSTRAINT runs_ended_check CHECK ((NOT (ended IS DISTINCT FROM
 CASE
     WHEN (state = ANY (ARRAY['dead'::text, 'cancelled'::text])) THEN state
@@ -443,6 +444,8 @@ CREATE INDEX run_listing_payload_ref_idx ON public.run_listing USING btree ((((d
 CREATE INDEX run_listing_queue_idx ON public.run_listing USING btree (queue, due_at DESC, run_id DESC);
 
 CREATE INDEX run_listing_team_idx ON public.run_listing USING btree (team, due_at DESC, run_id DESC);
+
+CREATE INDEX runs_debounce_idx ON public.runs USING btree (job, debounce_key) WHERE (debounce_key IS NOT NULL);
 
 CREATE INDEX runs_dlq_idx ON public.runs USING btree (team, dead_at DESC, run_id DESC) WHERE ((ended = 'dead'::text) AND (NOT discarded));
 

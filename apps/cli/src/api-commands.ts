@@ -161,6 +161,10 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
     .option('--if-duplicate <what>', 'existing (default): the run that holds the key; reject: fail naming it')
     .option('--concurrency-key <key>', "leased only while fewer than the job's perKeyConcurrency runs of this key are")
     .option('--ordering-key <key>', "the job's runs of this key are leased one at a time, in the order enqueued")
+    .option(
+      '--debounce-key <key>',
+      'moves the waiting run of this key instead (the job\'s debounce; docs/api.md, "Debounced runs")',
+    )
     .option('--idempotency-key <key>', 'the same key again answers the same run')
     .description('enqueue a run of a job; says whether it is new or the run there already')
     .action(
@@ -174,6 +178,7 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
           ifDuplicate?: string;
           concurrencyKey?: string;
           orderingKey?: string;
+          debounceKey?: string;
           idempotencyKey?: string;
         },
       ) => {
@@ -185,14 +190,19 @@ export function apiCommands(output: Output, flags: () => { url?: string; token?:
           ...(o.ifDuplicate === undefined ? {} : { ifDuplicate: o.ifDuplicate }),
           ...(o.concurrencyKey === undefined ? {} : { concurrencyKey: o.concurrencyKey }),
           ...(o.orderingKey === undefined ? {} : { orderingKey: o.orderingKey }),
+          ...(o.debounceKey === undefined ? {} : { debounceKey: o.debounceKey }),
         };
         const headers: Record<string, string> =
           o.idempotencyKey === undefined ? {} : { 'Idempotency-Key': o.idempotencyKey };
         const response = await callApi(target(), 'POST', `/v1/jobs/${encode(job)}/runs`, body, headers);
         const run = (await response.json()) as Row;
+        // A debounced run (new or moved) says when it is ready: each enqueue of its key moves that.
+        const debounced = run['debounceKey'] != null;
+        const found = debounced ? 'debounced:' : 'there already:';
+        const ready = debounced ? `, ready at ${String(run['availableAt'])}` : '';
         output.result(
           run,
-          `${response.status === 201 ? 'enqueued' : 'there already:'} ${String(run['runId'])} (${String(run['state'])})`,
+          `${response.status === 201 ? 'enqueued' : found} ${String(run['runId'])} (${String(run['state'])})${ready}`,
         );
       },
     );

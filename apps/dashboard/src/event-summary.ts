@@ -23,6 +23,8 @@ export function eventSummary(event: RunEvent): string {
       return text('reason') ?? 'on request';
     case RunEventType.RunReplayed:
       return `attempts allowed up to ${text('attemptLimit') ?? '?'}`;
+    case RunEventType.RunDebounced:
+      return `ready at ${text('availableAt') ?? '?'}, payload replaced`;
     default:
       return '';
   }

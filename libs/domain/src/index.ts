@@ -35,6 +35,8 @@ export {
   foldJob,
   UNIQUE_SCOPES,
   type UniquePolicy,
+  DEBOUNCE_SECONDS,
+  type DebouncePolicy,
 } from './job/job-decider';
 export { JOB_DEFAULTS, jobDefinition, rateLimit } from './job/job-defaults';
 export {
@@ -69,8 +71,10 @@ export {
   type RunScheduledData,
   type RunSource,
   type RunUnique,
+  type RunDebouncedData,
   recordedRunPlace,
 } from './run/run-events';
+export { debounceKeyKept, debouncedAt, takesDebounce } from './run/debounced-runs';
 export { UNIQUE_KEY_PATTERN, UNIQUE_KEY_RULE, holdsKey, keptByState, runUnique } from './run/unique-runs';
 export { ABSENT, type PresentRun, type RunSnapshot, evolve, foldRun, visibleState } from './run/run-snapshot';
 export {

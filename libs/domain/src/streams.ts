@@ -22,6 +22,7 @@ export const RunEventType = {
   RunCancelled: 'RunCancelled',
   RunReplayed: 'RunReplayed',
   RunDiscarded: 'RunDiscarded',
+  RunDebounced: 'RunDebounced',
 } as const;
 export type RunEventType = (typeof RunEventType)[keyof typeof RunEventType];
 

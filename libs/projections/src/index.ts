@@ -44,6 +44,7 @@ export {
   runFromRow,
   runsInsert,
   runsUpdate,
+  runsUpsert,
   updateRuns,
   upsertRuns,
 } from './runs/runs.sql';

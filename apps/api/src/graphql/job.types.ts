@@ -15,6 +15,11 @@ export class JobNode {
   @Field() paused!: boolean;
   @Field({ description: 'Its runs are leased marked dry: handlers log, with no effects.' }) dryRun!: boolean;
   @Field(() => Int) version!: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Its debounce: runs enqueued with a debounceKey wait this long after the newest enqueue of it.',
+  })
+  debounceSeconds!: number | null;
   @Field(() => JsonScalar, { description: 'The whole definition, as GET /v1/jobs/{name} shows it.' })
   definition!: unknown;
   /** The job itself, for the fields resolved from it (nextFireTimes, runs); not in the schema. */
@@ -31,6 +36,7 @@ export function jobNode(job: DefinedJob): JobNode {
     paused: job.paused,
     dryRun: definition.dryRun === true,
     version: job.version,
+    debounceSeconds: definition.debounce?.seconds ?? null,
     definition: jobView(job),
     job,
   };

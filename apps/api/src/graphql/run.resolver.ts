@@ -118,6 +118,12 @@ export class RunResolver {
       description: "the job's runs with this key are leased one at a time, in the order they were enqueued",
     })
     orderingKey: string | null | undefined,
+    @Args('debounceKey', {
+      type: () => String,
+      nullable: true,
+      description: "for a job with a debounce: moves the key's waiting run (RunDebounced) instead of making another",
+    })
+    debounceKey: string | null | undefined,
   ): Promise<RunNode> {
     const body = checkEnqueue({
       ...(payload === undefined ? {} : { payload }),
@@ -127,6 +133,7 @@ export class RunResolver {
       ...(ifDuplicate == null ? {} : { ifDuplicate }),
       ...(concurrencyKey == null ? {} : { concurrencyKey }),
       ...(orderingKey == null ? {} : { orderingKey }),
+      ...(debounceKey == null ? {} : { debounceKey }),
     });
     const now = this.clock.now();
     const { run } = await enqueueOneRun(

@@ -49,7 +49,11 @@ export class RunNode {
   @Field({ description: 'critical, default or bulk' }) priority!: string;
   @Field(() => RunStateEnum) state!: RunState;
   @Field(() => Int, { description: 'Attempts started so far.' }) attempt!: number;
-  @Field(() => DateTimeScalar) dueAt!: string;
+  @Field(() => DateTimeScalar, { description: 'The time it was made for.' }) dueAt!: string;
+  @Field(() => DateTimeScalar, {
+    description: 'When it is ready to lease, while it waits: dueAt, later after a debounce or while a retry waits.',
+  })
+  availableAt!: string;
   @Field() idempotencyKey!: string;
   @Field(() => Int, { nullable: true, description: "The job definition's version it was made from." })
   jobVersion!: number | null;
@@ -72,6 +76,11 @@ export class RunNode {
     description: "Its place in its ordering key's order, given when it was enqueued (lower first).",
   })
   orderingSeq!: number | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "The debounce key it was enqueued with (its job's debounce moves it while it waits).",
+  })
+  debounceKey!: string | null;
   @Field(() => DateTimeScalar, { nullable: true }) leaseExpiresAt!: string | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'When it went to the dead-letter queue.' })
@@ -90,6 +99,7 @@ export function runNode(run: PresentRun, now: Date): RunNode {
     state: visibleState(run, now),
     attempt: run.attempt,
     dueAt: run.definition.dueAt,
+    availableAt: run.availableAt,
     idempotencyKey: run.definition.idempotencyKey,
     jobVersion: run.definition.jobVersion,
     dryRun: run.definition.dryRun === true,
@@ -97,6 +107,7 @@ export function runNode(run: PresentRun, now: Date): RunNode {
     concurrencyKey: run.definition.concurrencyKey ?? null,
     orderingKey: run.definition.ordering?.key ?? null,
     orderingSeq: run.definition.ordering?.seq ?? null,
+    debounceKey: run.definition.debounceKey ?? null,
     leaseExpiresAt: run.lease?.expiresAt ?? null,
     lastError: run.lastError,
     deadAt: run.status === 'dead' ? (run.death?.deadAt ?? null) : null,

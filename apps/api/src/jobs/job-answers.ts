@@ -77,6 +77,11 @@ export const Job = shape(
         ...oneOf(ORDERING_ON_RETRY),
         description: 'what a failed run of an orderingKey with retries left does to its key; absent: hold',
       },
+      debounce: {
+        ...shape({ required: { seconds: integer(1) } }),
+        description:
+          'a run enqueued with a debounceKey waits this long after the newest enqueue of its key; absent: none',
+      },
     },
   },
   'Job',

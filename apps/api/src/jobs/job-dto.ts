@@ -1,4 +1,5 @@
 import {
+  DEBOUNCE_SECONDS,
   JOB_DEFAULTS,
   NAME_PATTERN,
   NAME_RULE,
@@ -62,6 +63,19 @@ export const RateBody = object(
   'RateBody',
 );
 
+const DEBOUNCE = object(
+  {
+    required: {
+      seconds: {
+        ...integer(DEBOUNCE_SECONDS.min, DEBOUNCE_SECONDS.max),
+        description:
+          "a run enqueued with a debounceKey is due this long after the enqueue's time, and each later enqueue of the key moves it again while it waits",
+      },
+    },
+  },
+  'DebounceBody',
+);
+
 /** PUT /v1/jobs/{name}: a job's definition (docs/api.md, "Job definitions"); the name comes from the path. */
 export const JobBody = object(
   {
@@ -120,6 +134,11 @@ export const JobBody = object(
       unique: {
         ...UNIQUE,
         description: 'runs enqueued with a uniqueKey: how long each holds it; none: while-pending',
+      },
+      debounce: {
+        ...DEBOUNCE,
+        description:
+          'runs enqueued with a debounceKey: one waits per key, moved and given the newest payload by each enqueue of it; none: debounceKey refused',
       },
       // Only an object here: the domain checks the schedule itself, its refusals invalid-schedule.
       schedule: documentedAs(anyObject(), ScheduleBody, 'none: runs are enqueued only'),

@@ -13,7 +13,12 @@ const RUN_FIELDS = {
   runId: RUN_ID,
   job: { ...text(), example: 'billing.export-invoices' },
   state: oneOf(RUN_STATES),
-  dueAt: dateTime(),
+  dueAt: { ...dateTime(), description: 'the time it was made for' },
+  availableAt: {
+    ...dateTime(),
+    description:
+      'when it is ready to lease, while it waits: its dueAt, later when a debounce moved it (RunDebounced) or a retry waits',
+  },
   attempt: { ...integer(0), description: 'attempts started so far' },
   idempotencyKey: {
     ...text(),
@@ -45,6 +50,10 @@ const RUN_FIELDS = {
   orderingSeq: {
     ...nullable(integer(1)),
     description: "its place in its ordering key's order, given when it was enqueued (lower first); null: no key",
+  },
+  debounceKey: {
+    ...nullable(text()),
+    description: "the debounce key it was enqueued with: its job's `debounce` moves it while it waits; null: none",
   },
   uniqueKey: {
     ...nullable(text()),

@@ -36,6 +36,12 @@ const ENQUEUE_FIELDS = {
     description:
       "the job's runs with this key are leased one at a time, in the order they were enqueued; a failed run with retries left holds the key until it succeeds or dies, unless the job's orderingOnRetry is skip",
   },
+  debounceKey: {
+    ...text({ pattern: UNIQUE_KEY_PATTERN, rule: UNIQUE_KEY_RULE }),
+    example: 'doc-4711',
+    description:
+      "for a job with a `debounce`: the run is due its seconds after this enqueue's time; while a run of the job with this key waits unleased, that run is moved there and takes this payload instead (200, RunDebounced)",
+  },
   ifDuplicate: {
     ...oneOf(['existing', 'reject']),
     description: 'existing (default): 200 with the run that holds the unique key; reject: 409 duplicate-run naming it',

@@ -68,17 +68,21 @@ export function deadLetterCommand(caller: Caller, id: string, action: 'replay' |
 
 /**
  * An enqueue body's keys as EnqueueRequest takes them: its unique key (and what to do when a run holds it),
- * its concurrency key, its ordering key.
+ * its concurrency key, its ordering key, its debounce key.
  */
-export function runKeysOf(body: Pick<EnqueueBody, 'uniqueKey' | 'ifDuplicate' | 'concurrencyKey' | 'orderingKey'>): {
+export function runKeysOf(
+  body: Pick<EnqueueBody, 'uniqueKey' | 'ifDuplicate' | 'concurrencyKey' | 'orderingKey' | 'debounceKey'>,
+): {
   uniqueKey?: string;
   ifDuplicate?: 'existing' | 'reject';
   concurrencyKey?: string;
   orderingKey?: string;
+  debounceKey?: string;
 } {
   return {
     ...(body.uniqueKey == null ? {} : { uniqueKey: body.uniqueKey, ifDuplicate: body.ifDuplicate ?? 'existing' }),
     ...(body.concurrencyKey == null ? {} : { concurrencyKey: body.concurrencyKey }),
     ...(body.orderingKey == null ? {} : { orderingKey: body.orderingKey }),
+    ...(body.debounceKey == null ? {} : { debounceKey: body.debounceKey }),
   };
 }

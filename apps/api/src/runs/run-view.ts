@@ -5,6 +5,7 @@ export interface RunView {
   readonly job: string;
   readonly state: string;
   readonly dueAt: string;
+  readonly availableAt: string;
   readonly attempt: number;
   readonly idempotencyKey: string;
   readonly queue: string;
@@ -17,6 +18,7 @@ export interface RunView {
   readonly concurrencyKey: string | null;
   readonly orderingKey: string | null;
   readonly orderingSeq: number | null;
+  readonly debounceKey: string | null;
 }
 
 export function runView(state: PresentRun, now: Date): RunView {
@@ -25,6 +27,7 @@ export function runView(state: PresentRun, now: Date): RunView {
     job: state.definition.job,
     state: visibleState(state, now),
     dueAt: state.definition.dueAt,
+    availableAt: state.availableAt,
     attempt: state.attempt,
     idempotencyKey: state.definition.idempotencyKey,
     queue: state.definition.queue,
@@ -37,5 +40,6 @@ export function runView(state: PresentRun, now: Date): RunView {
     concurrencyKey: state.definition.concurrencyKey ?? null,
     orderingKey: state.definition.ordering?.key ?? null,
     orderingSeq: state.definition.ordering?.seq ?? null,
+    debounceKey: state.definition.debounceKey ?? null,
   };
 }

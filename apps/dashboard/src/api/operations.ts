@@ -125,6 +125,9 @@ export interface RunDetail extends RunSummary {
   readonly concurrencyKey: string | null;
   readonly orderingKey: string | null;
   readonly orderingSeq: number | null;
+  readonly debounceKey: string | null;
+  /** When it is ready to lease while it waits: dueAt, later after a debounce or while a retry waits. */
+  readonly availableAt: string;
   readonly leaseExpiresAt: string | null;
   readonly payload: unknown;
   readonly attempts: readonly Attempt[];
@@ -132,7 +135,7 @@ export interface RunDetail extends RunSummary {
 }
 export const RUN = `query Run($id: ID!) {
   run(id: $id) {
-    ${RUN_SUMMARY} team idempotencyKey uniqueKey concurrencyKey orderingKey orderingSeq leaseExpiresAt payload
+    ${RUN_SUMMARY} team idempotencyKey uniqueKey concurrencyKey orderingKey orderingSeq debounceKey availableAt leaseExpiresAt payload
     attempts { attempt workerId startedAt endedAt outcome error }
     events { type revision recordedAt actor data }
   }

@@ -81,6 +81,8 @@ export function Job({ token, name }: { token: string; name: string }) {
         <dd data-testid="rate">{rateRule(job.definition)}</dd>
         <dt>order per key</dt>
         <dd data-testid="ordering">{orderingRule(job.definition['orderingOnRetry'])}</dd>
+        <dt>debounce</dt>
+        <dd data-testid="debounce">{debounceRule(job.definition['debounce'])}</dd>
         <dt>paused</dt>
         <dd>
           <span data-testid="paused">{job.paused ? 'yes: its runs are neither leased nor materialised' : 'no'}</span>{' '}
@@ -181,6 +183,13 @@ function orderingRule(onRetry: unknown): string {
   return onRetry === 'skip'
     ? "a failed run's retry waits its turn; the key's later runs go on"
     : 'a failed run holds its key until it succeeds or dies';
+}
+
+/** How long a run enqueued with a debounce key waits after the newest enqueue of its key (absent: no debounce). */
+function debounceRule(debounce: unknown): string {
+  const { seconds } = (debounce ?? {}) as { seconds?: number };
+  if (typeof seconds !== 'number') return 'none: enqueues may not name a debounce key';
+  return `a run waits ${seconds} s after the newest enqueue of its key, with its payload`;
 }
 
 /** How many of a job's runs may be leased at once: in all (`concurrency`) and per concurrency key. */

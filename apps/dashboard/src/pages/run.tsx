@@ -59,6 +59,10 @@ export function Run({ token, id }: { token: string; id: string }) {
         <dd>
           <Time iso={run.dueAt} />
         </dd>
+        <dt>ready at</dt>
+        <dd data-testid="available-at">
+          <Time iso={run.availableAt} />
+        </dd>
         <dt>attempt</dt>
         <dd>{run.attempt}</dd>
         <dt>lease expires</dt>
@@ -78,6 +82,10 @@ export function Run({ token, id }: { token: string; id: string }) {
         <dt>ordering key</dt>
         <dd class="mono" data-testid="ordering-key">
           {run.orderingKey === null ? '—' : `${run.orderingKey} (place ${run.orderingSeq})`}
+        </dd>
+        <dt>debounce key</dt>
+        <dd class="mono" data-testid="debounce-key">
+          {run.debounceKey ?? '—'}
         </dd>
         <dt>last error</dt>
         <dd class="error-text">{run.lastError ?? '—'}</dd>

@@ -98,6 +98,7 @@ export class RunMetrics {
           case 'RunCancelled':
           case 'RunReplayed':
           case 'RunDiscarded':
+          case 'RunDebounced':
             break;
           default: {
             const never: never = event;

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import {
   actorOf,
   assertNoSecrets,
+  debouncedAt,
   DomainError,
   RUN_EVENT_SCHEMA_VERSION,
   type DefinedJob,
@@ -21,6 +22,7 @@ import { retryOnConflict } from '../unit-of-work/retry-on-conflict';
 import type { ScheduleRuns } from '../unit-of-work/run-decisions';
 import { type RunServer, RunServers } from '../shards/run-servers';
 import { ReadySignal } from '../workers/ready-signal';
+import { keepDebouncedRuns } from './debounced-runs.sql';
 import { lockJobLimits } from './job-limits.sql';
 import { placeInKeyOrder } from './ordered-runs.sql';
 import { keepUniqueRuns } from './unique-runs.sql';
@@ -51,6 +53,12 @@ export interface EnqueueRequest {
    */
   readonly orderingKey?: string;
   /**
+   * The run's debounce key (docs/api.md, "Debounced runs"), for a job with a `debounce` alone: due the job's
+   * debounce seconds after the enqueue (or a later dueAt); while a run of the job with the key waits unleased, that run is moved
+   * there and takes this payload instead (RunDebounced), and is the answer.
+   */
+  readonly debounceKey?: string;
+  /**
    * A scheduled fire time's run (backfill): its id from (job, nominal time), as the materialiser makes it,
    * and the id it had before run ids named their slot.
    */
@@ -59,7 +67,10 @@ export interface EnqueueRequest {
 
 export interface EnqueuedRun {
   readonly run: PresentRun;
-  /** false: the run existed (a repeated Idempotency-Key, a fire time backfilled twice, a unique key held). */
+  /**
+   * false: the run existed (a repeated Idempotency-Key, a fire time backfilled twice, a unique key held, a
+   * waiting run of the debounce key moved).
+   */
   readonly created: boolean;
 }
 
@@ -99,6 +110,7 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
         items.length > 1 ? `runs[${i}].payload` : 'payload',
       ),
     );
+    refuseDebounceKeys(items);
     const rejectIfBusy = [
       ...new Set(items.filter((i) => i.request.ifRunning === 'reject').map((i) => i.job.definition.name)),
     ];
@@ -139,9 +151,9 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
         const busy = rejectIfBusy.filter((job) => part.some((p) => p.job.definition.name === job));
         return runs.length === 0 && busy.length === 0 ? [] : [{ server, runs, busy }];
       });
-      const { created, held } =
+      const { created, held, moved } =
         appends.length === 0
-          ? { created: [], held: new Map<string, HeldKey>() }
+          ? { created: [], held: new Map<string, HeldKey>(), moved: new Map<string, PresentRun>() }
           : await this.append(
               caller.team,
               appends,
@@ -154,7 +166,11 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       return scheduled.map(({ runId }) => {
         const holder = held.get(runId);
         const run =
-          createdById.get(runId) ?? existing.get(runId) ?? holder?.run ?? createdById.get(holder?.holder ?? '');
+          createdById.get(runId) ??
+          existing.get(runId) ??
+          holder?.run ??
+          createdById.get(holder?.holder ?? '') ??
+          moved.get(runId);
         if (run === undefined || run.definition.team !== caller.team)
           throw new DomainError('not-found', `run ${runId} not found`);
         const first = createdById.has(runId) && !answered.has(runId);
@@ -183,7 +199,7 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       readonly rejectDuplicates: ReadonlySet<string>;
       readonly orderingKeys: ReadonlyMap<string, string>;
     },
-  ): Promise<{ created: PresentRun[]; held: Map<string, HeldKey> }> {
+  ): Promise<{ created: PresentRun[]; held: Map<string, HeldKey>; moved: Map<string, PresentRun> }> {
     // The team's pending runs on the other servers, counted under the quota lock (held until commit).
     const pendingElsewhere = async (limit: number): Promise<number> => {
       const others = this.servers.all.filter((s) => !s.isControl);
@@ -193,28 +209,41 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
       return counts.reduce((a, b) => a + b, 0);
     };
     const held = new Map<string, HeldKey>();
+    const moved = new Map<string, PresentRun>(); // by the id the enqueue's run would have had: the run it moved
     const onServer = ({ server, runs, busy }: PartAppend, quotas: 'here' | 'checked'): Promise<PresentRun[]> =>
       server.decisions.unitOfWork(async (work) => {
         // Locks and reads only before the append: es_append must come before the transaction's first write.
         await refuseBusyJobs(work.tx, busy);
         const kept = await keepUniqueRuns(work.tx, runs, keys.now);
         refuseDuplicates(kept.held, keys.rejectDuplicates);
-        const make = await placeInKeyOrder(work.tx, kept.make, (run) => keys.orderingKeys.get(run.runId));
-        const takeTokens =
-          quotas === 'here' ? await admitEnqueue(work.tx, team, cost - kept.held.size, pendingElsewhere) : undefined;
-        const created = make.length === 0 ? [] : await work.schedule({ ...schedule, runs: make });
+        const debounced = await keepDebouncedRuns(work.tx, kept.make, keys.now);
+        const made = cost - kept.held.size - debounced.moved.size;
+        const takeTokens = quotas === 'here' ? await admitEnqueue(work.tx, team, made, pendingElsewhere) : undefined;
+        const make = await placeInKeyOrder(work.tx, debounced.make, (run) => keys.orderingKeys.get(run.runId));
+        const { created, decided } =
+          make.length === 0 && debounced.runs.length === 0
+            ? { created: [], decided: [] }
+            : await work.scheduleWith({
+                ...schedule,
+                runs: make,
+                ...(debounced.runs.length === 0
+                  ? {}
+                  : { also: { runs: debounced.runs, decideOne: debounced.decideOne, metadata: schedule.metadata } }),
+              });
         await takeTokens?.();
         for (const [runId, key] of kept.held) held.set(runId, key);
+        const after = new Map(decided.map((d) => [d.after.definition.runId, d.after]));
+        for (const [runId, run] of debounced.moved) moved.set(runId, after.get(run.definition.runId) ?? run);
         return created;
       });
     if (appends.length === 1 && appends[0]!.server.isControl)
-      return { created: await onServer(appends[0]!, 'here'), held };
+      return { created: await onServer(appends[0]!, 'here'), held, moved };
     return withTransaction(this.pool, async (control) => {
       const takeTokens = await admitEnqueue(control, team, cost, pendingElsewhere);
       const created: PresentRun[] = [];
       for (const part of appends) created.push(...(await onServer(part, 'checked')));
       await takeTokens();
-      return { created, held };
+      return { created, held, moved };
     });
   }
 }
@@ -229,6 +258,28 @@ function refuseDuplicates(held: ReadonlyMap<string, HeldKey>, rejecting: Readonl
       throw new DomainError('duplicate-run', `run ${holder} holds the unique key; enqueued with ifDuplicate: reject`, {
         runId: holder,
       });
+}
+
+/**
+ * A debounce key is for a job with a `debounce` alone, and once per batch: the key's waiting run takes one
+ * enqueue's payload and time per unit of work (two of one batch would be the batch racing itself).
+ */
+function refuseDebounceKeys(items: EnqueueRuns['items']): void {
+  const field = (i: number): string => (items.length > 1 ? `runs[${i}].debounceKey` : 'debounceKey');
+  const seen = new Set<string>();
+  items.forEach(({ job, request }, i) => {
+    if (request.debounceKey === undefined) return;
+    if (job.definition.debounce === undefined)
+      throw new DomainError('validation-error', `${field(i)}: job ${job.definition.name} has no debounce`, {
+        field: field(i),
+      });
+    const key = `${job.definition.name}\u0000${request.debounceKey}`;
+    if (seen.has(key))
+      throw new DomainError('validation-error', `${field(i)}: named by an earlier run of the batch for the same job`, {
+        field: field(i),
+      });
+    seen.add(key);
+  });
 }
 
 /** A new run not made: the run that holds its unique key (read, or made earlier in the same request). */
@@ -282,13 +333,21 @@ function scheduledRun(
     (request.idempotencyKey === undefined
       ? madeRunId(job.definition.name)
       : derivedRunId(job.definition.name, request.idempotencyKey));
+  const { debounce } = job.definition;
+  // A debounced run counts from its enqueue's time, decided under its key's lock (so each enqueue of the key
+  // moves its run later than the one before), or from a later runAt.
+  const dueAt =
+    request.debounceKey === undefined || debounce === undefined
+      ? request.dueAt
+      : debouncedAt(debounce, request.dueAt > now ? request.dueAt : now);
   return newRunScheduled(job.definition, job.version, {
     runId,
-    dueAt: request.dueAt,
+    dueAt,
     payload: request.payload,
     idempotencyKey: request.idempotencyKey ?? runId,
     source: request.scheduled?.source ?? source,
     ...(request.uniqueKey === undefined ? {} : { unique: runUnique(request.uniqueKey, job.definition.unique, now) }),
     ...(request.concurrencyKey === undefined ? {} : { concurrencyKey: request.concurrencyKey }),
+    ...(request.debounceKey === undefined ? {} : { debounceKey: request.debounceKey }),
   });
 }

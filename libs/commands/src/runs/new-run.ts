@@ -77,6 +77,7 @@ export function newRunScheduled(
     readonly source: RunScheduledData['source'];
     readonly unique?: RunUnique;
     readonly concurrencyKey?: string;
+    readonly debounceKey?: string;
   },
 ): RunScheduledData {
   return {
@@ -95,5 +96,6 @@ export function newRunScheduled(
     ...(definition.dryRun === true ? { dryRun: true } : {}),
     ...(run.unique === undefined ? {} : { unique: run.unique }),
     ...(run.concurrencyKey === undefined ? {} : { concurrencyKey: run.concurrencyKey }),
+    ...(run.debounceKey === undefined ? {} : { debounceKey: run.debounceKey }),
   };
 }

@@ -17,7 +17,7 @@ import {
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
-import { runsInsert, runsUpdate } from '@chronicle/projections';
+import { runsInsert, runsUpdate, runsUpsert } from '@chronicle/projections';
 import { recordedMetadata } from './event-metadata';
 import type { RunBatch, RunDecision } from './run-batch';
 import type { RunPass } from './run-pass';
@@ -48,33 +48,17 @@ export function changedWhileDecided(runId: string): DomainError {
  */
 async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly RunBatch[]): Promise<RunDecision[][]> {
   const decisions = new Map<string, RunDecision & { append: StreamAppend; batch: number }>();
-  for (const [batch, { runs, decideOne, metadata: metadataOf }] of batches.entries())
-    for (const run of runs) {
-      const events = decideOne(run);
-      if (events === null || events.length === 0) continue;
-      const metadata = recordedMetadata({
-        ...(typeof metadataOf === 'function' ? metadataOf(run) : metadataOf),
-        ...runTeamMetadata(run),
-      });
-      const streamId = runStreamId(run.definition.runId);
-      decisions.set(streamId, {
-        before: run,
-        after: events.reduce<RunSnapshot>(evolve, run) as PresentRun,
-        events,
-        batch,
-        append: {
-          streamId,
-          expected: BigInt(run.revision),
-          events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
-        },
-      });
-    }
+  for (const [batch, runBatch] of batches.entries())
+    for (const decision of decideBatch(runBatch)) decisions.set(decision.append.streamId, { ...decision, batch });
   while (decisions.size > 0) {
     try {
       const chosen = [...decisions.values()];
       await uow.append(
         chosen.map((d) => d.append),
-        runsUpdate(chosen.map((d) => d.after)),
+        runsUpdate(
+          chosen.map((d) => d.after),
+          redefinedRuns(chosen),
+        ),
       );
       break;
     } catch (err) {
@@ -86,6 +70,42 @@ async function decideAndAppendBatches(uow: UnitOfWork, batches: readonly RunBatc
   const decided = batches.map((): RunDecision[] => []);
   for (const { before, after, events, batch } of decisions.values()) decided[batch]!.push({ before, after, events });
   return decided;
+}
+
+/** Each run of a batch the decider decided on, with its append expecting the revision read. */
+function decideBatch({
+  runs,
+  decideOne,
+  metadata: metadataOf,
+}: RunBatch): Array<RunDecision & { append: StreamAppend }> {
+  return runs.flatMap((run) => {
+    const events = decideOne(run);
+    if (events === null || events.length === 0) return [];
+    const metadata = recordedMetadata({
+      ...(typeof metadataOf === 'function' ? metadataOf(run) : metadataOf),
+      ...runTeamMetadata(run),
+    });
+    const streamId = runStreamId(run.definition.runId);
+    return [
+      {
+        before: run,
+        after: events.reduce<RunSnapshot>(evolve, run) as PresentRun,
+        events,
+        append: {
+          streamId,
+          expected: BigInt(run.revision),
+          events: events.map((e) => ({ type: e.type, data: e.data, metadata })),
+        },
+      },
+    ];
+  });
+}
+
+/** The runs whose definition a decision changed (a RunDebounced's payload): their `run_listing` rows are written again. */
+function redefinedRuns(decisions: readonly RunDecision[]): ReadonlySet<string> {
+  return new Set(
+    decisions.filter((d) => d.after.definition !== d.before.definition).map((d) => d.before.definition.runId),
+  );
 }
 
 /**
@@ -102,29 +122,43 @@ function runTeamMetadata({ definition }: PresentRun): { readonly team: string } 
  * New runs, every one decided by the run decider (ScheduleRun) like any
  * other transition: one append expecting no stream for each, one insert of
  * their rows, sent with the append. The enqueue endpoints, backfills, the materialiser and the test
- * seeds all create runs here. Resolves with the runs as they now are.
+ * seeds all create runs here. Resolves with the runs as they now are, and the decisions on the runs of
+ * `also` (an enqueue's debounced runs), appended and written with them: one append for the unit of work.
  */
-async function scheduleNewRuns(uow: UnitOfWork, { runs, metadata, madeIds }: ScheduleRuns): Promise<PresentRun[]> {
-  if (runs.length === 0) return [];
+async function scheduleNewRuns(
+  uow: UnitOfWork,
+  { runs, metadata, madeIds, also }: ScheduleRuns,
+): Promise<{ created: PresentRun[]; decided: RunDecision[] }> {
+  const amended = also === undefined ? [] : decideBatch(also);
+  if (runs.length === 0 && amended.length === 0) return { created: [], decided: [] };
   const decided = runs.map((run) => {
     const events = decide({ type: 'ScheduleRun', run }, ABSENT);
     return { run, events, after: events.reduce<RunSnapshot>(evolve, ABSENT) as PresentRun };
   });
   const created = decided.map((d) => d.after);
   const recorded = recordedMetadata(metadata);
+  const amendedRuns = amended.map((d) => d.after);
   await uow.append(
-    decided.map(({ run, events }) => {
-      // The run's team, as every later event of the run records it: the audit trail finds a team's runs by it.
-      const withTeam = { ...recorded, team: run.team };
-      return {
-        streamId: runStreamId(run.runId),
-        expected: madeIds?.has(run.runId) === true ? ('new_stream' as const) : ('no_stream' as const),
-        events: events.map((e) => ({ type: e.type, data: e.data, metadata: withTeam })),
-      };
-    }),
-    runsInsert(created, { alone: uow.atomic }),
+    [
+      ...decided.map(({ run, events }) => {
+        // The run's team, as every later event of the run records it: the audit trail finds a team's runs by it.
+        const withTeam = { ...recorded, team: run.team };
+        return {
+          streamId: runStreamId(run.runId),
+          expected: madeIds?.has(run.runId) === true ? ('new_stream' as const) : ('no_stream' as const),
+          events: events.map((e) => ({ type: e.type, data: e.data, metadata: withTeam })),
+        };
+      }),
+      ...amended.map((d) => d.append),
+    ],
+    // New runs alone (nearly always): their inserts. With runs decided on: those rows' updates (and the new ones' inserts).
+    amended.length === 0
+      ? runsInsert(created, { alone: uow.atomic })
+      : created.length === 0
+        ? runsUpdate(amendedRuns, redefinedRuns(amended))
+        : runsUpsert([...created, ...amendedRuns], redefinedRuns(amended)),
   );
-  return created;
+  return { created, decided: amended };
 }
 
 /** What `decide` takes: the batches of runs whose locks the unit of work holds, each with how to decide its runs. */
@@ -142,6 +176,11 @@ export interface ScheduleRuns {
    * that exists, and is left out.
    */
   readonly madeIds?: ReadonlySet<string>;
+  /**
+   * Runs whose locks the unit of work holds, decided on in the same append as the new runs (an enqueue's
+   * debounced runs): a unit of work appends once, so that its stream locks are all taken before it writes.
+   */
+  readonly also?: RunBatch;
 }
 
 /**
@@ -159,8 +198,13 @@ export interface RunsUnitOfWork {
    * run the decider turns down is left out (see decideAndAppendBatches).
    */
   decide(options: DecideRuns): Promise<RunDecision[][]>;
-  /** New runs, each decided by the run decider (ScheduleRun): one append expecting no stream for each, their rows inserted. */
+  /**
+   * New runs, each decided by the run decider (ScheduleRun): one append expecting no stream for each, their
+   * rows inserted, and `also`'s runs decided on in the same append. Resolves with the new runs.
+   */
   schedule(options: ScheduleRuns): Promise<PresentRun[]>;
+  /** schedule, resolving with the decisions on `also`'s runs beside the new runs. */
+  scheduleWith(options: ScheduleRuns): Promise<{ created: PresentRun[]; decided: RunDecision[] }>;
 }
 
 /**
@@ -171,6 +215,11 @@ export function runsUnitOfWork(
   uow: UnitOfWork,
   decided: (decisions: readonly RunDecision[], metadata: RunBatch['metadata']) => void = () => undefined,
 ): RunsUnitOfWork {
+  const scheduleWith = async (options: ScheduleRuns): Promise<{ created: PresentRun[]; decided: RunDecision[] }> => {
+    const result = await scheduleNewRuns(uow, options);
+    if (options.also !== undefined) decided(result.decided, options.also.metadata);
+    return result;
+  };
   return {
     tx: uow.tx,
     decide: async ({ batches }) => {
@@ -178,7 +227,8 @@ export function runsUnitOfWork(
       for (const [i, batch] of batches.entries()) decided(decisions[i]!, batch.metadata);
       return decisions;
     },
-    schedule: (options) => scheduleNewRuns(uow, options),
+    schedule: async (options) => (await scheduleWith(options)).created,
+    scheduleWith,
   };
 }
 

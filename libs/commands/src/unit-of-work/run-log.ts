@@ -19,6 +19,7 @@ const LINE_OF: Record<RunEvent['type'], { readonly level: LogLevel; readonly msg
   RunCancelled: { level: 'info', msg: 'run cancelled' },
   RunReplayed: { level: 'info', msg: 'run replayed' },
   RunDiscarded: { level: 'info', msg: 'run discarded' },
+  RunDebounced: { level: 'debug', msg: 'run debounced' },
 };
 
 /**
@@ -78,6 +79,8 @@ function detailsOf(event: RunEvent): Record<string, unknown> {
       return event.data.reason === undefined ? {} : { reason: event.data.reason };
     case 'RunScheduled':
       return { queue: event.data.queue, dueAt: event.data.dueAt };
+    case 'RunDebounced':
+      return { availableAt: event.data.availableAt };
     case 'LeaseExtended':
     case 'RunSucceeded':
     case 'RunReplayed':

@@ -43,6 +43,12 @@ export interface JobDefinition {
   readonly rate?: RateLimit;
   /** At most this rate of its runs with one concurrency key leased, each key a bucket of its own. Absent: none. */
   readonly keyRate?: RateLimit;
+  /**
+   * Debounced runs (docs/api.md, "Debounced runs"): an enqueue naming a `debounceKey` while a run of the
+   * job with that key waits unleased moves that run to `seconds` after the enqueue's due time and gives it
+   * the enqueue's payload, instead of making another. Absent: enqueues may not name a debounce key.
+   */
+  readonly debounce?: DebouncePolicy;
 }
 
 export const RATE_PERIODS = ['second', 'minute', 'hour', 'day'] as const;
@@ -60,6 +66,13 @@ export interface RateLimit {
 
 export const ORDERING_ON_RETRY = ['hold', 'skip'] as const;
 export type OrderingOnRetry = (typeof ORDERING_ON_RETRY)[number];
+
+export interface DebouncePolicy {
+  readonly seconds: number;
+}
+
+/** A job's debounce, in whole seconds: at least one, at most a day. */
+export const DEBOUNCE_SECONDS = { min: 1, max: 86_400 } as const;
 
 /**
  * While a run holds its key, an enqueue naming the same key answers with that run instead of making

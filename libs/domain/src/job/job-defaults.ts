@@ -1,6 +1,13 @@
 import { DomainError } from '../domain-error';
 import type { Priority, RetryPolicy } from '../run/run-events';
-import type { JobDefinition, OrderingOnRetry, RateLimit, UniquePolicy } from './job-decider';
+import {
+  DEBOUNCE_SECONDS,
+  type DebouncePolicy,
+  type JobDefinition,
+  type OrderingOnRetry,
+  type RateLimit,
+  type UniquePolicy,
+} from './job-decider';
 
 /** What a job gets for each field its definition leaves out (docs/api.md, "Job definitions"). */
 export const JOB_DEFAULTS = {
@@ -30,6 +37,7 @@ export interface JobDefinitionInput {
   readonly orderingOnRetry?: OrderingOnRetry;
   readonly rate?: RateLimitInput;
   readonly keyRate?: RateLimitInput;
+  readonly debounce?: DebouncePolicy;
 }
 
 /** A rate as a client gives it: `burst` may be null (none: `limit`). */
@@ -62,7 +70,19 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
     ...(input.orderingOnRetry === undefined ? {} : { orderingOnRetry: input.orderingOnRetry }),
     ...(input.rate === undefined ? {} : { rate: rateLimit(input.rate) }),
     ...(input.keyRate === undefined ? {} : { keyRate: rateLimit(input.keyRate) }),
+    ...(input.debounce === undefined ? {} : { debounce: debouncePolicy(input.debounce) }),
   };
+}
+
+/** A debounce as the domain keeps it: whole seconds within DEBOUNCE_SECONDS. */
+function debouncePolicy({ seconds }: DebouncePolicy): DebouncePolicy {
+  if (!Number.isInteger(seconds) || seconds < DEBOUNCE_SECONDS.min || seconds > DEBOUNCE_SECONDS.max)
+    throw new DomainError(
+      'validation-error',
+      `debounce.seconds: whole seconds from ${DEBOUNCE_SECONDS.min} to ${DEBOUNCE_SECONDS.max}`,
+      { field: 'debounce.seconds' },
+    );
+  return { seconds };
 }
 
 /** A unique policy as the domain keeps it: `seconds` with scope `for` alone, where it is required. */

@@ -1,7 +1,8 @@
 import { DomainError } from '../domain-error';
 import { MAX_PREFETCH_MS } from './lease-defaults';
 import { backoffSeconds } from './retry-backoff';
-import type { RunEvent, RunScheduledData } from './run-events';
+import { takesDebounce } from './debounced-runs';
+import type { PayloadRef, RunEvent, RunScheduledData } from './run-events';
 import type { PresentRun, RunSnapshot } from './run-snapshot';
 import { isWaiting } from './run-states';
 
@@ -38,7 +39,15 @@ export type RunCommand =
   | { readonly type: 'SkipOverlappingRun'; readonly now: Date; readonly detail: string }
   | { readonly type: 'SupersedeRun'; readonly now: Date; readonly detail: string }
   | { readonly type: 'ReplayRun'; readonly now: Date }
-  | { readonly type: 'DiscardRun'; readonly now: Date };
+  | { readonly type: 'DiscardRun'; readonly now: Date }
+  /** An enqueue naming the run's debounce key: ready at `availableAt`, with the enqueue's payload. */
+  | {
+      readonly type: 'DebounceRun';
+      readonly now: Date;
+      readonly availableAt: Date;
+      readonly payload: unknown;
+      readonly payloadRef?: PayloadRef;
+    };
 
 /** decide(command, state) -> events. Pure: time and randomness are in the command. */
 export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
@@ -193,6 +202,23 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
           `only a dead run in the DLQ can be discarded, this one is ${state.discarded ? 'discarded' : state.status}`,
         );
       return [{ type: 'RunDiscarded', data: { discardedAt: at(command.now) } }];
+    case 'DebounceRun':
+      if (!takesDebounce(state))
+        throw new DomainError(
+          'invalid-transition',
+          `a ${state.status} run ${state.attempt > 0 ? 'that was leased ' : ''}cannot be debounced`,
+        );
+      return [
+        {
+          type: 'RunDebounced',
+          data: {
+            debouncedAt: at(command.now),
+            availableAt: at(command.availableAt),
+            payload: command.payload,
+            ...(command.payloadRef === undefined ? {} : { payloadRef: command.payloadRef }),
+          },
+        },
+      ];
     default: {
       const unknown: never = command;
       throw new Error(`unknown run command ${JSON.stringify(unknown)}`);

@@ -57,6 +57,11 @@ export interface RunScheduledData {
    * run is made: greater than every waiting or leased run of the key's then. Absent: none.
    */
   readonly ordering?: RunOrdering;
+  /**
+   * Its debounce key (docs/api.md, "Debounced runs"): while it waits unleased, an enqueue of its job naming
+   * the key moves it and replaces its payload (RunDebounced) instead of making another run. Absent: none.
+   */
+  readonly debounceKey?: string;
 }
 
 export interface RunOrdering {
@@ -142,6 +147,20 @@ export interface RunDiscardedData {
   readonly discardedAt: string;
 }
 
+/**
+ * An enqueue naming the run's debounce key while it waited unleased: the run is ready at `availableAt`
+ * (its `dueAt` stays the time it was made for) and its payload is the enqueue's, inline or by reference.
+ * The event's metadata names the enqueue's actor.
+ */
+export interface RunDebouncedData {
+  readonly debouncedAt: string;
+  /** ISO-8601 UTC: the job's debounce seconds after the enqueue (debouncedAt, or its later runAt). */
+  readonly availableAt: string;
+  /** null when it is stored by reference (payloadRef). */
+  readonly payload: unknown;
+  readonly payloadRef?: PayloadRef;
+}
+
 interface Event<Type extends RunEventType, Data> {
   readonly type: Type;
   readonly data: Data;
@@ -158,7 +177,8 @@ export type RunEvent =
   | Event<'RunDead', RunDeadData>
   | Event<'RunCancelled', RunCancelledData>
   | Event<'RunReplayed', RunReplayedData>
-  | Event<'RunDiscarded', RunDiscardedData>;
+  | Event<'RunDiscarded', RunDiscardedData>
+  | Event<'RunDebounced', RunDebouncedData>;
 
 /**
  * Current shape version of run events' data, stored in every event's metadata. 2: RunScheduled has

@@ -108,6 +108,17 @@ export function evolve(state: RunSnapshot, event: RunEvent): RunSnapshot {
       };
     case 'RunDiscarded':
       return { ...s, revision, discarded: true, finishedAt: event.data.discardedAt };
+    case 'RunDebounced': {
+      // The newest payload replaces the one before, a reference with it: the run's definition is its latest enqueue's.
+      const { payloadRef: _before, ...definition } = s.definition;
+      const { payload, payloadRef } = event.data;
+      return {
+        ...s,
+        revision,
+        availableAt: event.data.availableAt,
+        definition: { ...definition, payload, ...(payloadRef === undefined ? {} : { payloadRef }) },
+      };
+    }
     default: {
       const unknown: never = event;
       throw new Error(`unknown run event ${JSON.stringify(unknown)}`);

@@ -29,12 +29,15 @@ export const runsProjection: Projection = {
       (await lockRunSnapshots(db, [...byRun.keys()])).map((run) => [run.definition.runId, run]),
     );
     const changed: PresentRun[] = [];
+    const redefined = new Set<string>();
     for (const [runId, runEvents] of byRun) {
       const before = current.get(runId) ?? ABSENT;
       const after = foldFrom(before, runEvents, runId, evolve);
-      if (after !== before && after.status !== 'absent') changed.push(after);
+      if (after === before || after.status === 'absent') continue;
+      changed.push(after);
+      if (before.status !== 'absent' && after.definition !== before.definition) redefined.add(runId);
     }
-    await upsertRuns(db, changed);
+    await upsertRuns(db, changed, redefined);
   },
 
   bulkBuild: buildRunsInBulk,
@@ -57,19 +60,25 @@ const FINISHED: ReadonlySet<PresentRun['status']> = new Set(['succeeded', 'dead'
  * or more runs going at once than are held) is read back and updated.
  */
 export function buildRunsInBulk(): BulkBuild {
-  /** By run id: its state, and whether its row is written already (read back). */
-  const held = new Map<string, { run: PresentRun; stored: boolean }>();
+  /**
+   * By run id: its state, and whether its row is written already (read back) and, if so, whether its
+   * definition changed since (a RunDebounced: its `run_listing` row is written again).
+   */
+  const held = new Map<string, { run: PresentRun; stored: boolean; redefined?: boolean }>();
 
   function write(io: BulkIo, which: (run: PresentRun) => boolean): Promise<void> {
     const [fresh, stored] = [[] as PresentRun[], [] as PresentRun[]];
-    for (const [runId, { run, stored: was }] of held)
+    const redefined = new Set<string>();
+    for (const [runId, { run, stored: was, redefined: changed }] of held)
       if (which(run)) {
         (was ? stored : fresh).push(run);
+        if (changed === true) redefined.add(runId);
         held.delete(runId);
       }
     return io.write(async (db) => {
       await copyNewRuns(db, fresh);
-      for (let i = 0; i < stored.length; i += WRITE_CHUNK) await updateRuns(db, stored.slice(i, i + WRITE_CHUNK));
+      for (let i = 0; i < stored.length; i += WRITE_CHUNK)
+        await updateRuns(db, stored.slice(i, i + WRITE_CHUNK), redefined);
     });
   }
 
@@ -84,7 +93,10 @@ export function buildRunsInBulk(): BulkBuild {
       for (const [runId, runEvents] of byRun) {
         const before = held.get(runId);
         const after = foldFrom(before?.run ?? ABSENT, runEvents, runId, evolve);
-        if (after.status !== 'absent') held.set(runId, { run: after, stored: before?.stored ?? false });
+        if (after.status === 'absent') continue;
+        const redefined =
+          before?.redefined === true || (before !== undefined && after.definition !== before.run.definition);
+        held.set(runId, { run: after, stored: before?.stored ?? false, redefined });
       }
       if (held.size < HELD_RUNS) return;
       await write(io, (run) => FINISHED.has(run.status));

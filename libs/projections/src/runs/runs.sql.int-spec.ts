@@ -181,6 +181,12 @@ describe('runs by id', () => {
         const partitions = new Set(reads.map((n) => (n['Index Name'] ?? n['Relation Name'])!.replace(/_pkey$/, '')));
         expect(partitions).toEqual(new Set([`runs_d${day(0)}`, 'runs_kept']));
         for (const index of reads.flatMap((n) => n['Index Name'] ?? [])) expect(index).toMatch(/_pkey$/);
+        // A transition leaves the listing rows as they were written: no listing row is read, none scanned.
+        const listing = nodes.filter(
+          (n) => /Scan$/.test(n['Node Type']) && /^run_listing/.test(n['Index Name'] ?? n['Relation Name'] ?? ''),
+        );
+        expect(listing.length).toBeGreaterThan(0);
+        expect(listing.filter((n) => n['Node Type'] === 'Seq Scan' || (n['Actual Loops'] ?? 0) > 0)).toEqual([]);
       } finally {
         client.release();
       }
@@ -267,5 +273,87 @@ describe("the claim's queue of waiting runs (ready_runs)", () => {
       runsUpdate([{ ...leased, status: 'cancelled', revision: 3, lease: null, finishedAt: retryAt }]),
     );
     expect(await queued()).toEqual([]);
+  });
+});
+
+describe('a debounced run (RunDebounced)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => (db = await createTestDatabase()));
+  afterAll(() => db?.drop());
+
+  it('keeps its debounce key while it waits, and its listing takes the newest payload, guarded by revision', async () => {
+    const due = new Date(Date.now() + 60_000).toISOString();
+    const run: PresentRun = {
+      status: 'scheduled',
+      revision: 0,
+      definition: {
+        runId: 'run_d',
+        job: 'ops.job',
+        team: 'ops',
+        queue: 'ops',
+        priority: 'default',
+        dueAt: due,
+        payload: { v: 1 },
+        idempotencyKey: 'k_d',
+        retry: { maxAttempts: 3, baseSeconds: 1, maxSeconds: 1 },
+        timeoutSeconds: 60,
+        source: 'api',
+        jobVersion: 1,
+        debounceKey: 'doc',
+      },
+      attempt: 0,
+      attemptLimit: 3,
+      availableAt: due,
+      lease: null,
+      lastError: null,
+      death: null,
+      discarded: false,
+      finishedAt: null,
+    };
+    const row = async () =>
+      (
+        await db.pool.query<{ key: string | null; payload: unknown; available_at: Date; queued: Date | null }>(
+          `SELECT r.debounce_key AS key, l.definition->'payload' AS payload, r.available_at,
+                  (SELECT q.available_at FROM ready_runs q WHERE q.run_id = r.run_id) AS queued
+             FROM runs r JOIN run_listing l USING (run_id, kept_on) WHERE r.run_id = 'run_d'`,
+        )
+      ).rows[0]!;
+    await db.pool.query(runsInsert([run]));
+    expect(await row()).toMatchObject({ key: 'doc', payload: { v: 1 } });
+
+    const later = new Date(Date.now() + 120_000).toISOString();
+    const moved = (revision: number, v: number): PresentRun => ({
+      ...run,
+      revision,
+      availableAt: later,
+      definition: { ...run.definition, payload: { v } },
+    });
+    await db.pool.query(runsUpdate([moved(1, 2)], new Set(['run_d'])));
+    expect(await row()).toEqual({
+      key: 'doc',
+      payload: { v: 2 },
+      available_at: new Date(later),
+      queued: new Date(later),
+    });
+    // An older revision (a projector behind) writes neither the row nor its listing; without the run named
+    // redefined, a newer one leaves the listing as it is.
+    await db.pool.query(runsUpsert([moved(1, 3)], new Set(['run_d'])));
+    await db.pool.query(runsUpdate([moved(2, 4)]));
+    expect((await row()).payload).toEqual({ v: 2 });
+    await db.pool.query(runsUpsert([moved(3, 5)], new Set(['run_d'])));
+    expect((await row()).payload).toEqual({ v: 5 });
+
+    const leasedAt = new Date().toISOString();
+    await db.pool.query(
+      runsUpdate([
+        {
+          ...moved(4, 5),
+          status: 'leased',
+          attempt: 1,
+          lease: { fencingToken: 4, workerId: 'w', leasedAt, expiresAt: later },
+        },
+      ]),
+    );
+    expect(await row()).toMatchObject({ key: null, payload: { v: 5 }, queued: null });
   });
 });

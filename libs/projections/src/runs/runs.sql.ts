@@ -1,6 +1,7 @@
 import type { ReadModelWrite } from '@chronicle/event-store';
 import { copyRows, sqlList, type CopyConnection, type Queryable } from '@chronicle/platform';
 import {
+  debounceKeyKept,
   keptByState,
   upcastData,
   UNSUCCESSFUL_RUN_STATES,
@@ -93,15 +94,22 @@ export function runFromRow(row: RunRow): PresentRun {
  * was written. Cheaper than an upsert, which tries the insert first. An
  * older revision never overwrites a newer row.
  */
-export async function updateRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
-  if (states.length > 0) await db.query(runsUpdate(states));
+export async function updateRuns(
+  db: Queryable,
+  states: readonly PresentRun[],
+  redefined: ReadonlySet<string> = NONE,
+): Promise<void> {
+  if (states.length > 0) await db.query(runsUpdate(states, redefined));
 }
+
+/** No run redefined: a transition's rows leave their `run_listing` rows as they were written. */
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * updateRuns' statement, for a unit of work to send with its append (UnitOfWork.append's writeThrough).
  * A row is updated where it is (migrations/0025): a run that finishes stays in its day's partition.
  */
-export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
+export function runsUpdate(states: readonly PresentRun[], redefined: ReadonlySet<string> = NONE): ReadModelWrite {
   const { days, name, rows } = byDueDays(states, 'runs_update');
   return {
     name,
@@ -113,10 +121,26 @@ export function runsUpdate(states: readonly PresentRun[]): ReadModelWrite {
      UPDATE runs AS r SET ${SET_STATE('x')}, updated_at = now()
        FROM x WHERE ${rows} AND r.revision < x.revision
      RETURNING ${READY_COLUMNS}, r.state
-     )${FOLLOW_ROWS}`,
+     )${RELISTED(days.length > 0, 'changed')}${FOLLOW_ROWS}`,
     ),
-    values: [JSON.stringify(states.map(stateFields)), ...days],
+    values: [JSON.stringify(states.map((s) => stateFields(s, redefined))), ...days],
   };
+}
+
+/**
+ * A CTE (with its leading comma) that writes the definition of each run of `x` sent with `redefined` (a
+ * RunDebounced replaced its payload) to its `run_listing` row, where `written` (a CTE of run ids) updated
+ * its `runs` row: the revision guard of that row guards the listing's too. Every other run sends none, and
+ * its listing row, written once with the run, is not touched: the ids as an array (an InitPlan, empty but
+ * for a debounce) keep the update a probe of the listing's key, as ROWS_OF_X does for `runs`.
+ */
+function RELISTED(byDay: boolean, written: string): string {
+  const days = byDay ? `l.kept_on IN ($2::date, $3::date, $4::date, 'infinity'::date) AND ` : '';
+  return `, relisted AS (
+     UPDATE run_listing AS l SET definition = x.redefined
+       FROM x WHERE x.redefined IS NOT NULL AND x.run_id IN (SELECT w.run_id FROM ${written} w)
+        AND ${days}l.run_id = ANY (ARRAY(SELECT x.run_id FROM x WHERE x.redefined IS NOT NULL)) AND l.run_id = x.run_id
+     )`;
 }
 
 /** Each statement's text by its name, made at its first use and the same ever after (hot SQL is fixed text). */
@@ -178,7 +202,7 @@ const SET_STATE = (from: string): string =>
    fencing_token = ${from}.fencing_token, worker_id = ${from}.worker_id, leased_at = ${from}.leased_at,
    last_error = ${from}.last_error, dead_at = ${from}.dead_at, death = ${from}.death,
    discarded = ${from}.discarded, revision = ${from}.revision, finished_at = ${from}.finished_at,
-   ended = ${ENDED(from)}`;
+   ended = ${ENDED(from)}, debounce_key = ${from}.debounce_key`;
 
 /**
  * A row's `ended` (migrations/0029): its state when the run is dead or cancelled, NULL otherwise. The partial
@@ -199,8 +223,12 @@ function UTC_DAY(at: string): string {
 }
 
 /** Many runs in one statement (batch enqueue, the materialiser, the projector). */
-export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): Promise<void> {
-  if (states.length > 0) await db.query(runsUpsert(states));
+export async function upsertRuns(
+  db: Queryable,
+  states: readonly PresentRun[],
+  redefined: ReadonlySet<string> = NONE,
+): Promise<void> {
+  if (states.length > 0) await db.query(runsUpsert(states, redefined));
 }
 
 /**
@@ -209,7 +237,7 @@ export async function upsertRuns(db: Queryable, states: readonly PresentRun[]): 
  * row (migrations/0013), in its due day's partition. A run finished before the first day retention keeps
  * is not written again.
  */
-export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
+export function runsUpsert(states: readonly PresentRun[], redefined: ReadonlySet<string> = NONE): ReadModelWrite {
   const { days, name, rows } = byDueDays(states, 'runs_upsert');
   return {
     name,
@@ -226,9 +254,9 @@ export function runsUpsert(states: readonly PresentRun[]): ReadModelWrite {
      ), ${INSERT_NEW(`ON CONFLICT (run_id, kept_on) DO UPDATE SET ${SET_STATE('EXCLUDED')}, updated_at = now()
       WHERE r.revision < EXCLUDED.revision`)}, changed AS (
      SELECT * FROM updated UNION ALL SELECT ${READY_COLUMNS.replaceAll('r.', '')}, state FROM inserted
-     )${FOLLOW_ROWS}`,
+     )${RELISTED(days.length > 0, 'updated')}${FOLLOW_ROWS}`,
     ),
-    values: [JSON.stringify(states.map(rowFields)), ...days],
+    values: [JSON.stringify(states.map((s) => rowFields(s, redefined))), ...days],
   };
 }
 
@@ -254,7 +282,7 @@ export function runsInsert(states: readonly PresentRun[], { alone = false }: { a
      )
      ${followRows(true, onConflict)}`,
     ),
-    values: [JSON.stringify(states.map(rowFields))],
+    values: [JSON.stringify(states.map((s) => rowFields(s, NONE)))],
   };
 }
 
@@ -274,11 +302,12 @@ const INSERT_NEW = (onConflict: string, listingOnConflict = LISTED_ONCE): string
      INSERT INTO runs AS r (run_id, team, job, queue, priority, due_at, state, available_at, attempt, attempt_limit,
                             lease_expires_at, fencing_token, worker_id, leased_at, last_error, dead_at, death, discarded, revision,
                             finished_at, kept_on, updated_at, ended, unique_key, unique_until, concurrency_key,
-                            ordering_key, ordering_seq)
+                            ordering_key, ordering_seq, debounce_key)
      SELECT x.run_id, x.team, x.job, x.queue, x.priority, x.due_at, x.state, x.available_at, x.attempt, x.attempt_limit,
             x.lease_expires_at, x.fencing_token, x.worker_id, x.leased_at, x.last_error, x.dead_at, x.death, x.discarded, x.revision,
             x.finished_at, x.kept_on, now(), ${ENDED('x')}, x.unique_key, (x.definition->'unique'->>'until')::timestamptz,
-            x.definition->>'concurrencyKey', x.definition->'ordering'->>'key', (x.definition->'ordering'->>'seq')::bigint
+            x.definition->>'concurrencyKey', x.definition->'ordering'->>'key', (x.definition->'ordering'->>'seq')::bigint,
+            x.debounce_key
        FROM x
       WHERE NOT EXISTS (SELECT 1 FROM runs e WHERE e.run_id = x.run_id AND e.kept_on IN (x.kept_on, 'infinity') OFFSET 0)
      ${onConflict}
@@ -373,6 +402,7 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
       'concurrency_key',
       'ordering_key',
       'ordering_seq',
+      'debounce_key',
     ],
     states.map((s) => {
       const d = s.definition;
@@ -404,6 +434,7 @@ export async function copyNewRuns(db: CopyConnection, all: readonly PresentRun[]
         d.concurrencyKey ?? null,
         d.ordering?.key ?? null,
         d.ordering?.seq ?? null,
+        debounceKeyKept(s),
       ];
     }),
   );
@@ -491,9 +522,9 @@ function utcDay(at: string): string {
 }
 
 /** A run's whole row, as jsonb_to_recordset reads it in runsUpsert and runsInsert (ROW_FIELDS). */
-function rowFields(s: PresentRun): Record<string, unknown> {
+function rowFields(s: PresentRun, redefined: ReadonlySet<string>): Record<string, unknown> {
   return {
-    ...stateFields(s),
+    ...stateFields(s, redefined),
     team: s.definition.team,
     job: s.definition.job,
     queue: s.definition.queue,
@@ -505,7 +536,7 @@ function rowFields(s: PresentRun): Record<string, unknown> {
 /** The columns a transition changes, as jsonb_to_recordset reads them (stateFields writes them). */
 const STATE_FIELDS = `run_id text, due_at timestamptz, state text, available_at timestamptz, attempt int, attempt_limit int, lease_expires_at timestamptz,
   fencing_token bigint, worker_id text, leased_at timestamptz, last_error text, dead_at timestamptz, death jsonb,
-  discarded boolean, revision bigint, finished_at timestamptz, unique_key text`;
+  discarded boolean, revision bigint, finished_at timestamptz, unique_key text, debounce_key text, redefined jsonb`;
 
 /** A run's whole row, as jsonb_to_recordset reads it (rowFields writes it). */
 const ROW_FIELDS = `${STATE_FIELDS}, team text, job text, queue text, priority text, definition jsonb`;
@@ -513,8 +544,9 @@ const ROW_FIELDS = `${STATE_FIELDS}, team text, job text, queue text, priority t
 /**
  * A run's state columns; one that is NULL is left out (jsonb_to_recordset reads a missing key as NULL): a
  * run without a lease, error, death or end sends none of those names, about a third of its row's text.
+ * A run in `redefined` sends its definition too, for its `run_listing` row (RELISTED).
  */
-function stateFields(s: PresentRun): Record<string, unknown> {
+function stateFields(s: PresentRun, redefined: ReadonlySet<string>): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     run_id: s.definition.runId,
     due_at: s.definition.dueAt,
@@ -539,6 +571,9 @@ function stateFields(s: PresentRun): Record<string, unknown> {
   if (s.finishedAt !== null) fields.finished_at = s.finishedAt;
   const key = uniqueKeyKept(s);
   if (key !== null) fields.unique_key = key;
+  const debounceKey = debounceKeyKept(s);
+  if (debounceKey !== null) fields.debounce_key = debounceKey;
+  if (redefined.has(s.definition.runId)) fields.redefined = s.definition;
   return fields;
 }
 
