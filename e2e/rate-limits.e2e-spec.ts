@@ -101,7 +101,7 @@ describe('rate limits', () => {
     await drain(20);
     const took = Date.now() - started;
     const times = await leasedAt(ids);
-    expect(mostOverBucket(times, 5, 3)).toBeLessThanOrEqual(0.05);
+    expect(mostOverBucket(times, 5, 3)).toBeLessThanOrEqual(0);
     // Held back, the workers waited for the next token: about (20 - 3) / 5 s in all, not much more.
     expect(took).toBeGreaterThan(2_500);
     expect(took).toBeLessThan(12_000);
@@ -122,7 +122,7 @@ describe('rate limits', () => {
     );
     const leased = await drain(12);
     for (const keyRuns of [ids.slice(0, 6), ids.slice(6)])
-      expect(mostOverBucket(await leasedAt(keyRuns), 2, 2)).toBeLessThanOrEqual(0.05);
+      expect(mostOverBucket(await leasedAt(keyRuns), 2, 2)).toBeLessThanOrEqual(0);
     // The keys went on side by side: the whole took about as long as one key's share, not two.
     const all = await leasedAt(ids);
     expect(all[all.length - 1]! - all[0]!).toBeLessThan(5_000);
@@ -161,7 +161,7 @@ describe('rate limits', () => {
       ...Array.from({ length: 6 }, () => ({ job: 'ops.b' })),
     ]);
     await drain(12);
-    expect(mostOverBucket(await leasedAt(ids), 4, 2)).toBeLessThanOrEqual(0.05);
+    expect(mostOverBucket(await leasedAt(ids), 4, 2)).toBeLessThanOrEqual(0);
     const trail = await admin.get<{ items: Array<{ type: string; data: { queue?: string; rate?: unknown } }> }>(
       '/v1/audit?type=QueueLimitsSet',
     );

@@ -75,7 +75,13 @@ describe('team quotas over HTTP', () => {
   describe('the admin reads and sets quotas', () => {
     it('starts unlimited, sets each limit, shows the default burst, and clears them again', async () => {
       await createTeam(apps[0]!.url, ADMIN_TOKEN, 'settings', ['settings']);
-      const unlimited = { team: 'settings', enqueueRatePerSecond: null, enqueueBurst: null, maxPendingRuns: null };
+      const unlimited = {
+        team: 'settings',
+        enqueueRatePerSecond: null,
+        enqueueBurst: null,
+        maxPendingRuns: null,
+        leaseRate: null,
+      };
       expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual(unlimited);
       const set = await admin.put('/v1/teams/settings/quotas', {
         enqueueRatePerSecond: 2.5,
@@ -84,13 +90,14 @@ describe('team quotas over HTTP', () => {
       });
       expect([set.status, set.body]).toEqual([
         200,
-        { team: 'settings', enqueueRatePerSecond: 2.5, enqueueBurst: 3, maxPendingRuns: 500 },
+        { team: 'settings', enqueueRatePerSecond: 2.5, enqueueBurst: 3, maxPendingRuns: 500, leaseRate: null },
       ]);
       expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual({
         team: 'settings',
         enqueueRatePerSecond: 2.5,
         enqueueBurst: 3,
         maxPendingRuns: 500,
+        leaseRate: null,
       });
       await admin.put('/v1/teams/settings/quotas', { enqueueRatePerSecond: 0.5, enqueueBurst: 40 });
       expect((await admin.get('/v1/teams/settings/quotas')).body).toEqual({
@@ -98,6 +105,7 @@ describe('team quotas over HTTP', () => {
         enqueueRatePerSecond: 0.5,
         enqueueBurst: 40,
         maxPendingRuns: null,
+        leaseRate: null,
       });
       expect(
         (

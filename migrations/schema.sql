@@ -390,6 +390,19 @@ CREATE TABLE team_quotas (
   CONSTRAINT team_quotas_team_fkey FOREIGN KEY (team) REFERENCES teams(id)
 );
 
+CREATE TABLE team_rates (
+  team text NOT NULL,
+  "limit" integer NOT NULL,
+  per text NOT NULL,
+  burst integer NOT NULL,
+  per_second double precision GENERATED ALWAYS AS ((("limit")::double precision / rate_seconds(per))) STORED,
+  set_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT team_rates_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
+  CONSTRAINT team_rates_limit_check CHECK ((("limit" >= 1) AND ("limit" <= 1000000))),
+  CONSTRAINT team_rates_per_check CHECK ((per = ANY (ARRAY['second'::text, 'minute'::text, 'hour'::text, 'day'::text]))),
+  CONSTRAINT team_rates_pkey PRIMARY KEY (team)
+);
+
 CREATE TABLE teams (
   id text NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
@@ -785,7 +798,10 @@ AS $function$
             FROM jobs j WHERE (j.definition->>'queue') = ANY (p_queues) AND j.rate_per_second IS NOT NULL
           UNION ALL
           SELECT rate_tokens('queue:' || q.queue, q.per_second, q.burst), q.per_second
-            FROM queue_rates q WHERE q.queue = ANY (p_queues)) t
+            FROM queue_rates q WHERE q.queue = ANY (p_queues)
+          UNION ALL
+          SELECT rate_tokens('team:' || r.team, r.per_second, r.burst), r.per_second
+            FROM team_rates r WHERE r.team IN (SELECT g.team FROM queue_grants g WHERE g.queue = ANY (p_queues))) t
    WHERE t.tokens < 1
 $function$;
 
@@ -818,6 +834,15 @@ AS $function$
                                                            WHERE r.queue = q.queue AND r.available_at <= now() LIMIT 10000) n)::integer
               ELSE 0 END
     FROM queue_rates q CROSS JOIN LATERAL (SELECT rate_tokens('queue:' || q.queue, q.per_second, q.burst) AS tokens) t
+  UNION ALL
+  SELECT 'team:' || m.team, t.tokens,
+         CASE WHEN t.tokens < 1 THEN (SELECT count(*) FROM (SELECT 1 FROM jobs j
+                                                           CROSS JOIN LATERAL (SELECT 1 FROM ready_runs r
+                                                                                WHERE r.job = j.name AND r.available_at <= now()
+                                                                                LIMIT 10000) x
+                                                           WHERE j.team = m.team LIMIT 10000) n)::integer
+              ELSE 0 END
+    FROM team_rates m CROSS JOIN LATERAL (SELECT rate_tokens('team:' || m.team, m.per_second, m.burst) AS tokens) t
   UNION ALL
   SELECT 'key:' || j.name, NULL::float8,
          (SELECT count(*) FROM (SELECT 1 FROM ready_runs r

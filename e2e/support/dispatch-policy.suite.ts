@@ -322,62 +322,71 @@ export function dispatchPolicySuite(
       }, 120_000);
     });
 
-    describe('a queue rate', () => {
-      it("never leases the queue's runs faster than its rate, over two teams' jobs (on servers of their own) and 6 lease loops", async () => {
-        const names = Array.from({ length: 20 }, (_, i) => `rate.job-${i}`);
-        const first = names[0]!;
-        const serverOf = setup.serverOf ?? ((name: string) => name);
-        const second = names.find((n) => serverOf(n) !== serverOf(first))!;
-        expectOnServersOfTheirOwn(first, second);
-        const teams = [
-          await createTeam(app.url, ADMIN_TOKEN, 'team-rate-1', ['rated']),
-          await createTeam(app.url, ADMIN_TOKEN, 'team-rate-2', ['rated']),
-        ];
-        await defineJob(teams[0]!.team, first, 'rated', 'default');
-        await defineJob(teams[1]!.team, second, 'rated', 'default');
-        const rate = { limit: 5, per: 'second', burst: 2 };
-        expect((await admin.put('/v1/queues/rated/limits', { rate })).body).toEqual({
-          queue: 'rated',
-          concurrency: null,
-          rate,
-        });
-        await enqueue(teams[0]!.team, first, 8);
-        await enqueue(teams[1]!.team, second, 7);
-        const issued = await admin.post<{ token: string }>('/v1/tokens', { kind: 'worker', queues: ['rated'] });
-        const worker = apiClient(app.url, issued.body.token);
-        const leased: string[] = [];
-        const loops = Array.from({ length: 6 }, () =>
-          waitFor(
-            async () => {
-              for (;;) {
-                const leases = await lease(worker, 'rated', 2, 1);
-                if (leases.length === 0) return leased.length === 15;
-                for (const run of leases) {
-                  leased.push(run.runId);
-                  await complete(worker, run);
+    describe('rates over the whole fleet', () => {
+      // A queue's rate, set on its limits, and a team's, set on its quotas: each bucket spans every server.
+      it.each([
+        ['queue', (rate: unknown) => ['/v1/queues/rated-queue/limits', { rate }] as const],
+        ['team', (rate: unknown) => ['/v1/teams/team-rate-2/quotas', { leaseRate: rate }] as const],
+      ])(
+        "never leases faster than a %s's rate, over two jobs (on servers of their own) and 6 lease loops",
+        async (kind, limitsOf) => {
+          const queue = `rated-${kind}`;
+          const names = Array.from({ length: 20 }, (_, i) => `rate-${kind}.job-${i}`);
+          const first = names[0]!;
+          const serverOf = setup.serverOf ?? ((name: string) => name);
+          const second = names.find((n) => serverOf(n) !== serverOf(first))!;
+          expectOnServersOfTheirOwn(first, second);
+          // The queue's case: two teams' jobs; the team's: two jobs of the one team, which has the rate.
+          const teams =
+            kind === 'queue'
+              ? [
+                  await createTeam(app.url, ADMIN_TOKEN, 'team-rate-1', [queue]),
+                  await createTeam(app.url, ADMIN_TOKEN, 'team-rate-3', [queue]),
+                ]
+              : [await createTeam(app.url, ADMIN_TOKEN, 'team-rate-2', [queue])];
+          await defineJob(teams[0]!.team, first, queue, 'default');
+          await defineJob(teams[teams.length - 1]!.team, second, queue, 'default');
+          const rate = { limit: 5, per: 'second', burst: 2 };
+          const [path, body] = limitsOf(rate);
+          const field = kind === 'queue' ? 'rate' : 'leaseRate';
+          const set = await admin.put<Record<string, unknown>>(path, body);
+          expect([set.status, set.body[field]]).toEqual([200, rate]);
+          await enqueue(teams[0]!.team, first, 8);
+          await enqueue(teams[teams.length - 1]!.team, second, 7);
+          const issued = await admin.post<{ token: string }>('/v1/tokens', { kind: 'worker', queues: [queue] });
+          const worker = apiClient(app.url, issued.body.token);
+          const leased: string[] = [];
+          const loops = Array.from({ length: 6 }, () =>
+            waitFor(
+              async () => {
+                for (;;) {
+                  const leases = await lease(worker, queue, 2, 1);
+                  if (leases.length === 0) return leased.length === 15;
+                  for (const run of leases) {
+                    leased.push(run.runId);
+                    await complete(worker, run);
+                  }
                 }
-              }
-            },
-            { timeoutMs: 60_000, pollMs: 20, description: 'every run of the rated queue leased and completed' },
-          ),
-        );
-        await Promise.all(loops);
-        // When each was leased, by its server's clock (RunLeased): together, never faster than the bucket.
-        const times = await Promise.all(
-          leased.map(async (id) => {
-            const events = await admin.get<{ events: Array<{ type: string; data: { leasedAt?: string } }> }>(
-              `/v1/runs/${id}/events`,
-            );
-            return Date.parse(events.body.events.find((e) => e.type === 'RunLeased')!.data.leasedAt!);
-          }),
-        );
-        expect(mostOverBucket(times, 5, 2)).toBeLessThanOrEqual(0.05);
-        expect((await admin.put('/v1/queues/rated/limits', {})).body).toEqual({
-          queue: 'rated',
-          concurrency: null,
-          rate: null,
-        });
-      }, 90_000);
+              },
+              { timeoutMs: 60_000, pollMs: 20, description: `every run of the ${kind}'s rate leased and completed` },
+            ),
+          );
+          await Promise.all(loops);
+          // When each was leased, by its server's clock (RunLeased): together, never faster than the bucket.
+          const times = await Promise.all(
+            leased.map(async (id) => {
+              const events = await admin.get<{ events: Array<{ type: string; data: { leasedAt?: string } }> }>(
+                `/v1/runs/${id}/events`,
+              );
+              return Date.parse(events.body.events.find((e) => e.type === 'RunLeased')!.data.leasedAt!);
+            }),
+          );
+          expect(mostOverBucket(times, 5, 2)).toBeLessThanOrEqual(0);
+          const [, none] = limitsOf(null);
+          expect((await admin.put<Record<string, unknown>>(path, none)).body[field]).toBeNull();
+        },
+        90_000,
+      );
     });
 
     describe('per-job concurrency', () => {

@@ -30,7 +30,7 @@ export {
   PostgresPayloadStore,
   storeLargePayloads,
 } from './payloads/payload-store';
-export { GetTeamQuotas, SetTeamQuotas } from './quotas/team-quotas.command';
+export { GetTeamQuotas, SetTeamQuotas, type TeamLimits } from './quotas/team-quotas.command';
 export { EnqueueRuns } from './runs/enqueue-runs.command';
 export { GetRun, GetRunAsOf, GetRunEvents } from './runs/get-run.query';
 export { findDerivedRuns, newRunScheduled, scheduledRunId, scheduledRunIdBefore } from './runs/new-run';

@@ -1,21 +1,15 @@
 import { Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOperation } from '@nestjs/swagger';
-import { GetTeamQuotas, SetTeamQuotas } from '@chronicle/commands';
-import {
-  actorOf,
-  effectiveBurst,
-  requireAdmin,
-  requireAdminOrTeam,
-  type Caller,
-  type TeamQuotas,
-} from '@chronicle/domain';
+import { GetTeamQuotas, SetTeamQuotas, type TeamLimits } from '@chronicle/commands';
+import { actorOf, effectiveBurst, rateLimit, requireAdmin, requireAdminOrTeam, type Caller } from '@chronicle/domain';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
 import { integer, numberAbove, object, type Accepted } from '../http/body-schema';
 import { CompiledBody } from '../http/compiled-body';
 import { ApiProblems } from '../http/problem-responses';
+import { RateBody } from '../jobs/job-dto';
 import { TeamQuotas as TeamQuotasAnswer } from '../teams/team-answers';
 
 /** PUT /v1/teams/{team}/quotas: the whole set; a field left out or null is unlimited. */
@@ -36,13 +30,18 @@ const TeamQuotasBody = object(
         ...integer(1, 100_000),
         description: 'runs not in a final state (scheduled, ready, retry_wait, leased); null: unlimited',
       },
+      leaseRate: {
+        ...RateBody,
+        description:
+          "at most this rate of the team's runs leased, every queue and job of the team's together; null: none",
+      },
     },
   },
   'TeamQuotasBody',
 );
 type TeamQuotasBody = Accepted<typeof TeamQuotasBody>;
 
-interface TeamQuotasView extends TeamQuotas {
+interface TeamQuotasView extends TeamLimits {
   readonly team: string;
 }
 
@@ -75,21 +74,23 @@ export class TeamQuotasController {
     @CompiledBody(TeamQuotasBody) body: TeamQuotasBody,
   ): Promise<TeamQuotasView> {
     requireAdmin(caller);
-    const quotas: TeamQuotas = {
+    const quotas: TeamLimits = {
       enqueueRatePerSecond: body.enqueueRatePerSecond ?? null,
       enqueueBurst: body.enqueueBurst ?? null,
       maxPendingRuns: body.maxPendingRuns ?? null,
+      leaseRate: body.leaseRate == null ? null : rateLimit(body.leaseRate),
     };
     return view(team, await this.commands.execute(new SetTeamQuotas(team, quotas, actorOf(caller))));
   }
 }
 
 /** The burst as it applies: a rate without a burst shows its default. */
-function view(team: string, quotas: TeamQuotas): TeamQuotasView {
+function view(team: string, quotas: TeamLimits): TeamQuotasView {
   return {
     team,
     enqueueRatePerSecond: quotas.enqueueRatePerSecond,
     enqueueBurst: effectiveBurst(quotas),
     maxPendingRuns: quotas.maxPendingRuns,
+    leaseRate: quotas.leaseRate,
   };
 }

@@ -1,5 +1,6 @@
 import { dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
+import { RateAnswer } from '../jobs/job-answers';
 
 /* What the admin's calls answer, for the OpenAPI document. */
 
@@ -62,6 +63,10 @@ export const TeamQuotas = shape(
       enqueueRatePerSecond: nullable({ type: 'number', minimum: 0 }),
       enqueueBurst: { ...nullable(integer(1)), description: 'with a rate and no burst given: max(1, ceil(rate))' },
       maxPendingRuns: nullable(integer(1)),
+      leaseRate: {
+        ...nullable(RateAnswer),
+        description: 'at most this rate of the team\'s runs leased (docs/api.md, "Rate limits"); null: none',
+      },
     },
   },
   'TeamQuotas',

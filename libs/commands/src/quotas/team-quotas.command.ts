@@ -1,26 +1,43 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, Query, QueryHandler, type ICommandHandler, type IQueryHandler } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
-import { AdminEventType, DomainError, effectiveBurst, teamStreamId, type TeamQuotas } from '@chronicle/domain';
+import {
+  AdminEventType,
+  DomainError,
+  effectiveBurst,
+  teamStreamId,
+  type RateLimit,
+  type TeamQuotas,
+} from '@chronicle/domain';
 import type { EventStore } from '@chronicle/event-store';
 import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { recordAdminChange } from '../teams/admin-change';
 import { requireTeamExists } from '../teams/require-team';
 import { teamQuotasOf } from './admit-enqueue';
-import { deleteTeamQuotas, findTeamQuotas, lockTeamQuotas, upsertTeamQuotas } from './team-quotas.sql';
+import {
+  deleteTeamQuotas,
+  findTeamQuotas,
+  findTeamRate,
+  lockTeamQuotas,
+  upsertTeamQuotas,
+  writeTeamRate,
+} from './team-quotas.sql';
+
+/** A team's enqueue quotas, and its rate of leased runs (docs/api.md, "Rate limits"; null: none). */
+export type TeamLimits = TeamQuotas & { readonly leaseRate: RateLimit | null };
 
 /** GET /v1/teams/{team}/quotas (admin). No quotas: unlimited. */
-export class GetTeamQuotas extends Query<TeamQuotas> {
+export class GetTeamQuotas extends Query<TeamLimits> {
   constructor(readonly team: string) {
     super();
   }
 }
 
 /** PUT /v1/teams/{team}/quotas (admin): the whole set; null is unlimited, all null removes the row. */
-export class SetTeamQuotas extends Command<TeamQuotas> {
+export class SetTeamQuotas extends Command<TeamLimits> {
   constructor(
     readonly team: string,
-    readonly quotas: TeamQuotas,
+    readonly quotas: TeamLimits,
     readonly actor: string,
   ) {
     super();
@@ -31,9 +48,9 @@ export class SetTeamQuotas extends Command<TeamQuotas> {
 export class GetTeamQuotasHandler implements IQueryHandler<GetTeamQuotas> {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
-  async execute({ team }: GetTeamQuotas): Promise<TeamQuotas> {
+  async execute({ team }: GetTeamQuotas): Promise<TeamLimits> {
     await requireTeamExists(this.pool, team);
-    return teamQuotasOf(await findTeamQuotas(this.pool, team));
+    return { ...teamQuotasOf(await findTeamQuotas(this.pool, team)), leaseRate: await findTeamRate(this.pool, team) };
   }
 }
 
@@ -44,7 +61,7 @@ export class SetTeamQuotasHandler implements ICommandHandler<SetTeamQuotas> {
     @Inject(EVENT_STORE) private readonly eventStore: EventStore,
   ) {}
 
-  async execute({ team, quotas, actor }: SetTeamQuotas): Promise<TeamQuotas> {
+  async execute({ team, quotas, actor }: SetTeamQuotas): Promise<TeamLimits> {
     if (quotas.enqueueBurst !== null && quotas.enqueueRatePerSecond === null)
       throw new DomainError('validation-error', 'enqueueBurst needs enqueueRatePerSecond', { field: 'enqueueBurst' });
     await requireTeamExists(this.pool, team);
@@ -56,6 +73,7 @@ export class SetTeamQuotasHandler implements ICommandHandler<SetTeamQuotas> {
         return { event: { type: AdminEventType.TeamQuotasSet, data: { team, ...quotas } }, answer: undefined };
       },
       write: async (tx) => {
+        await writeTeamRate(tx, team, quotas.leaseRate);
         if (quotas.enqueueRatePerSecond === null && quotas.maxPendingRuns === null) await deleteTeamQuotas(tx, team);
         else
           await upsertTeamQuotas(tx, team, {

@@ -1,3 +1,4 @@
+import { rateLimit, type RateLimit, type RatePeriod } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
 
 export interface TeamQuotasRow {
@@ -115,4 +116,25 @@ export async function upsertTeamQuotas(
 /** All limits null: unlimited, which is no row. */
 export async function deleteTeamQuotas(db: Queryable, team: string): Promise<void> {
   await db.query('DELETE FROM team_quotas WHERE team = $1', [team]);
+}
+
+/** A team's rate of leased runs (team_rates, migrations/0045); null: none. */
+export async function findTeamRate(db: Queryable, team: string): Promise<RateLimit | null> {
+  const { rows } = await db.query<{ limit: number; per: RatePeriod; burst: number }>(
+    'SELECT "limit", per, burst FROM team_rates WHERE team = $1',
+    [team],
+  );
+  const row = rows[0];
+  return row === undefined ? null : rateLimit(row);
+}
+
+/** Writes a team's rate of leased runs; null removes it. */
+export async function writeTeamRate(db: Queryable, team: string, rate: RateLimit | null): Promise<void> {
+  if (rate === null) await db.query('DELETE FROM team_rates WHERE team = $1', [team]);
+  else
+    await db.query(
+      `INSERT INTO team_rates (team, "limit", per, burst) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (team) DO UPDATE SET "limit" = EXCLUDED."limit", per = EXCLUDED.per, burst = EXCLUDED.burst, set_at = now()`,
+      [team, rate.limit, rate.per, rate.burst ?? rate.limit],
+    );
 }

@@ -213,10 +213,12 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     const onServer = ({ server, runs, busy }: PartAppend, quotas: 'here' | 'checked'): Promise<PresentRun[]> =>
       server.decisions.unitOfWork(async (work) => {
         // Locks and reads only before the append: es_append must come before the transaction's first write.
-        await refuseBusyJobs(work.tx, busy);
+        // A moved run's stream is locked before the limit locks (the jobs', then the ordering keys'), in the
+        // order a claim takes them: a claim that holds a run's lock may wait for a limit's, never the reverse.
         const kept = await keepUniqueRuns(work.tx, runs, keys.now);
         refuseDuplicates(kept.held, keys.rejectDuplicates);
         const debounced = await keepDebouncedRuns(work.tx, kept.make, keys.now);
+        await refuseBusyJobs(work.tx, busy);
         const made = cost - kept.held.size - debounced.moved.size;
         const takeTokens = quotas === 'here' ? await admitEnqueue(work.tx, team, made, pendingElsewhere) : undefined;
         const make = await placeInKeyOrder(work.tx, debounced.make, (run) => keys.orderingKeys.get(run.runId));

@@ -39,8 +39,9 @@ export interface LimitRooms {
 }
 
 /**
- * A token bucket a run draws from when it is leased (migrations/0044): `job:<job>` (its job's rate),
- * `key:<job><US><key>` (its job's keyRate, by its concurrency key), `queue:<queue>` (its queue's rate).
+ * A token bucket a run draws from when it is leased (migrations/0044, 0045): `job:<job>` (its job's rate),
+ * `key:<job><US><key>` (its job's keyRate, by its concurrency key), `queue:<queue>` (its queue's rate),
+ * `team:<team>` (its team's leaseRate).
  */
 export interface RateBucket {
   readonly name: string;

@@ -70,7 +70,7 @@ export async function findClaimCandidates(
  * What a claim over several servers reads of these queues in the control database, which the other servers
  * keep no copy of, in one round trip: their grants (`withGrants`: a platform worker's; a team's worker
  * serves its team alone), their caps (queue_limits, migrations/0040) and their rates (queue_rates,
- * migrations/0044), by queue.
+ * migrations/0044), by queue; and every team's rate (team_rates, migrations/0045), by team.
  */
 export async function findQueueSettings(
   control: Queryable,
@@ -80,9 +80,10 @@ export async function findQueueSettings(
   grants: QueueGrantRow[];
   caps: Map<string, number>;
   rates: Map<string, { readonly perSecond: number; readonly burst: number }>;
+  teamRates: Map<string, { readonly perSecond: number; readonly burst: number }>;
 }> {
   const { rows } = await control.query<
-    QueueGrantRow & { kind: 'grant' | 'cap' | 'rate'; cap: number | null; per_second: number | null }
+    QueueGrantRow & { kind: 'grant' | 'cap' | 'rate' | 'team-rate'; cap: number | null; per_second: number | null }
   >({
     name: 'claim_find_queue_settings',
     text: `SELECT 'grant' AS kind, queue, team, weight, NULL::integer AS cap, NULL::float8 AS per_second
@@ -90,7 +91,9 @@ export async function findQueueSettings(
            UNION ALL
            SELECT 'cap', queue, NULL, NULL, concurrency, NULL FROM queue_limits WHERE queue = ANY($1::text[])
            UNION ALL
-           SELECT 'rate', queue, NULL, NULL, burst, per_second FROM queue_rates WHERE queue = ANY($1::text[])`,
+           SELECT 'rate', queue, NULL, NULL, burst, per_second FROM queue_rates WHERE queue = ANY($1::text[])
+           UNION ALL
+           SELECT 'team-rate', NULL, team, NULL, burst, per_second FROM team_rates`,
     values: [queues, withGrants],
   });
   return {
@@ -98,6 +101,9 @@ export async function findQueueSettings(
     caps: new Map(rows.flatMap((r) => (r.kind === 'cap' ? [[r.queue, r.cap!]] : []))),
     rates: new Map(
       rows.flatMap((r) => (r.kind === 'rate' ? [[r.queue, { perSecond: r.per_second!, burst: r.cap! }]] : [])),
+    ),
+    teamRates: new Map(
+      rows.flatMap((r) => (r.kind === 'team-rate' ? [[r.team!, { perSecond: r.per_second!, burst: r.cap! }]] : [])),
     ),
   };
 }

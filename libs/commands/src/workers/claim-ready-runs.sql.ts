@@ -48,6 +48,9 @@ export const CANDIDATES_CTES = `queue_room AS MATERIALIZED (
       LEFT JOIN queue_limits c ON c.queue = q.queue
       LEFT JOIN queue_rates r ON r.queue = q.queue
      WHERE c.queue IS NOT NULL OR r.queue IS NOT NULL
+  ), team_room AS MATERIALIZED (
+    SELECT r.team, floor(rate_tokens('team:' || r.team, r.per_second, r.burst))::integer AS room
+      FROM team_rates r WHERE r.team IN (SELECT s.team FROM served s)
   ), limited_leased AS MATERIALIZED (
     SELECT l.job, j.run_limit - l.leased AS headroom FROM leased_runs_by_job($1::text[]) l JOIN jobs j ON j.name = l.job
      WHERE j.run_limit IS NOT NULL
@@ -66,6 +69,7 @@ export const CANDIDATES_CTES = `queue_room AS MATERIALIZED (
                                       ARRAY(SELECT x.job FROM limited_leased x WHERE x.headroom <= 0)
                                         || ARRAY(SELECT x.job COLLATE "default" FROM rated x WHERE x.tokens <= 0), $6) r
      WHERE NOT EXISTS (SELECT 1 FROM queue_room x WHERE x.queue = s.queue AND x.room <= 0)
+       AND NOT EXISTS (SELECT 1 FROM team_room x WHERE x.team = s.team AND x.room <= 0)
   ), headroom AS (
     SELECT j.name AS job, least(coalesce(x.headroom, j.run_limit), t.tokens) AS headroom
       FROM jobs j LEFT JOIN limited_leased x ON x.job = j.name LEFT JOIN rated t ON t.job = j.name
@@ -76,11 +80,14 @@ export const CANDIDATES_CTES = `queue_room AS MATERIALIZED (
         SELECT s.run_id, s.job, s.team, s.queue, s.priority, s.available_at, s.weight,
                row_number() OVER (PARTITION BY s.job ORDER BY s.available_at) AS job_rank, h.headroom,
                row_number() OVER (PARTITION BY s.job, s.concurrency_key ORDER BY s.available_at) AS key_rank, s.key_room,
-               row_number() OVER (PARTITION BY s.queue ORDER BY s.available_at) AS queue_rank, q.room AS queue_room
+               row_number() OVER (PARTITION BY s.queue ORDER BY s.available_at) AS queue_rank, q.room AS queue_room,
+               row_number() OVER (PARTITION BY s.team ORDER BY s.available_at) AS team_rate_rank, t.room AS team_room
           FROM scanned s LEFT JOIN headroom h USING (job) LEFT JOIN queue_room q USING (queue)
+          LEFT JOIN team_room t ON t.team = s.team
       ) c
      WHERE (c.headroom IS NULL OR c.job_rank <= c.headroom) AND (c.key_room IS NULL OR c.key_rank <= c.key_room)
        AND (c.queue_room IS NULL OR c.queue_rank <= c.queue_room)
+       AND (c.team_room IS NULL OR c.team_rate_rank <= c.team_room)
   )`;
 
 /**
@@ -228,6 +235,8 @@ type LockedRunRow = RunRow & {
   capped_queues: string[];
   /** Each rated queue's [per second, burst]. */
   queue_rates: Record<string, [number, number]> | null;
+  /** Each rated team's [per second, burst]. */
+  team_rates: Record<string, [number, number]> | null;
   capped: boolean;
 };
 
@@ -256,10 +265,11 @@ function lockedRunsOf(rows: ReadonlyArray<LockedRunRow | NoRunRow>): LockedRuns 
   };
 }
 
-/** The rate buckets a locked run draws from: its job's, its concurrency key's, its queue's (RateBucket). */
+/** The rate buckets a locked run draws from: its job's, its concurrency key's, its queue's, its team's (RateBucket). */
 function rateBucketsOf(row: LockedRunRow): RateBucket[] {
-  const { job, queue, concurrencyKey } = row.definition;
+  const { job, queue, team, concurrencyKey } = row.definition;
   const queueRate = row.queue_rates?.[queue];
+  const teamRate = row.team_rates?.[team];
   return [
     ...(row.rate_per_second === null
       ? []
@@ -274,6 +284,7 @@ function rateBucketsOf(row: LockedRunRow): RateBucket[] {
           },
         ]),
     ...(queueRate === undefined ? [] : [{ name: `queue:${queue}`, perSecond: queueRate[0], burst: queueRate[1] }]),
+    ...(teamRate === undefined ? [] : [{ name: `team:${team}`, perSecond: teamRate[0], burst: teamRate[1] }]),
   ];
 }
 
@@ -293,7 +304,8 @@ function readClaimedRuns(prefetchMs: '$8' | '$2'): string {
       SELECT ${LOCKED_RUN_COLUMNS}, now() AS db_now, coalesce(j.limited, false) AS limited,
              j.rate_per_second, j.rate_burst, j.key_rate_per_second, j.key_rate_burst,
              ARRAY(SELECT q.queue FROM queue_limits q) AS capped_queues,
-             (SELECT jsonb_object_agg(q.queue, jsonb_build_array(q.per_second, q.burst)) FROM queue_rates q) AS queue_rates
+             (SELECT jsonb_object_agg(q.queue, jsonb_build_array(q.per_second, q.burst)) FROM queue_rates q) AS queue_rates,
+             (SELECT jsonb_object_agg(t.team, jsonb_build_array(t.per_second, t.burst)) FROM team_rates t) AS team_rates
         FROM lock_and_read_runs(ARRAY(SELECT claimed.run_id FROM claimed)) r
         LEFT JOIN LATERAL (
           SELECT j.run_limit IS NOT NULL AS limited, j.rate_per_second, j.rate_burst, j.key_rate_per_second, j.key_rate_burst

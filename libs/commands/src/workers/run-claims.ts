@@ -106,7 +106,11 @@ export class RunClaims {
   ): Promise<LeasedRun[]> {
     // The grants and caps are the control database's (always among the servers): the others keep no copy.
     const control = servers.find((s) => s.isControl)!;
-    const { grants, caps, rates } = await findQueueSettings(control.pool, request.queues, caller.team === null);
+    const { grants, caps, rates, teamRates } = await findQueueSettings(
+      control.pool,
+      request.queues,
+      caller.team === null,
+    );
     this.ready.noteLimited({ limitedJobs: new Set(), cappedQueues: new Set(caps.keys()) });
     const scope = { team: caller.team, queues: request.queues, teamsServed };
     const leftOut: string[] = [];
@@ -126,11 +130,16 @@ export class RunClaims {
       const chosen = chooseRuns(free, this.config.priorityWeights, limit, Math.random, turn);
       if (chosen.length === 0) break;
       for (const run of chosen) this.claiming.add(run.run_id);
-      const claimed = await this.claimWithinCaps(control, servers, { caps, rates }, chosen, caller, request).finally(
-        () => {
-          for (const run of chosen) this.claiming.delete(run.run_id);
-        },
-      );
+      const claimed = await this.claimWithinCaps(
+        control,
+        servers,
+        { caps, rates, teamRates },
+        chosen,
+        caller,
+        request,
+      ).finally(() => {
+        for (const run of chosen) this.claiming.delete(run.run_id);
+      });
       this.metrics.countDecisions(claimed.decided);
       leases.push(...(await withStoredPayloads(this.payloads, claimed.leases, claimed.decided)));
       const taken = new Set(claimed.leases.map((l) => l.runId));
@@ -167,58 +176,69 @@ export class RunClaims {
   }
 
   /**
-   * claimChosen for the chosen runs that fit their queues' caps and rates over the whole fleet. A capped
-   * or rated queue's runs are leased on every server, so its cap and its rate's bucket are kept in the
-   * control database: there the claim takes the fleet's lock of each such queue among the chosen
-   * (lockFleetQueueCaps), counts the queue's leased runs on every server that answers and its bucket's
-   * tokens (`fleet-queue:<queue>`), and keeps the lock until its claims on the servers have committed
-   * and the tokens they took are written back, so that the next claim counts them. Runs past a cap or a
-   * rate are left for a later claim (`capped`).
+   * claimChosen for the chosen runs that fit their queues' caps and their queues' and teams' rates over
+   * the whole fleet. Such a queue's or team's runs are leased on every server, so its cap and its rate's
+   * bucket are kept in the control database: there the claim takes the fleet's lock of each such queue
+   * among the chosen (lockFleetQueueCaps), counts the queue's leased runs on every server that answers,
+   * takes the buckets' locks and counts their tokens (`fleet-queue:<queue>`, `fleet-team:<team>`), and
+   * keeps the locks until its claims on the servers have committed and the tokens they took are written
+   * back, so that the next claim counts them. Runs past a cap or a rate are left for a later claim
+   * (`capped`).
    */
   private async claimWithinCaps(
     control: RunServer,
     servers: readonly RunServer[],
-    limits: Pick<Awaited<ReturnType<typeof findQueueSettings>>, 'caps' | 'rates'>,
+    limits: Pick<Awaited<ReturnType<typeof findQueueSettings>>, 'caps' | 'rates' | 'teamRates'>,
     chosen: ReadonlyArray<ClaimCandidateRow & { server: RunServer }>,
     caller: WorkerCaller,
     request: ClaimRequest,
   ): ReturnType<RunClaims['claimChosen']> {
-    const { caps, rates } = limits;
+    const { caps, rates, teamRates } = limits;
     const queues = [...new Set(chosen.map((run) => run.queue).filter((queue) => caps.has(queue) || rates.has(queue)))];
-    if (queues.length === 0) return this.claimChosen(chosen, caller, request);
+    const teams = [...new Set(chosen.map((run) => run.team).filter((team) => teamRates.has(team)))];
+    if (queues.length === 0 && teams.length === 0) return this.claimChosen(chosen, caller, request);
     return withTransaction(control.pool, async (tx) => {
       await lockFleetQueueCaps(tx, queues);
       const capped = queues.filter((queue) => caps.has(queue));
-      const counted = await Promise.all(
-        servers.map((server) => this.servers.unlessUnavailable(() => countLeasedByQueue(server.pool, capped))),
-      );
+      const counted =
+        capped.length === 0
+          ? []
+          : await Promise.all(
+              servers.map((server) => this.servers.unlessUnavailable(() => countLeasedByQueue(server.pool, capped))),
+            );
       const rooms = new Map(
         capped.map((queue) => [
           queue,
           caps.get(queue)! - counted.reduce((sum, c) => sum + (c.ok ? (c.value.get(queue) ?? 0) : 0), 0),
         ]),
       );
-      const bucketOf = (queue: string): string => `fleet-queue:${queue}`;
+      const queueBucket = (queue: string): string => `fleet-queue:${queue}`;
+      const teamBucket = (team: string): string => `fleet-team:${team}`;
       const tokens = await lockAndCountLimits(tx, {
         queues: [],
         jobs: [],
         keys: [],
         orders: [],
-        rates: queues.flatMap((queue) => {
-          const rate = rates.get(queue);
-          return rate === undefined ? [] : [{ name: bucketOf(queue), ...rate }];
-        }),
+        rates: [
+          ...queues.flatMap((queue) => {
+            const rate = rates.get(queue);
+            return rate === undefined ? [] : [{ name: queueBucket(queue), ...rate }];
+          }),
+          ...teams.map((team) => ({ name: teamBucket(team), ...teamRates.get(team)! })),
+        ],
       });
       const fitting = takeWithinRooms(chosen, (run) => [
         [rooms, run.queue],
-        [tokens.rates, bucketOf(run.queue)],
+        [tokens.rates, queueBucket(run.queue)],
+        [tokens.rates, teamBucket(run.team)],
       ]);
       const claimed = await this.claimChosen(fitting, caller, request);
-      const queueOf = new Map(chosen.map((run) => [run.run_id, run.queue]));
+      const runOf = new Map(chosen.map((run) => [run.run_id, run]));
       const taken = new Map<string, number>();
       for (const { runId } of claimed.leases) {
-        const bucket = bucketOf(queueOf.get(runId)!);
-        if (tokens.buckets.has(bucket)) taken.set(bucket, (taken.get(bucket) ?? 0) + 1);
+        const run = runOf.get(runId)!;
+        for (const bucket of [queueBucket(run.queue), teamBucket(run.team)])
+          if (tokens.buckets.has(bucket)) taken.set(bucket, (taken.get(bucket) ?? 0) + 1);
       }
       await takeRateTokens(tx, taken, tokens.buckets);
       return { ...claimed, capped: claimed.capped || fitting.length < chosen.length };
