@@ -1,11 +1,11 @@
 import {
-  apiClient,
   graphqlClient,
   scrapeMetrics,
   startReplicas,
   type Replicas,
   type RunningApp,
   type TeamClients,
+  replicaWorker,
 } from './support';
 
 const ADMIN_TOKEN = 'e2e-admin-token-concurrency-keys-0123456';
@@ -33,19 +33,9 @@ describe('concurrency per key', () => {
   });
   afterAll(() => replicas?.close());
 
-  const workerOn = (via: RunningApp) => apiClient(via.url, ops.workerToken);
-  const lease = async (via = app, max = 100, waitSeconds = 0): Promise<Lease[]> => {
-    const answer = await workerOn(via).post<{ leases: Lease[] }>('/v1/lease', { queues: ['ops'], max, waitSeconds });
-    expect(answer.status).toBe(200);
-    return answer.body.leases;
-  };
-  const complete = async (done: Lease, via = app): Promise<void> => {
-    const answer = await workerOn(via).post(`/v1/runs/${done.runId}/complete`, {
-      fencingToken: done.fencingToken,
-      outcome: 'success',
-    });
-    expect(answer.status).toBe(200);
-  };
+  const worker = replicaWorker<Lease>(() => ops);
+  const lease = (via = app, max = 100, waitSeconds = 0): Promise<Lease[]> => worker.lease(via, max, waitSeconds);
+  const complete = (done: Lease, via = app): Promise<void> => worker.complete(done, via);
   /**
    * Leases until `count` runs are leased in all: a claim leases what it can lock at that instant, and with
    * the log in a database of its own the projector may hold a new run's lock a moment as it applies it.

@@ -1,5 +1,13 @@
 import { PROJECTIONS, verifyProjections } from '@chronicle/projections';
-import { apiClient, graphqlClient, startReplicas, type Replicas, type RunningApp, type TeamClients } from './support';
+import {
+  apiClient,
+  graphqlClient,
+  startReplicas,
+  type Replicas,
+  type RunningApp,
+  type TeamClients,
+  replicaWorker,
+} from './support';
 
 const ADMIN_TOKEN = 'e2e-admin-token-ordering-keys-01234567';
 
@@ -34,20 +42,10 @@ describe('order per key', () => {
   });
   afterAll(() => replicas?.close());
 
-  const workerOn = (via: RunningApp) => apiClient(via.url, ops.workerToken);
-  const lease = async (via = app, max = 100, waitSeconds = 0): Promise<Lease[]> => {
-    const answer = await workerOn(via).post<{ leases: Lease[] }>('/v1/lease', { queues: ['ops'], max, waitSeconds });
-    expect(answer.status).toBe(200);
-    return answer.body.leases;
-  };
-  const complete = async (done: Lease, outcome: 'success' | 'failure' = 'success', via = app): Promise<void> => {
-    const answer = await workerOn(via).post(`/v1/runs/${done.runId}/complete`, {
-      fencingToken: done.fencingToken,
-      outcome,
-      ...(outcome === 'failure' ? { error: 'failed on purpose' } : {}),
-    });
-    expect(answer.status).toBe(200);
-  };
+  const worker = replicaWorker<Lease>(() => ops);
+  const lease = (via = app, max = 100, waitSeconds = 0): Promise<Lease[]> => worker.lease(via, max, waitSeconds);
+  const complete = (done: Lease, outcome: 'success' | 'failure' = 'success', via = app): Promise<void> =>
+    worker.complete(done, via, outcome);
   /** Leases until a run is leased: with the log in a database of its own, the projector may hold a new run's lock a moment. */
   const leaseOne = async (): Promise<Lease> => {
     const deadline = Date.now() + 10_000;

@@ -7,6 +7,7 @@ import {
   type Replicas,
   type RunningApp,
   type TeamClients,
+  replicaWorker,
 } from './support';
 
 const ADMIN_TOKEN = 'e2e-admin-token-rate-limits-0123456789';
@@ -34,19 +35,7 @@ describe('rate limits', () => {
   });
   afterAll(() => replicas?.close());
 
-  const workerOn = (via: RunningApp) => apiClient(via.url, ops.workerToken);
-  const lease = async (via: RunningApp, max: number, waitSeconds: number): Promise<Lease[]> => {
-    const answer = await workerOn(via).post<{ leases: Lease[] }>('/v1/lease', { queues: ['ops'], max, waitSeconds });
-    expect(answer.status).toBe(200);
-    return answer.body.leases;
-  };
-  const complete = async (done: Lease, via: RunningApp): Promise<void> => {
-    const answer = await workerOn(via).post(`/v1/runs/${done.runId}/complete`, {
-      fencingToken: done.fencingToken,
-      outcome: 'success',
-    });
-    expect(answer.status).toBe(200);
-  };
+  const { lease, complete } = replicaWorker<Lease>(() => ops);
   const enqueueMany = async (runs: ReadonlyArray<Record<string, unknown>>): Promise<string[]> => {
     const batch = await ops.team.post<{ runs: Array<{ runId: string }> }>('/v1/runs:batch', { runs });
     expect(batch.status).toBe(200);

@@ -8,3 +8,4 @@ export * from './build-dist';
 export * from './quiet-worker-logger';
 export * from './replicas';
 export * from './token-bucket';
+export * from './replica-worker';

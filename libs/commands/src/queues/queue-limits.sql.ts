@@ -1,5 +1,6 @@
 import type { RateLimit, RatePeriod } from '@chronicle/domain';
 import type { Queryable } from '@chronicle/platform';
+import { writeRate } from '../runs/rates.sql';
 
 /**
  * A queue's cap, at most this many of its runs leased at once (queue_limits, migrations/0040), and its
@@ -50,14 +51,7 @@ export async function writeQueueLimits(db: Queryable, queue: string, limits: Que
        ON CONFLICT (queue) DO UPDATE SET concurrency = EXCLUDED.concurrency, set_at = now()`,
       [queue, limits.concurrency],
     );
-  const { rate } = limits;
-  if (rate === null) await db.query('DELETE FROM queue_rates WHERE queue = $1', [queue]);
-  else
-    await db.query(
-      `INSERT INTO queue_rates (queue, "limit", per, burst) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (queue) DO UPDATE SET "limit" = EXCLUDED."limit", per = EXCLUDED.per, burst = EXCLUDED.burst, set_at = now()`,
-      [queue, rate.limit, rate.per, rate.burst ?? rate.limit],
-    );
+  await writeRate(db, 'queue', queue, limits.rate);
 }
 
 /**

@@ -14,14 +14,8 @@ import { EVENT_STORE, PG_POOL } from '@chronicle/platform';
 import { recordAdminChange } from '../teams/admin-change';
 import { requireTeamExists } from '../teams/require-team';
 import { teamQuotasOf } from './admit-enqueue';
-import {
-  deleteTeamQuotas,
-  findTeamQuotas,
-  findTeamRate,
-  lockTeamQuotas,
-  upsertTeamQuotas,
-  writeTeamRate,
-} from './team-quotas.sql';
+import { deleteTeamQuotas, findTeamQuotas, findTeamRate, lockTeamQuotas, upsertTeamQuotas } from './team-quotas.sql';
+import { writeRate } from '../runs/rates.sql';
 
 /** A team's enqueue quotas, and its rate of leased runs (docs/api.md, "Rate limits"; null: none). */
 export type TeamLimits = TeamQuotas & { readonly leaseRate: RateLimit | null };
@@ -73,7 +67,7 @@ export class SetTeamQuotasHandler implements ICommandHandler<SetTeamQuotas> {
         return { event: { type: AdminEventType.TeamQuotasSet, data: { team, ...quotas } }, answer: undefined };
       },
       write: async (tx) => {
-        await writeTeamRate(tx, team, quotas.leaseRate);
+        await writeRate(tx, 'team', team, quotas.leaseRate);
         if (quotas.enqueueRatePerSecond === null && quotas.maxPendingRuns === null) await deleteTeamQuotas(tx, team);
         else
           await upsertTeamQuotas(tx, team, {

@@ -127,14 +127,3 @@ export async function findTeamRate(db: Queryable, team: string): Promise<RateLim
   const row = rows[0];
   return row === undefined ? null : rateLimit(row);
 }
-
-/** Writes a team's rate of leased runs; null removes it. */
-export async function writeTeamRate(db: Queryable, team: string, rate: RateLimit | null): Promise<void> {
-  if (rate === null) await db.query('DELETE FROM team_rates WHERE team = $1', [team]);
-  else
-    await db.query(
-      `INSERT INTO team_rates (team, "limit", per, burst) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (team) DO UPDATE SET "limit" = EXCLUDED."limit", per = EXCLUDED.per, burst = EXCLUDED.burst, set_at = now()`,
-      [team, rate.limit, rate.per, rate.burst ?? rate.limit],
-    );
-}
