@@ -113,6 +113,7 @@ export function lifecycle(baseUrl: string, adminToken: string, document: OpenApi
         enqueueRatePerSecond: null,
         enqueueBurst: null,
         maxPendingRuns: 1000,
+        leaseRate: null,
       });
       expect((await api.getTeamQuotas({ client: admin, path: { team: 'billing' } })).data?.maxPendingRuns).toBe(1000);
       conforming();

@@ -10,7 +10,7 @@ interface Leased {
 
 /**
  * A worker of a team's queue on any of several API processes (startReplicas): its lease and its
- * completion over HTTP, each answer checked. `team` is read at each call, so it may be made once the
+ * completion over HTTP, each answer checked (any other status than 200 throws, with the answer). `team` is read at each call, so it may be made once the
  * replicas are up.
  */
 export function replicaWorker<L extends Leased>(team: () => TeamClients, queue = 'ops') {
@@ -18,7 +18,7 @@ export function replicaWorker<L extends Leased>(team: () => TeamClients, queue =
   return {
     async lease(via: RunningApp, max: number, waitSeconds: number): Promise<L[]> {
       const answer = await on(via).post<{ leases: L[] }>('/v1/lease', { queues: [queue], max, waitSeconds });
-      expect(answer.status).toBe(200);
+      if (answer.status !== 200) throw new Error(`lease answered ${answer.status}: ${JSON.stringify(answer.body)}`);
       return answer.body.leases;
     },
     async complete(done: L, via: RunningApp, outcome: 'success' | 'failure' = 'success'): Promise<void> {
@@ -27,7 +27,8 @@ export function replicaWorker<L extends Leased>(team: () => TeamClients, queue =
         outcome,
         ...(outcome === 'failure' ? { error: 'failed on purpose' } : {}),
       });
-      expect(answer.status).toBe(200);
+      if (answer.status !== 200)
+        throw new Error(`completion answered ${answer.status}: ${JSON.stringify(answer.body)}`);
     },
   };
 }
