@@ -7,7 +7,7 @@ export interface PollingSubscriptionOptions {
   /** Longest wait between reads when caught up; a wake-up cuts it short. */
   readonly idleWaitMs: number;
   readonly readBatch: (from: LogPosition, maxCount: number) => Promise<readonly RecordedEvent[]>;
-  readonly waitForAppend: (timeoutMs: number, signal: AbortSignal | undefined) => Promise<void>;
+  readonly waitForAppend: (timeoutMs: number, signal: AbortSignal | undefined) => Promise<unknown>;
 }
 
 /**

@@ -51,4 +51,4 @@ export { createMetricsRegistry } from './metrics/metrics-registry';
 export { PassFailures, type PassFailuresOptions, PeriodicPass, type PeriodicPassOptions } from './periodic-pass';
 export { projectRoot } from './project-root';
 export { adminTokenId, bearerToken, hashToken, isAdminTokenHash, newToken, newTokenId } from './security/api-tokens';
-export { WakeSignal } from './wake-signal';
+export { WakeSignal, type Relay } from './wake-signal';

@@ -1,29 +1,57 @@
 /**
+ * A wake-up handed to one waiter for one thing to do (a place freed): passed on (`pass`) to the next
+ * waiter that wants it when the woken one cannot try (it failed, or its caller went away).
+ */
+export interface Relay<Interest> {
+  readonly wants: (interest: Interest | undefined) => boolean;
+}
+
+/**
  * Wakes waiters of this process at once (an append for subscribers, new
  * ready runs for long-polling lease requests), so they need not wait for
  * their timer.
  */
-export class WakeSignal {
-  private waiters = new Set<() => void>();
+export class WakeSignal<Interest = void> {
+  /** In the order they began waiting, with what each waits for. */
+  private waiters = new Map<(relay?: Relay<Interest>) => void, Interest | undefined>();
 
   notify(): void {
     const waiters = this.waiters;
-    this.waiters = new Set();
-    for (const wake of waiters) wake();
+    this.waiters = new Map();
+    for (const wake of waiters.keys()) wake();
   }
 
-  wait(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Wakes the longest waiter that `wants` this, alone: where one thing to do is for one waiter, waking them
+   * all would have every one try for it at once.
+   */
+  notifyOne(wants: (interest: Interest | undefined) => boolean): void {
+    for (const [wake, interest] of this.waiters) {
+      if (!wants(interest)) continue;
+      wake({ wants });
+      return;
+    }
+  }
+
+  /** A relay this waiter could not act on: to the next waiter that wants it. */
+  pass(relay: Relay<Interest> | undefined): void {
+    if (relay !== undefined) this.notifyOne(relay.wants);
+  }
+
+  /** Until woken, the timeout or the signal: a relay when this waiter was woken alone for one thing to do. */
+  wait(timeoutMs: number, signal: AbortSignal | undefined, interest?: Interest): Promise<Relay<Interest> | undefined> {
     return new Promise((resolve) => {
-      if (signal?.aborted === true) return resolve();
-      const done = (): void => {
+      if (signal?.aborted === true) return resolve(undefined);
+      const done = (relay?: Relay<Interest>): void => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
+        signal?.removeEventListener('abort', aborted);
         this.waiters.delete(done);
-        resolve();
+        resolve(relay);
       };
-      const timer = setTimeout(done, timeoutMs);
-      signal?.addEventListener('abort', done, { once: true });
-      this.waiters.add(done);
+      const aborted = (): void => done();
+      const timer = setTimeout(aborted, timeoutMs);
+      signal?.addEventListener('abort', aborted, { once: true });
+      this.waiters.set(done, interest);
     });
   }
 }

@@ -1,11 +1,12 @@
 import type { OnModuleDestroy } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { WorkerCaller } from '@chronicle/domain';
+import type { Relay } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunServers } from '../shards/run-servers';
 import type { ClaimRequest } from './claim-ready-runs';
 import { nextAvailableAt, nextRateTokenAt } from './claim-ready-runs.sql';
-import { ReadySignal } from './ready-signal';
+import { ReadySignal, type Wanting } from './ready-signal';
 import { RunClaims } from './run-claims';
 
 /** POST /v1/lease: up to `max` runs of the worker's queues, waiting up to `waitSeconds` for work. */
@@ -75,34 +76,43 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     stop: AbortSignal,
   ): Promise<LeasedRun[]> {
     const grace = Date.now() + LOCKED_READY_GRACE_MS;
-    while (!stop.aborted) {
-      const leases = await this.claims.claim(caller, request);
-      if (leases.length > 0) return leases;
-      const left = deadline - Date.now();
-      if (left <= 0 && Date.now() >= grace) return leases;
-      const next = await this.nextAvailableAt(request.queues, caller.team);
-      // A run within the worker's prefetch window is leased already: the timer is for the window's edge.
-      const untilNext = next === null ? Infinity : next.getTime() - (request.prefetchMs ?? 0) - Date.now();
-      const inGrace = Date.now() < grace;
-      if (left <= 0) {
-        // Past its wait: once more only if runs are ready that this claim could not lock.
-        if (untilNext > 0) return leases;
-        await this.ready.wait(Math.min(LOCKED_READY_RETRY_MS, grace - Date.now()), stop);
-        continue;
+    const wanting = { queues: request.queues, team: caller.team };
+    // A place freed that this poll alone was woken for (ReadySignal.decided): passed on to the next waiter
+    // for it when this poll cannot try for it (its claim failed, or the worker went away).
+    let relay: Relay<Wanting> | undefined;
+    try {
+      while (!stop.aborted) {
+        const leases = await this.claims.claim(caller, request);
+        relay = undefined;
+        if (leases.length > 0) return leases;
+        const left = deadline - Date.now();
+        if (left <= 0 && Date.now() >= grace) return leases;
+        const next = await this.nextAvailableAt(request.queues, caller.team);
+        // A run within the worker's prefetch window is leased already: the timer is for the window's edge.
+        const untilNext = next === null ? Infinity : next.getTime() - (request.prefetchMs ?? 0) - Date.now();
+        const inGrace = Date.now() < grace;
+        if (left <= 0) {
+          // Past its wait: once more only if runs are ready that this claim could not lock.
+          if (untilNext > 0) return leases;
+          relay = await this.ready.wait(Math.min(LOCKED_READY_RETRY_MS, grace - Date.now()), stop, wanting);
+          continue;
+        }
+        // Runs ready that the claim did not take: locked by another transaction a moment (tried again shortly,
+        // within the grace), or held back by a limit (a job's concurrency, a key's), which only a run that ends
+        // lifts: that wakes this wait (ReadySignal.decided), and the poll does not spin meanwhile.
+        // A rate held back: the next token wakes this wait, if it comes before the fallback's look.
+        const heldBack = untilNext <= 0;
+        const wait = !heldBack
+          ? untilNext
+          : inGrace
+            ? LOCKED_READY_RETRY_MS
+            : await this.untilNextToken(request.queues, FALLBACK_POLL_MS);
+        relay = await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, wait), stop, wanting);
       }
-      // Runs ready that the claim did not take: locked by another transaction a moment (tried again shortly,
-      // within the grace), or held back by a limit (a job's concurrency, a key's), which only a run that ends
-      // lifts: that wakes this wait (ReadySignal.decided), and the poll does not spin meanwhile.
-      // A rate held back: the next token wakes this wait, if it comes before the fallback's look.
-      const heldBack = untilNext <= 0;
-      const wait = !heldBack
-        ? untilNext
-        : inGrace
-          ? LOCKED_READY_RETRY_MS
-          : await this.untilNextToken(request.queues, FALLBACK_POLL_MS);
-      await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, wait), stop);
+      return [];
+    } finally {
+      this.ready.pass(relay);
     }
-    return [];
   }
 
   onModuleDestroy(): void {

@@ -1,6 +1,7 @@
-import { createLogger } from '@chronicle/platform';
+import type { PresentRun } from '@chronicle/domain';
+import { createLogger, type Relay } from '@chronicle/platform';
 import { createTestDatabase, waitFor, type TestDatabase } from '@chronicle/testing';
-import { ReadyBroadcast, ReadySignal, notifyRunsReady } from './ready-signal';
+import { ReadyBroadcast, ReadySignal, notifyRunsReady, type Wanting } from './ready-signal';
 
 /** Long-polls woken across processes: each "process" here is a ReadySignal with its ReadyBroadcast. */
 describe('ready runs announced across processes (LISTEN/NOTIFY)', () => {
@@ -22,10 +23,17 @@ describe('ready runs announced across processes (LISTEN/NOTIFY)', () => {
   });
 
   /** A waiter of a process, as a waiting lease request is: resolves on a wake-up, or after a minute. */
-  const waiter = (ready: ReadySignal): { woken: () => boolean } => {
+  const waiter = (
+    ready: ReadySignal,
+    wanting?: Wanting,
+  ): { woken: () => boolean; relay: () => Relay<Wanting> | undefined } => {
     let woken = false;
-    void ready.wait(60_000, undefined).then(() => (woken = true));
-    return { woken: () => woken };
+    let relay: Relay<Wanting> | undefined;
+    void ready.wait(60_000, undefined, wanting).then((r) => {
+      woken = true;
+      relay = r;
+    });
+    return { woken: () => woken, relay: () => relay };
   };
 
   it("wakes the other process's waiting lease requests, and its own", async () => {
@@ -61,5 +69,33 @@ describe('ready runs announced across processes (LISTEN/NOTIFY)', () => {
     const again = waiter(b!.ready);
     a!.ready.notify();
     await waitFor(() => again.woken(), { timeoutMs: 5000, description: 'woken after listening again' });
+  });
+
+  it('wakes one waiter of the queue and team for a place freed, in each process, and the next when it is passed on', async () => {
+    const [a, b] = processes;
+    const first = waiter(a!.ready, { queues: ['q'], team: 't' });
+    const second = waiter(a!.ready, { queues: ['q'], team: 't' });
+    const otherQueue = waiter(a!.ready, { queues: ['other'], team: null });
+    const otherTeam = waiter(b!.ready, { queues: ['q'], team: 'u' });
+    const platform = waiter(b!.ready, { queues: ['other', 'q'], team: null });
+    const later = waiter(b!.ready, { queues: ['q'], team: 't' });
+    // A run of a concurrency key ended: its place may go to a waiting run of its key.
+    const ended = { status: 'succeeded', definition: { job: 'j', team: 't', queue: 'q', concurrencyKey: 'k' } };
+    a!.ready.decided([ended as unknown as PresentRun]);
+
+    await waitFor(() => platform.woken(), {
+      timeoutMs: 5000,
+      description: "the other process's platform waiter woken",
+    });
+    expect(first.woken()).toBe(true);
+    expect(first.relay()).toBeDefined();
+    // Woken at once where they are woken at all (this process, and the same notification in the other).
+    expect([second, otherQueue, otherTeam, later].map((w) => w.woken())).toEqual([false, false, false, false]);
+
+    // The first could not try (its worker went away): the next waiter for the place has it.
+    a!.ready.pass(first.relay());
+    await waitFor(() => second.woken(), { timeoutMs: 5000, description: 'the next waiter woken' });
+    expect(otherQueue.woken()).toBe(false);
+    for (const ready of [a!.ready, b!.ready]) ready.notify();
   });
 });

@@ -15,8 +15,8 @@ const MAX_LIMITED = 10_000;
  * poll covers anything else.
  */
 @Injectable()
-export class ReadySignal extends WakeSignal {
-  private publish: (() => void) | undefined;
+export class ReadySignal extends WakeSignal<Wanting> {
+  private publish: ((vacancies?: readonly Vacancy[]) => void) | undefined;
   /**
    * Jobs whose runs this process's claims found under a run limit, and queues with a cap: a run of theirs
    * that ends frees a place.
@@ -44,39 +44,90 @@ export class ReadySignal extends WakeSignal {
   /**
    * Runs a worker's decisions changed, once committed: they make runs leasable when one waits to be retried,
    * or when one held a place another waiting run may take now (a run of a concurrency key or an ordering key,
-   * of a job with a run limit, or of a capped queue). A run held back by a limit is not polled for (LeaseRunsHandler): this wakes its waiters.
+   * of a job with a run limit, or of a capped queue). A run held back by a limit is not polled for
+   * (LeaseRunsHandler): this wakes its waiters. A freed place wakes one waiter of its queue and team, in each
+   * process: twenty workers waiting for a job's one place, all woken, would take turns at the job's lock to
+   * find one of them (or the worker that freed it, leasing again) had it.
    */
   decided(runs: readonly PresentRun[]): void {
-    const freesOrReadies = (run: PresentRun): boolean =>
-      run.status === 'retry_wait' ||
-      run.definition.concurrencyKey !== undefined ||
-      run.definition.ordering !== undefined ||
-      this.limitedJobs.has(run.definition.job) ||
-      this.cappedQueues.has(run.definition.queue);
-    if (runs.some(freesOrReadies)) this.notify();
+    if (runs.some((run) => run.status === 'retry_wait')) return this.notify();
+    const vacancies = runs
+      .filter(
+        ({ definition }) =>
+          definition.concurrencyKey !== undefined ||
+          definition.ordering !== undefined ||
+          this.limitedJobs.has(definition.job) ||
+          this.cappedQueues.has(definition.queue),
+      )
+      .map(({ definition: { queue, team } }) => ({ queue, team }));
+    if (vacancies.length === 0) return;
+    this.wakeFor(vacancies);
+    this.publish?.(vacancies);
   }
 
-  /** What another process announced: this process's waiters only. */
-  wakeHere(): void {
-    super.notify();
+  /** What another process announced, runs ready or places freed: this process's waiters only. */
+  wakeHere(vacancies?: readonly Vacancy[]): void {
+    if (vacancies === undefined) super.notify();
+    else this.wakeFor(vacancies);
   }
 
   /** How `notify` tells the other processes (ReadyBroadcast); none: this process only. */
-  publishWith(publish: (() => void) | undefined): void {
+  publishWith(publish: ((vacancies?: readonly Vacancy[]) => void) | undefined): void {
     this.publish = publish;
+  }
+
+  private wakeFor(vacancies: readonly Vacancy[]): void {
+    for (const { queue, team } of vacancies)
+      this.notifyOne((w) => w === undefined || (w.queues.includes(queue) && (w.team === null || w.team === team)));
   }
 }
 
-/** The PostgreSQL channel of "runs are ready": the payload names the process that sent it. */
+/** What a long-polling lease request waits for: runs of these queues, of this team (null: any team). */
+export interface Wanting {
+  readonly queues: readonly string[];
+  readonly team: string | null;
+}
+
+/** A place freed in a queue for a team's runs. */
+export interface Vacancy {
+  readonly queue: string;
+  readonly team: string;
+}
+
+/**
+ * The PostgreSQL channel of "runs are ready": the payload names the process that sent it, and after a
+ * space, when that is all that happened, the places freed (Vacancy[] as JSON).
+ */
 export const RUNS_READY_CHANNEL = 'chronicle_runs_ready';
+/** Below PostgreSQL's limit on a notification's payload, in characters (each of ours is one byte or more). */
+const MAX_PAYLOAD = 7_000;
 /** Notifications of one process within this window go as one. */
 const COALESCE_MS = 5;
 /** After the listening connection broke, the next try. */
 const RELISTEN_MS = 1000;
 
 /** Announce ready runs to every process's long-polls (the scheduler's passes, for one). */
-export async function notifyRunsReady(db: Queryable, sender: string): Promise<void> {
-  await db.query({ name: 'notify_runs_ready', text: 'SELECT pg_notify($1, $2)', values: [RUNS_READY_CHANNEL, sender] });
+export async function notifyRunsReady(db: Queryable, sender: string, vacancies?: readonly Vacancy[]): Promise<void> {
+  const places = vacancies === undefined ? '' : ` ${JSON.stringify(vacancies)}`;
+  // A payload PostgreSQL would refuse (8,000 bytes) says "runs ready" instead: every waiter looks.
+  const payload = sender.length + places.length < MAX_PAYLOAD ? sender + places : sender;
+  await db.query({
+    name: 'notify_runs_ready',
+    text: 'SELECT pg_notify($1, $2)',
+    values: [RUNS_READY_CHANNEL, payload],
+  });
+}
+
+/** What is read from another process's payload: its sender, and its vacancies unless it said runs are ready. */
+function parsePayload(payload: string): { sender: string; vacancies?: Vacancy[] } {
+  const space = payload.indexOf(' ');
+  if (space < 0) return { sender: payload };
+  const sender = payload.slice(0, space);
+  try {
+    return { sender, vacancies: JSON.parse(payload.slice(space + 1)) as Vacancy[] };
+  } catch {
+    return { sender }; // not ours to read: every waiter looks
+  }
 }
 
 /**
@@ -89,7 +140,8 @@ export async function notifyRunsReady(db: Queryable, sender: string): Promise<vo
 export class ReadyBroadcast implements OnModuleInit, OnModuleDestroy {
   readonly sender = `api-${randomUUID()}`;
   private client: Client | undefined;
-  private pending = false;
+  /** What the next notification says: runs ready (`vacancies` undefined), or these places freed; none pending while `undefined`. */
+  private pending: { vacancies: Vacancy[] | undefined } | undefined;
   private stopped = false;
   private relisten: NodeJS.Timeout | undefined;
 
@@ -100,7 +152,7 @@ export class ReadyBroadcast implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.ready.publishWith(() => this.publishSoon());
+    this.ready.publishWith((vacancies) => this.publishSoon(vacancies));
     // Not listening yet is no reason not to start: the fallback poll finds other processes' runs.
     await this.listen().catch(() => undefined);
   }
@@ -112,12 +164,17 @@ export class ReadyBroadcast implements OnModuleInit, OnModuleDestroy {
     await this.client?.end().catch(() => undefined);
   }
 
-  private publishSoon(): void {
-    if (this.pending) return;
-    this.pending = true;
+  private publishSoon(vacancies?: readonly Vacancy[]): void {
+    if (this.pending !== undefined) {
+      if (vacancies === undefined) this.pending.vacancies = undefined;
+      else this.pending.vacancies?.push(...vacancies);
+      return;
+    }
+    this.pending = { vacancies: vacancies && [...vacancies] };
     setTimeout(() => {
-      this.pending = false;
-      notifyRunsReady(this.pool, this.sender).catch((err: unknown) =>
+      const { vacancies: freed } = this.pending!;
+      this.pending = undefined;
+      notifyRunsReady(this.pool, this.sender, freed).catch((err: unknown) =>
         this.logger.warn('could not announce ready runs to the other processes', { err }),
       );
     }, COALESCE_MS).unref();
@@ -126,7 +183,8 @@ export class ReadyBroadcast implements OnModuleInit, OnModuleDestroy {
   private async listen(): Promise<void> {
     const client = new Client(this.pool.options);
     client.on('notification', (message) => {
-      if (message.payload !== this.sender) this.ready.wakeHere();
+      const { sender, vacancies } = parsePayload(message.payload ?? '');
+      if (sender !== this.sender) this.ready.wakeHere(vacancies);
     });
     const lost = (err?: unknown): void => {
       if (this.client !== client) return;
