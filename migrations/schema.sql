@@ -714,8 +714,7 @@ BEGIN
       FROM unnest(p_order_jobs, p_order_keys) AS o(job, key)
     UNION ALL
     SELECT 'rate', t.name, NULL::text, floor(t.tokens)::integer, NULL::bigint, t.tokens, v_at
-      FROM (SELECT b.name, coalesce((SELECT least(b.burst, s.tokens + greatest(0, extract(epoch FROM v_at - s.refilled_at)) * b.per_second)
-                                       FROM rate_buckets s WHERE s.name = b.name), b.burst) AS tokens
+      FROM (SELECT b.name, rate_tokens_at(b.name, b.per_second, b.burst, v_at) AS tokens
               FROM unnest(p_buckets, p_per_second, p_bursts) AS b(name, per_second, burst)) t;
 END
 $function$;
@@ -866,7 +865,15 @@ CREATE OR REPLACE FUNCTION public.rate_tokens(p_name text, p_per_second double p
  LANGUAGE sql
  STABLE
 AS $function$
-  SELECT coalesce((SELECT least(p_burst, b.tokens + greatest(0, extract(epoch FROM now() - b.refilled_at)) * p_per_second)
+  SELECT rate_tokens_at(p_name, p_per_second, p_burst, now())
+$function$;
+
+CREATE OR REPLACE FUNCTION public.rate_tokens_at(p_name text, p_per_second double precision, p_burst integer, p_at timestamp with time zone)
+ RETURNS double precision
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT coalesce((SELECT least(p_burst, b.tokens + greatest(0, extract(epoch FROM p_at - b.refilled_at)) * p_per_second)
                      FROM rate_buckets b WHERE b.name = p_name), p_burst)
 $function$;
 
