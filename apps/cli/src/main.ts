@@ -1,7 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { isUnavailable } from '@chronicle/platform';
 import { apiCommands } from './api-commands';
-import { operatorCommands } from './operator-commands';
+import type * as OperatorCommands from './operator-commands';
 import { CliError, EXIT, Output } from './output';
 
 /**
@@ -21,9 +20,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option('--token <token>', 'the API commands: a team or admin token (default CHRONICLE_TOKEN)')
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
-  for (const command of operatorCommands(output)) program.addCommand(command.exitOverride());
   const flags = (): { url?: string; token?: string } => program.opts<{ url?: string; token?: string }>();
-  for (const command of apiCommands(output, flags)) program.addCommand(exitOverrideAll(command));
+  const api = apiCommands(output, flags);
+  // The operator's commands load the whole server side (the log, the projections, the shard tools): half a
+  // second of every call. An API command, the usual call from a script, goes without them.
+  const operator = isApiCommand(argv, api) ? undefined : loadOperatorCommands();
+  for (const command of operator?.operatorCommands(output) ?? []) program.addCommand(command.exitOverride());
+  for (const command of api) program.addCommand(exitOverrideAll(command));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.ok;
@@ -34,8 +37,25 @@ export async function main(argv: readonly string[]): Promise<number> {
       return err.exitCode;
     }
     output.error(err instanceof Error ? err.message : String(err));
-    return isUnavailable(err) ? EXIT.unavailable : EXIT.failed;
+    return operator?.isUnavailable(err) === true ? EXIT.unavailable : EXIT.failed;
   }
+}
+
+/** The command line names one of the API's commands (the first word that is not a global option's). */
+function isApiCommand(argv: readonly string[], api: readonly Command[]): boolean {
+  const withValue = new Set(['--url', '--token']);
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (withValue.has(word)) i++;
+    else if (!word.startsWith('-')) return api.some((command) => command.name() === word);
+  }
+  return false;
+}
+
+function loadOperatorCommands(): typeof OperatorCommands {
+  // require, not import(): a relative import() in CommonJS output would go through ESM resolution.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./operator-commands') as typeof OperatorCommands;
 }
 
 /** Every subcommand reports a wrong command line by throwing, as the program does. */

@@ -5,6 +5,9 @@ import { operate } from './operate';
 import { CliError, EXIT, nonNegativeInteger, type Output } from './output';
 import { projectionCommands } from './projection-commands';
 
+/** Whether an error says the database could not be reached (exit code 3). */
+export { isUnavailable } from '@chronicle/platform';
+
 /**
  * The operator's commands, against the database itself (DATABASE_URL, and
  * the event store settings the server reads): projections status, rebuild
