@@ -44,6 +44,12 @@ interface ServersRun {
   /** CPU µs per run: the machine, and of it every PostgreSQL server's. */
   readonly cpuMicrosecondsPerRun: number | undefined;
   readonly postgresMicrosecondsPerRun: number | undefined;
+  /**
+   * The machine's CPU while the fleet stood idle (the backlog enqueued, no worker yet), in cores: the
+   * work each server and process does whatever the load (scheduler passes, projector polls, PostgreSQL's
+   * own), which a drain of a few seconds counts in its cost per run.
+   */
+  readonly idleCores: number | undefined;
   readonly claimP50Ms: number;
   readonly claimP99Ms: number;
   /** Runs without their RunScheduled, RunLeased and RunSucceeded in the logs. */
@@ -107,6 +113,8 @@ interface ServerDown {
 }
 
 const DOWN_WINDOW_MS = 3_000;
+/** The window the idle fleet's CPU is measured over, before each drain. */
+const IDLE_WINDOW_MS = 3_000;
 
 /**
  * A shard moved during the drain (`chronicle shards move`, shard 0 from the bench's database to the last
@@ -170,7 +178,14 @@ async function drainOnServers(server: BenchServer, count: number, backlog: numbe
     for (let done = 0; done < backlog; done += 1000)
       await enqueue(clients.team, jobs, done, Math.min(1000, backlog - done));
 
-    const cpu = new CpuMeter(() => (slot.pid === undefined ? [] : [slot.pid]));
+    const ownPids = (): number[] => (slot.pid === undefined ? [] : [slot.pid]);
+    const idle = new CpuMeter(ownPids);
+    await idle.open();
+    await sleep(IDLE_WINDOW_MS);
+    // One "run" a microsecond of the window: its machine figure is the cores it kept busy.
+    await idle.close(IDLE_WINDOW_MS * 1000);
+    const idleCores = idle.microsecondsPerRun()?.machine;
+    const cpu = new CpuMeter(ownPids);
     await cpu.open();
     const started = Date.now();
     const running = Array.from({ length: WORKERS }, (_, i) => {
@@ -246,6 +261,7 @@ async function drainOnServers(server: BenchServer, count: number, backlog: numbe
         completionsPerSecond: 0,
         cpuMicrosecondsPerRun: undefined,
         postgresMicrosecondsPerRun: undefined,
+        idleCores,
         claimP50Ms: quantile(claims, 0.5),
         claimP99Ms: quantile(claims, 0.99),
         missingFromLog: 0,
@@ -266,6 +282,7 @@ async function drainOnServers(server: BenchServer, count: number, backlog: numbe
       completionsPerSecond: backlog / seconds,
       cpuMicrosecondsPerRun: perRun?.machine,
       postgresMicrosecondsPerRun: perRun?.postgres,
+      idleCores,
       claimP50Ms: quantile(claims, 0.5),
       claimP99Ms: quantile(claims, 0.99),
       missingFromLog: backlog - (await completeInLogs(pools)),
@@ -366,6 +383,11 @@ function formatReport(
   const one = runs.find((r) => r.servers === 1);
   const ratio = (value: number | undefined, base: number | undefined): string =>
     value === undefined || base === undefined || base === 0 ? '' : `${(value / base).toFixed(2)}x`;
+  // The drain's cost per run less what the idle fleet would have spent over the drain's seconds anyway.
+  const busy = (r: ServersRun): number | undefined =>
+    r.cpuMicrosecondsPerRun === undefined || r.idleCores === undefined
+      ? undefined
+      : r.cpuMicrosecondsPerRun - (r.idleCores * r.seconds * 1e6) / r.runs;
   const rows = runs.map((r) => [
     String(r.servers),
     formatCount(r.runs),
@@ -374,6 +396,9 @@ function formatReport(
     r.cpuMicrosecondsPerRun === undefined ? 'n/a' : formatCount(Math.round(r.cpuMicrosecondsPerRun)),
     ratio(r.cpuMicrosecondsPerRun, one?.cpuMicrosecondsPerRun),
     r.postgresMicrosecondsPerRun === undefined ? 'n/a' : formatCount(Math.round(r.postgresMicrosecondsPerRun)),
+    r.idleCores === undefined ? 'n/a' : r.idleCores.toFixed(2),
+    busy(r) === undefined ? 'n/a' : formatCount(Math.round(busy(r)!)),
+    ratio(busy(r), one === undefined ? undefined : busy(one)),
     `${r.claimP50Ms.toFixed(1)} / ${r.claimP99Ms.toFixed(1)}`,
     r.missingFromLog === 0 ? 'yes' : `NO: ${r.missingFromLog} missing`,
   ]);
@@ -388,6 +413,9 @@ function formatReport(
         'CPU us/run',
         'vs 1',
         'of it PostgreSQL',
+        'idle cores',
+        'less idle',
+        'vs 1',
         'claim p50 / p99 ms',
         'every run in the logs',
       ],
