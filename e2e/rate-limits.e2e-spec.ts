@@ -94,7 +94,10 @@ describe('rate limits', () => {
     // Held back, the workers waited for the next token: about (20 - 3) / 5 s in all, not much more.
     expect(took).toBeGreaterThan(2_500);
     expect(took).toBeLessThan(12_000);
-    expect((await claims()) - before).toBeLessThan(400);
+    // Held back by the empty bucket, each lease call waits for the next token: the four workers wake for each
+    // (about 4 claims a token, some 125 here). A call that tried again every 20 ms for its first 250 ms made
+    // some 335.
+    expect((await claims()) - before).toBeLessThan(200);
   });
 
   it("gives each concurrency key a bucket of its own with the job's keyRate, and shows the held-back runs in the metrics", async () => {

@@ -92,21 +92,24 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
         const untilNext = next === null ? Infinity : next.getTime() - (request.prefetchMs ?? 0) - Date.now();
         const inGrace = Date.now() < grace;
         if (left <= 0) {
-          // Past its wait: once more only if runs are ready that this claim could not lock.
+          // Past its wait: once more only if runs are ready that this claim could not lock, or a rate's next
+          // token comes within the grace.
           if (untilNext > 0) return leases;
-          relay = await this.ready.wait(Math.min(LOCKED_READY_RETRY_MS, grace - Date.now()), stop, wanting);
+          const retry = await this.untilNextToken(request.queues, LOCKED_READY_RETRY_MS);
+          if (retry > grace - Date.now()) return leases;
+          relay = await this.ready.wait(retry, stop, wanting);
           continue;
         }
-        // Runs ready that the claim did not take: locked by another transaction a moment (tried again shortly,
-        // within the grace), or held back by a limit (a job's concurrency, a key's), which only a run that ends
-        // lifts: that wakes this wait (ReadySignal.decided), and the poll does not spin meanwhile.
-        // A rate held back: the next token wakes this wait, if it comes before the fallback's look.
+        // Runs ready that the claim did not take: held back by a rate (an empty bucket: the next token wakes
+        // this wait, if it comes before the fallback's look), locked by another transaction a moment (tried
+        // again shortly, within the grace), or held back by a limit (a job's concurrency, a key's), which only
+        // a run that ends lifts: that wakes this wait (ReadySignal.decided), and the poll does not spin meanwhile.
+        // The rate first: a poll that tried again every few milliseconds of its grace while the bucket was
+        // empty made a dozen claims a lease call for nothing.
         const heldBack = untilNext <= 0;
         const wait = !heldBack
           ? untilNext
-          : inGrace
-            ? LOCKED_READY_RETRY_MS
-            : await this.untilNextToken(request.queues, FALLBACK_POLL_MS);
+          : await this.untilNextToken(request.queues, inGrace ? LOCKED_READY_RETRY_MS : FALLBACK_POLL_MS);
         relay = await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, wait), stop, wanting);
       }
       return [];
