@@ -4,6 +4,8 @@
  */
 export interface Relay<Interest> {
   readonly wants: (interest: Interest | undefined) => boolean;
+  /** What it was for, as the waker named it: the woken waiter may act on it. */
+  readonly reason?: string;
 }
 
 /**
@@ -25,17 +27,17 @@ export class WakeSignal<Interest = void> {
    * Wakes the longest waiter that `wants` this, alone: where one thing to do is for one waiter, waking them
    * all would have every one try for it at once.
    */
-  notifyOne(wants: (interest: Interest | undefined) => boolean): void {
+  notifyOne(wants: (interest: Interest | undefined) => boolean, reason?: string): void {
     for (const [wake, interest] of this.waiters) {
       if (!wants(interest)) continue;
-      wake({ wants });
+      wake(reason === undefined ? { wants } : { wants, reason });
       return;
     }
   }
 
   /** A relay this waiter could not act on: to the next waiter that wants it. */
   pass(relay: Relay<Interest> | undefined): void {
-    if (relay !== undefined) this.notifyOne(relay.wants);
+    if (relay !== undefined) this.notifyOne(relay.wants, relay.reason);
   }
 
   /** Until woken, the timeout or the signal: a relay when this waiter was woken alone for one thing to do. */

@@ -6,7 +6,7 @@ import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunServers } from '../shards/run-servers';
 import type { ClaimRequest } from './claim-ready-runs';
 import { nextAvailableAt, nextRateTokenAt } from './claim-ready-runs.sql';
-import { ReadySignal, type Wanting } from './ready-signal';
+import { ReadySignal, TOKEN, type Wanting } from './ready-signal';
 import { RunClaims } from './run-claims';
 
 /** POST /v1/lease: up to `max` runs of the worker's queues, waiting up to `waitSeconds` for work. */
@@ -83,8 +83,13 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     try {
       while (!stop.aborted) {
         const leases = await this.claims.claim(caller, request);
+        const woken = relay;
         relay = undefined;
-        if (leases.length > 0) return leases;
+        if (leases.length > 0) {
+          // Woken alone for a rate's token, and leased: the next token wakes the next waiter.
+          if (woken?.reason === TOKEN) await this.wakeForNextToken(request.queues, wanting);
+          return leases;
+        }
         const left = deadline - Date.now();
         if (left <= 0 && Date.now() >= grace) return leases;
         const next = await this.nextAvailableAt(request.queues, caller.team);
@@ -95,21 +100,21 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
           // Past its wait: once more only if runs are ready that this claim could not lock, or a rate's next
           // token comes within the grace.
           if (untilNext > 0) return leases;
-          const retry = await this.untilNextToken(request.queues, LOCKED_READY_RETRY_MS);
+          const retry = (await this.untilNextToken(request.queues)) ?? LOCKED_READY_RETRY_MS;
           if (retry > grace - Date.now()) return leases;
           relay = await this.ready.wait(retry, stop, wanting);
           continue;
         }
-        // Runs ready that the claim did not take: held back by a rate (an empty bucket: the next token wakes
-        // this wait, if it comes before the fallback's look), locked by another transaction a moment (tried
-        // again shortly, within the grace), or held back by a limit (a job's concurrency, a key's), which only
-        // a run that ends lifts: that wakes this wait (ReadySignal.decided), and the poll does not spin meanwhile.
-        // The rate first: a poll that tried again every few milliseconds of its grace while the bucket was
-        // empty made a dozen claims a lease call for nothing.
+        // Runs ready that the claim did not take: held back by a rate (an empty bucket: its next token wakes one
+        // of the process's waiters for these queues, ReadySignal.wakeOneAt), locked by another transaction a
+        // moment (tried again shortly, within the grace), or held back by a limit (a job's concurrency, a key's),
+        // which only a run that ends lifts: that wakes this wait (ReadySignal.decided), and the poll does not
+        // spin meanwhile. The rate first: a poll that tried again every few milliseconds of its grace while the
+        // bucket was empty made a dozen claims a lease call for nothing.
         const heldBack = untilNext <= 0;
-        const wait = !heldBack
-          ? untilNext
-          : await this.untilNextToken(request.queues, inGrace ? LOCKED_READY_RETRY_MS : FALLBACK_POLL_MS);
+        const token = heldBack ? await this.untilNextToken(request.queues) : undefined;
+        if (token !== undefined) this.ready.wakeOneAt(Date.now() + token, wanting);
+        const wait = !heldBack ? untilNext : token !== undefined || !inGrace ? FALLBACK_POLL_MS : LOCKED_READY_RETRY_MS;
         relay = await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, wait), stop, wanting);
       }
       return [];
@@ -122,13 +127,18 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     this.stopping.abort();
   }
 
-  /** Milliseconds until an empty rate bucket of these queues has a token again, over every server; `otherwise` when none is empty. */
-  private async untilNextToken(queues: readonly string[], otherwise: number): Promise<number> {
+  /** Milliseconds until an empty rate bucket of these queues has a token again, over every server; none empty: undefined. */
+  private async untilNextToken(queues: readonly string[]): Promise<number | undefined> {
     const answers = await Promise.all(
       this.servers.all.map((s) => this.servers.unlessUnavailable(() => nextRateTokenAt(s.pool, queues))),
     );
     const times = answers.flatMap((a) => (a.ok && a.value !== null ? [a.value.getTime()] : []));
-    return times.length === 0 ? otherwise : Math.max(1, Math.min(...times) - Date.now());
+    return times.length === 0 ? undefined : Math.max(1, Math.min(...times) - Date.now());
+  }
+
+  /** The next waiter for these queues woken at the next token, or now where the buckets have tokens left. */
+  private async wakeForNextToken(queues: readonly string[], wanting: Wanting): Promise<void> {
+    this.ready.wakeOneAt(Date.now() + ((await this.untilNextToken(queues)) ?? 0), wanting);
   }
 
   /** The earliest time a waiting run of these queues comes due, over every server that answers. */

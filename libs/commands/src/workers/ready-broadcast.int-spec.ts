@@ -96,6 +96,24 @@ describe('ready runs announced across processes (LISTEN/NOTIFY)', () => {
     a!.ready.pass(first.relay());
     await waitFor(() => second.woken(), { timeoutMs: 5000, description: 'the next waiter woken' });
     expect(otherQueue.woken()).toBe(false);
-    for (const ready of [a!.ready, b!.ready]) ready.notify();
+    // The waiters left, woken here only (a notify would reach the other process in the next test).
+    for (const ready of [a!.ready, b!.ready]) ready.wakeHere();
+  });
+
+  it("wakes one waiter of the queues and team for a rate's next token, with one timer for all", async () => {
+    const [a] = processes;
+    const wanting = { queues: ['q', 'r'], team: 't' };
+    const first = waiter(a!.ready, wanting);
+    const second = waiter(a!.ready, { queues: ['r', 'q'], team: 't' });
+    const otherTeam = waiter(a!.ready, { queues: ['q', 'r'], team: null });
+    const at = Date.now() + 50;
+    a!.ready.wakeOneAt(at, wanting);
+    a!.ready.wakeOneAt(at + 1, { queues: ['r', 'q'], team: 't' }); // the same token, as another waiter saw it
+    await waitFor(() => first.woken(), { timeoutMs: 5000, description: 'the longest waiter woken at the token' });
+    expect(first.relay()?.reason).toBe('token');
+    expect(Date.now()).toBeGreaterThanOrEqual(at);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // past a second timer's time, had there been one
+    expect([second.woken(), otherTeam.woken()]).toEqual([false, false]);
+    a!.ready.wakeHere();
   });
 });

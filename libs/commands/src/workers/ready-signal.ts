@@ -23,6 +23,8 @@ export class ReadySignal extends WakeSignal<Wanting> {
    */
   private readonly limitedJobs = new Set<string>();
   private readonly cappedQueues = new Set<string>();
+  /** The next-token timers of wakeOneAt, by wantingKey. */
+  private readonly tokenTimers = new Map<string, { readonly at: number; readonly timer: NodeJS.Timeout }>();
 
   /** Runs became ready: wake this process's waiters and tell the other processes. */
   override notify(): void {
@@ -65,6 +67,27 @@ export class ReadySignal extends WakeSignal<Wanting> {
     this.publish?.(vacancies);
   }
 
+  /**
+   * Wakes one waiter wanting exactly these queues of this team when a rate's next token comes, at `at`: one
+   * timer for all of this process's waiters held back by the bucket, where each waking at the token would
+   * claim, and all but one find it taken. The woken one, having leased, sets the next (LeaseRunsHandler).
+   */
+  wakeOneAt(at: number, wanting: Wanting): void {
+    const key = wantingKey(wanting);
+    const set = this.tokenTimers.get(key);
+    if (set !== undefined && set.at <= at + TOKEN_SLACK_MS) return;
+    clearTimeout(set?.timer);
+    const timer = setTimeout(
+      () => {
+        this.tokenTimers.delete(key);
+        this.notifyOne((w) => w !== undefined && wantingKey(w) === key, TOKEN);
+      },
+      Math.max(0, at - Date.now()),
+    );
+    timer.unref();
+    this.tokenTimers.set(key, { at, timer });
+  }
+
   /** What another process announced, runs ready or places freed: this process's waiters only. */
   wakeHere(vacancies?: readonly Vacancy[]): void {
     if (vacancies === undefined) super.notify();
@@ -80,6 +103,15 @@ export class ReadySignal extends WakeSignal<Wanting> {
     for (const { queue, team } of vacancies)
       this.notifyOne((w) => w === undefined || (w.queues.includes(queue) && (w.team === null || w.team === team)));
   }
+}
+
+/** The reason of a relay woken by a rate's next token (ReadySignal.wakeOneAt). */
+export const TOKEN = 'token';
+/** Token times this close are one: each waiter computes the same instant, give or take its rounding. */
+const TOKEN_SLACK_MS = 5;
+
+function wantingKey({ queues, team }: Wanting): string {
+  return `${team ?? ''}\u0000${[...queues].sort().join('\u0000')}`;
 }
 
 /** What a long-polling lease request waits for: runs of these queues, of this team (null: any team). */
