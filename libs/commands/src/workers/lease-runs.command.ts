@@ -77,8 +77,9 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
   ): Promise<LeasedRun[]> {
     const grace = Date.now() + LOCKED_READY_GRACE_MS;
     const wanting = { queues: request.queues, team: caller.team };
-    // A place freed that this poll alone was woken for (ReadySignal.decided): passed on to the next waiter
-    // for it when this poll cannot try for it (its claim failed, or the worker went away).
+    // What this poll alone was woken for, a place freed (ReadySignal.decided) or a rate's token (wakeOneAt):
+    // passed on to the next waiter for it when this poll cannot try for it (its claim failed, or the worker
+    // went away).
     let relay: Relay<Wanting> | undefined;
     try {
       while (!stop.aborted) {
