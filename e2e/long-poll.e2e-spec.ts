@@ -61,4 +61,34 @@ describe('long-polling leases', () => {
     );
     expect(events.body.events.filter((e) => e.type === 'RunLeased').map((e) => e.data.workerId)).toEqual(['next']);
   });
+
+  it('tries again within its grace for a ready run another transaction holds, asking the rate buckets once', async () => {
+    const enqueued = await team.post<{ runId: string }>('/v1/jobs/ops.nightly/runs', {});
+    expect(enqueued.status).toBe(201);
+    const holder = await db.pool.connect();
+    const statements = jest.spyOn(db.pool, 'query');
+    try {
+      // The run's stream lock, the lock a claim tries for each run it takes (and a completion holds).
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(run_lock_key($1))', [enqueued.body.runId]);
+      const held = await worker.post<{ leases: unknown[] }>('/v1/lease', { queues: ['ops'], max: 1, workerId: 'w' });
+      expect(held.body.leases).toEqual([]);
+      const named = (name: string): number =>
+        statements.mock.calls.filter(([config]) => (config as { name?: string }).name === name).length;
+      // Tried again every few milliseconds of the grace (each empty try looks for the next due run), with the
+      // rate buckets (none here) looked at the first time only.
+      expect(named('claim_next_available_at')).toBeGreaterThan(3);
+      expect(named('claim_next_rate_token_at')).toBe(1);
+    } finally {
+      statements.mockRestore();
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    const next = await worker.post<{ leases: Array<{ runId: string }> }>('/v1/lease', {
+      queues: ['ops'],
+      max: 1,
+      workerId: 'w',
+    });
+    expect(next.body.leases.map((l) => l.runId)).toEqual([enqueued.body.runId]);
+  });
 });

@@ -81,6 +81,15 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
     // passed on to the next waiter for it when this poll cannot try for it (its claim failed, or the worker
     // went away).
     let relay: Relay<Wanting> | undefined;
+    // This call's last look at the rate buckets of its queues found none empty: in the grace, whose tries come
+    // every few milliseconds for runs another transaction holds a moment, the buckets are not asked again.
+    let bucketsFull = false;
+    const untilNextToken = async (inGrace: boolean): Promise<number | undefined> => {
+      if (inGrace && bucketsFull) return undefined;
+      const token = await this.untilNextToken(request.queues);
+      bucketsFull = token === undefined;
+      return token;
+    };
     try {
       while (!stop.aborted) {
         const leases = await this.claims.claim(caller, request);
@@ -101,7 +110,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
           // Past its wait: once more only if runs are ready that this claim could not lock, or a rate's next
           // token comes within the grace.
           if (untilNext > 0) return leases;
-          const retry = (await this.untilNextToken(request.queues)) ?? LOCKED_READY_RETRY_MS;
+          const retry = (await untilNextToken(true)) ?? LOCKED_READY_RETRY_MS;
           if (retry > grace - Date.now()) return leases;
           relay = await this.ready.wait(retry, stop, wanting);
           continue;
@@ -113,7 +122,7 @@ export class LeaseRunsHandler implements ICommandHandler<LeaseRuns>, OnModuleDes
         // spin meanwhile. The rate first: a poll that tried again every few milliseconds of its grace while the
         // bucket was empty made a dozen claims a lease call for nothing.
         const heldBack = untilNext <= 0;
-        const token = heldBack ? await this.untilNextToken(request.queues) : undefined;
+        const token = heldBack ? await untilNextToken(inGrace) : undefined;
         if (token !== undefined) this.ready.wakeOneAt(Date.now() + token, wanting);
         const wait = !heldBack ? untilNext : token !== undefined || !inGrace ? FALLBACK_POLL_MS : LOCKED_READY_RETRY_MS;
         relay = await this.ready.wait(Math.min(left, FALLBACK_POLL_MS, wait), stop, wanting);
