@@ -10,6 +10,8 @@ const root = path.resolve(__dirname, '../..');
 export interface RoleProcess {
   readonly child: ChildProcess;
   readonly pid: number;
+  /** Its HTTP address (`http://127.0.0.1:<port>`). */
+  readonly url: string;
   output(): string;
 }
 
@@ -37,11 +39,12 @@ export async function startRole(
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  await waitUntilHealthy(`http://127.0.0.1:${port}`, {
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilHealthy(url, {
     exitedWith: () => (child.exitCode === null ? undefined : out),
     output: () => out,
   });
-  return { child, pid: child.pid!, output: () => out };
+  return { child, pid: child.pid!, url, output: () => out };
 }
 
 /** Its exit code, once it has exited (null: ended by a signal). */

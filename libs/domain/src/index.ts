@@ -69,6 +69,7 @@ export {
   type RunOrdering,
   type RunPlaceMetadata,
   type RunScheduledData,
+  type RunTrace,
   type RunSource,
   type RunUnique,
   type RunDebouncedData,

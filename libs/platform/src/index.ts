@@ -51,4 +51,15 @@ export { createMetricsRegistry } from './metrics/metrics-registry';
 export { PassFailures, type PassFailuresOptions, PeriodicPass, type PeriodicPassOptions } from './periodic-pass';
 export { projectRoot } from './project-root';
 export { adminTokenId, bearerToken, hashToken, isAdminTokenHash, newToken, newTokenId } from './security/api-tokens';
+export {
+  inSpan,
+  serverSpan,
+  startTracing,
+  traceContextOf,
+  traceContextOfSpan,
+  tracingConfigured,
+  tracingOn,
+  type TraceContext,
+  type Tracing,
+} from './tracing/tracing';
 export { WakeSignal, type Relay } from './wake-signal';

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '@chronicle/event-store';
-import { type Queryable, withTransaction, type JsonLogger, PassFailures } from '@chronicle/platform';
+import { inSpan, type Queryable, withTransaction, type JsonLogger, PassFailures } from '@chronicle/platform';
 import { Registry } from 'prom-client';
 import {
   type CheckpointMove,
@@ -182,7 +182,16 @@ export class ProjectionRunner {
     );
   }
 
-  private async applyBatch(positions: readonly LogPosition[], batch: readonly RecordedEvent[]): Promise<LogPosition[]> {
+  private applyBatch(positions: readonly LogPosition[], batch: readonly RecordedEvent[]): Promise<LogPosition[]> {
+    return inSpan('chronicle.project', { 'chronicle.events': batch.length }, () =>
+      this.applyInTransaction(positions, batch),
+    );
+  }
+
+  private async applyInTransaction(
+    positions: readonly LogPosition[],
+    batch: readonly RecordedEvent[],
+  ): Promise<LogPosition[]> {
     const to = batch[batch.length - 1]!.position;
     await withTransaction(
       this.pool,

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { runInRequestContext, type JsonLogger } from '@chronicle/platform';
+import { SpanStatusCode } from '@opentelemetry/api';
+import {
+  runInRequestContext,
+  serverSpan,
+  traceContextOf,
+  traceContextOfSpan,
+  type JsonLogger,
+} from '@chronicle/platform';
 
 /**
  * A caller's X-Request-Id is kept when it is short and plain: no spaces,
@@ -26,11 +33,24 @@ export function requestLogging(logger: JsonLogger) {
     const requestId = typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : randomUUID();
     response.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
+    // The request's span when this process traces (a child of the caller's traceparent); its events record
+    // that span's context, or the caller's where this process makes no span (or one not sampled).
+    const traced = serverSpan(request.method, request.headers);
+    const trace =
+      traced?.span.isRecording() === true
+        ? traceContextOfSpan(traced.span.spanContext())
+        : traceContextOf(request.headers['traceparent'], request.headers['tracestate']);
     let logged = false;
     const done = (): void => {
       if (logged) return;
       logged = true;
       const route = routeOf(request);
+      if (traced !== undefined) {
+        traced.span.updateName(`${request.method} ${route}`);
+        traced.span.setAttributes({ 'http.route': route, 'http.response.status_code': response.statusCode });
+        if (response.statusCode >= 500) traced.span.setStatus({ code: SpanStatusCode.ERROR });
+        traced.span.end();
+      }
       if (!log.isLevelEnabled(QUIET_ROUTES.has(route) ? 'debug' : 'info')) return;
       const fields = {
         requestId,
@@ -46,7 +66,9 @@ export function requestLogging(logger: JsonLogger) {
     };
     response.once('finish', done);
     response.once('close', done);
-    runInRequestContext({ requestId }, next);
+    const context = trace === undefined ? { requestId } : { requestId, trace };
+    if (traced === undefined) runInRequestContext(context, next);
+    else traced.within(() => runInRequestContext(context, next));
   };
 }
 

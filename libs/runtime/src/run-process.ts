@@ -7,8 +7,10 @@ import {
   createMetricsRegistry,
   loadConfig,
   createLogger,
+  startTracing,
   type Config,
   type JsonLogger,
+  type Tracing,
 } from '@chronicle/platform';
 import { HealthController } from './health.controller';
 import { httpMetrics } from './http-metrics';
@@ -43,6 +45,9 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
   try {
     const config = loadConfig();
     const logger = createLogger({ level: config.logLevel, name: definition.name });
+    // Traces (docs/operations.md, "Traces"): only where the environment names an OTLP endpoint.
+    const tracing = startTracing(`chronicle-${definition.name}`);
+    if (tracing !== null) logger.info('sending traces over OTLP');
     runtime = await startRuntime(config, logger, `scheduler-${definition.name}`);
     const modules = typeof definition.modules === 'function' ? definition.modules(config) : definition.modules;
     const app = await createApp(runtime, modules, logger);
@@ -54,7 +59,7 @@ export async function runProcess(definition: ProcessDefinition): Promise<void> {
       eventStore: runtime.eventStore.kind,
       embeddedDatabase: config.databaseUrl === undefined,
     });
-    stopOnSignals(app, runtime, logger);
+    stopOnSignals(app, runtime, logger, tracing);
   } catch (err) {
     await runtime?.close().catch(() => undefined);
     exitWithOneLine(err);
@@ -88,7 +93,7 @@ export async function createApp(
   if (runtime.config.corsOrigins.length > 0)
     app.enableCors({
       origin: [...runtime.config.corsOrigins],
-      allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
+      allowedHeaders: ['authorization', 'content-type', 'x-request-id', 'traceparent', 'tracestate'],
     });
   app.use(requestLogging(logger));
   app.use(httpMetrics(registry));
@@ -105,7 +110,7 @@ async function listen(app: INestApplication, port: number): Promise<void> {
   }
 }
 
-function stopOnSignals(app: INestApplication, runtime: Runtime, logger: JsonLogger): void {
+function stopOnSignals(app: INestApplication, runtime: Runtime, logger: JsonLogger, tracing: Tracing | null): void {
   let stoppingSince: number | undefined;
   const stop = (signal: NodeJS.Signals): void => {
     if (stoppingSince !== undefined) {
@@ -124,6 +129,7 @@ function stopOnSignals(app: INestApplication, runtime: Runtime, logger: JsonLogg
     void (async () => {
       await app.close().catch((err: unknown) => logger.error('closing the app failed', err));
       await runtime.close().catch((err: unknown) => logger.error('closing the runtime failed', err));
+      await tracing?.shutdown().catch((err: unknown) => logger.warn('sending the last traces failed', { err }));
       logger.info('stopped');
       process.exit(0);
     })();

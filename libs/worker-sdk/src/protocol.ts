@@ -32,6 +32,9 @@ export interface LeasedRun {
   readonly payload: unknown;
   /** The job is in dry run: log what the run would do, and do none of it (RunContext.dryRun). */
   readonly dryRun: boolean;
+  /** The W3C trace context of the request that enqueued the run, if it had one: the attempt's span links to it. */
+  readonly traceparent?: string;
+  readonly tracestate?: string;
 }
 
 export interface LeaseResponse {
@@ -51,6 +54,9 @@ export interface CompleteRequest {
   readonly error?: string;
   /** false sends the run straight to the dead-letter queue. */
   readonly retryable?: boolean;
+  /** The attempt's W3C trace context (its span), recorded with the run's events the completion causes. */
+  readonly traceparent?: string;
+  readonly tracestate?: string;
 }
 
 export interface CompleteResponse {

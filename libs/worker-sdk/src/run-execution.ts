@@ -1,3 +1,4 @@
+import { AttemptTrace } from './attempt-trace';
 import { backoffDelayMs, sleep } from './backoff';
 import { isTransient, NonRetryableError, StaleLeaseError } from './errors';
 import type { CompleteRequest, LeasedRun } from './protocol';
@@ -129,16 +130,20 @@ export class RunExecution {
 
   private async execute(): Promise<void> {
     const { run, settings } = this;
+    const attempt = new AttemptTrace(run);
     let request: CompleteRequest;
     try {
-      await settings.handler(run, this.context());
-      request = { fencingToken: run.fencingToken, outcome: 'success' };
+      await attempt.within(() => settings.handler(run, this.context()));
+      attempt.end();
+      request = { fencingToken: run.fencingToken, outcome: 'success', ...attempt.fields };
     } catch (error) {
+      attempt.end(describe(error));
       request = {
         fencingToken: run.fencingToken,
         outcome: 'failure',
         error: describe(error),
         retryable: !(error instanceof NonRetryableError),
+        ...attempt.fields,
       };
     }
     // A lost run keeps its slot until its handler returns, so the concurrency limit holds.

@@ -32,6 +32,12 @@ export const LeasedRun = shape(
         description:
           'the job is in dry run: log what the run would do, and have no effects (this server always says; absent: false)',
       },
+      traceparent: {
+        ...text(),
+        description:
+          "the W3C trace context of the request that enqueued the run, if it had one: the attempt's span links to it",
+      },
+      tracestate: { ...text(), description: "the same trace context's tracestate, if any" },
     },
   },
   'LeasedRun',

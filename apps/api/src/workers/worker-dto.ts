@@ -49,7 +49,13 @@ export type HeartbeatManyBody = Accepted<typeof HeartbeatManyBody>;
 
 const COMPLETE_FIELDS = {
   required: { fencingToken: FENCING_TOKEN, outcome: oneOf(['success', 'failure']) },
-  optional: { error: text({ maxLength: 10_000 }), retryable: boolean() },
+  optional: {
+    error: text({ maxLength: 10_000 }),
+    retryable: boolean(),
+    // The attempt's W3C trace context (docs/operations.md, "Traces"); a malformed one is left out.
+    traceparent: text({ maxLength: 55 }),
+    tracestate: text({ maxLength: 512 }),
+  },
 };
 
 /** POST /v1/runs/{id}/complete */

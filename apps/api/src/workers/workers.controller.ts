@@ -19,6 +19,7 @@ import {
   type DomainError,
   type WorkerCaller,
 } from '@chronicle/domain';
+import { traceContextOf } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
@@ -200,11 +201,13 @@ function heartbeat(runId: string, body: HeartbeatBody): Heartbeat {
 }
 
 function completion(runId: string, body: CompleteBody): Completion {
+  const trace = traceContextOf(body.traceparent, body.tracestate);
   return {
     runId,
     fencingToken: body.fencingToken,
     outcome: body.outcome,
     error: body.error ?? null,
     retryable: body.retryable ?? true,
+    ...(trace === undefined ? {} : { trace }),
   };
 }

@@ -13,7 +13,14 @@ import {
   runUnique,
   type TeamCaller,
 } from '@chronicle/domain';
-import { type Clock, CLOCK, PG_POOL, type Queryable, withTransaction } from '@chronicle/platform';
+import {
+  type Clock,
+  CLOCK,
+  currentRequestContext,
+  PG_POOL,
+  type Queryable,
+  withTransaction,
+} from '@chronicle/platform';
 import { findJobRunLimits } from '@chronicle/projections';
 import { PAYLOAD_STORE, storeLargePayloads, type PayloadStore } from '../payloads/payload-store';
 import { admitEnqueue } from '../quotas/admit-enqueue';
@@ -342,6 +349,8 @@ function scheduledRun(
     request.debounceKey === undefined || debounce === undefined
       ? request.dueAt
       : debouncedAt(debounce, request.dueAt > now ? request.dueAt : now);
+  // The enqueue's trace, for the worker's attempts to link to (a backfill's runs too, made by a request).
+  const trace = currentRequestContext()?.trace;
   return newRunScheduled(job.definition, job.version, {
     runId,
     dueAt,
@@ -351,5 +360,6 @@ function scheduledRun(
     ...(request.uniqueKey === undefined ? {} : { unique: runUnique(request.uniqueKey, job.definition.unique, now) }),
     ...(request.concurrencyKey === undefined ? {} : { concurrencyKey: request.concurrencyKey }),
     ...(request.debounceKey === undefined ? {} : { debounceKey: request.debounceKey }),
+    ...(trace === undefined ? {} : { trace }),
   });
 }

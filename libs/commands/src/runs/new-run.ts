@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JobDefinition, PresentRun, RunScheduledData, RunUnique } from '@chronicle/domain';
+import type { JobDefinition, PresentRun, RunScheduledData, RunTrace, RunUnique } from '@chronicle/domain';
 import { uuidV7 } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { findRunSnapshots } from '@chronicle/projections';
@@ -78,6 +78,7 @@ export function newRunScheduled(
     readonly unique?: RunUnique;
     readonly concurrencyKey?: string;
     readonly debounceKey?: string;
+    readonly trace?: RunTrace;
   },
 ): RunScheduledData {
   return {
@@ -97,5 +98,6 @@ export function newRunScheduled(
     ...(run.unique === undefined ? {} : { unique: run.unique }),
     ...(run.concurrencyKey === undefined ? {} : { concurrencyKey: run.concurrencyKey }),
     ...(run.debounceKey === undefined ? {} : { debounceKey: run.debounceKey }),
+    ...(run.trace === undefined ? {} : { trace: run.trace }),
   };
 }

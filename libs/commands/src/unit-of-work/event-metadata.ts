@@ -3,13 +3,16 @@ import { currentRequestContext } from '@chronicle/platform';
 type Metadata = Readonly<Record<string, unknown>>;
 
 /**
- * An event's metadata as recorded: the decision's (actor, schema version), and the id of the HTTP
- * request that caused it as `correlationId`, when a request did (the scheduler's passes have none).
- * The id is the one the request's log lines and its `X-Request-Id` answer carry.
+ * An event's metadata as recorded: the decision's (actor, schema version), and of the HTTP request that
+ * caused it, when a request did (the scheduler's passes have none), its id as `correlationId` (the one
+ * the request's log lines and its `X-Request-Id` answer carry) and its trace context as `traceparent`
+ * and `tracestate` (docs/operations.md, "Traces"). A decision's own (a worker's attempt, named by its
+ * completion) is kept.
  */
 export function recordedMetadata(metadata: Metadata): Metadata {
-  const requestId = currentRequestContext()?.requestId;
-  return requestId === undefined || metadata['correlationId'] !== undefined
-    ? metadata
-    : { ...metadata, correlationId: requestId };
+  const request = currentRequestContext();
+  if (request === undefined) return metadata;
+  const { requestId, trace } = request;
+  const withId = metadata['correlationId'] !== undefined ? metadata : { ...metadata, correlationId: requestId };
+  return trace === undefined || withId['traceparent'] !== undefined ? withId : { ...withId, ...trace };
 }

@@ -16,7 +16,7 @@ import {
   type UnitOfWork,
   WrongExpectedRevisionError,
 } from '@chronicle/event-store';
-import { EVENT_STORE, PG_POOL, type Queryable } from '@chronicle/platform';
+import { EVENT_STORE, inSpan, PG_POOL, tracingOn, type Queryable } from '@chronicle/platform';
 import { runsInsert, runsUpdate, runsUpsert } from '@chronicle/projections';
 import { recordedMetadata } from './event-metadata';
 import type { RunBatch, RunDecision } from './run-batch';
@@ -212,9 +212,10 @@ export interface RunsUnitOfWork {
  * them once the unit of work commits). For RunDecisions, and for a test that holds its own transaction.
  */
 export function runsUnitOfWork(
-  uow: UnitOfWork,
+  store: UnitOfWork,
   decided: (decisions: readonly RunDecision[], metadata: RunBatch['metadata']) => void = () => undefined,
 ): RunsUnitOfWork {
+  const uow = withAppendSpans(store);
   const scheduleWith = async (options: ScheduleRuns): Promise<{ created: PresentRun[]; decided: RunDecision[] }> => {
     const result = await scheduleNewRuns(uow, options);
     if (options.also !== undefined) decided(result.decided, options.also.metadata);
@@ -229,6 +230,24 @@ export function runsUnitOfWork(
     },
     schedule: async (options) => (await scheduleWith(options)).created,
     scheduleWith,
+  };
+}
+
+/** `uow` with each append in a span of its own (docs/operations.md, "Traces"): its streams and events counted. */
+function withAppendSpans(uow: UnitOfWork): UnitOfWork {
+  if (!tracingOn()) return uow;
+  return {
+    tx: uow.tx,
+    atomic: uow.atomic,
+    append: (appends, writeThrough) =>
+      inSpan(
+        'chronicle.append',
+        {
+          'chronicle.streams': appends.length,
+          'chronicle.events': appends.reduce((n, a) => n + a.events.length, 0),
+        },
+        () => uow.append(appends, writeThrough),
+      ),
   };
 }
 

@@ -158,6 +158,8 @@ export function leasesOf(decided: readonly RunDecision[]): LeasedRun[] {
               ...(event.data.notBefore === undefined ? {} : { notBefore: event.data.notBefore }),
               payload: after.definition.payload,
               dryRun: after.definition.dryRun === true,
+              // The enqueue's trace, which the worker's attempt links to.
+              ...after.definition.trace,
             },
           ]
         : [],

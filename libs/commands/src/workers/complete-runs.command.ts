@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { DomainError, PresentRun, RunCommand, WorkerCaller } from '@chronicle/domain';
-import { type Config, CONFIG } from '@chronicle/platform';
+import { type Config, CONFIG, inSpan, type TraceContext } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
 import { leasesOf, prepareClaim, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
@@ -21,6 +21,8 @@ export interface Completion {
   readonly outcome: 'success' | 'failure';
   readonly error: string | null;
   readonly retryable: boolean;
+  /** The worker's attempt's trace (its span: docs/operations.md, "Traces"), recorded with the run's events. */
+  readonly trace?: TraceContext;
 }
 
 /** Each lease done with success (the canary worker's answer, and tests'). */
@@ -79,15 +81,33 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     private readonly claims: RunClaims,
   ) {}
 
-  async execute({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
+  execute(command: CompleteRuns): Promise<CompletionAnswer> {
+    // Linked to each attempt that reports (the worker's span for it), as the runs' events record it.
+    const attempts = command.completions.flatMap((c) => (c.trace === undefined ? [] : [c.trace]));
+    return inSpan(
+      'chronicle.complete',
+      { 'chronicle.runs': command.completions.length },
+      () => this.complete(command),
+      attempts,
+    );
+  }
+
+  private async complete({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
     const wanted = new Map(completions.map((c) => [c.runId, c]));
-    const command = (run: PresentRun, now: Date): RunCommand => ({
-      type: 'CompleteRun',
-      ...wanted.get(run.definition.runId)!,
-      now,
-      // The backoff's random draw, in [0, 1): the domain takes it as data.
-      draw: randomInt(1_000_000) / 1_000_000,
-    });
+    const command = (run: PresentRun, now: Date): RunCommand => {
+      const { fencingToken, outcome, error, retryable } = wanted.get(run.definition.runId)!;
+      return {
+        type: 'CompleteRun',
+        fencingToken,
+        outcome,
+        error,
+        retryable,
+        now,
+        // The backoff's random draw, in [0, 1): the domain takes it as data.
+        draw: randomInt(1_000_000) / 1_000_000,
+      };
+    };
+    const traces = new Map(completions.flatMap((c) => (c.trace === undefined ? [] : [[c.runId, c.trace] as const])));
     // With several servers the dispatch policy is over all of them (RunClaims), after the completions;
     // with one, the claim rides in the completions' transaction.
     const alone = this.servers.all.length === 1;
@@ -100,7 +120,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       groups.map(async ([server, runIds], i) => {
         // A server not reached refuses its runs' completions; the other servers' stand.
         const answer = await this.servers.unlessUnavailable(() =>
-          this.completeOn(server, caller, runIds, command, i === 0 ? riding : undefined, teamsServed),
+          this.completeOn(server, caller, runIds, command, i === 0 ? riding : undefined, teamsServed, traces),
         );
         if (answer.ok) return answer.value;
         return {
@@ -139,11 +159,12 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     command: (run: PresentRun, now: Date) => RunCommand,
     next: ClaimRequest | undefined,
     teamsServed: number,
+    traces: ReadonlyMap<string, TraceContext>,
   ): Promise<{ decisions: WorkerDecision[]; leases: LeasedRun[]; completed: RunDecision[]; leased: RunDecision[] }> {
     const reserved = next === undefined ? [] : await server.decisions.reservedRunIds();
     return server.decisions.unitOfWork(async (work) => {
       // Every lock before the first write: the completions' streams, then the claim's candidates.
-      const completing = await prepareWorkerDecisions(work.tx, caller, runIds, command);
+      const completing = await prepareWorkerDecisions(work.tx, caller, runIds, command, traces);
       const claim =
         next === undefined
           ? undefined

@@ -8,7 +8,7 @@ import {
   type WorkerCaller,
   workerActor,
 } from '@chronicle/domain';
-import type { Queryable } from '@chronicle/platform';
+import type { Queryable, TraceContext } from '@chronicle/platform';
 import type { RunBatch, RunDecision } from '../unit-of-work/run-batch';
 import { changedWhileDecided, type RunDecisions } from '../unit-of-work/run-decisions';
 import { lockAndLoadRuns } from './complete-runs.sql';
@@ -50,6 +50,7 @@ export async function prepareWorkerDecisions(
   caller: WorkerCaller,
   runIds: readonly string[],
   command: (run: PresentRun, now: Date) => RunCommand,
+  traces?: ReadonlyMap<string, TraceContext>,
 ): Promise<{ batch: RunBatch; answer: (decided: readonly RunDecision[]) => WorkerDecision[] }> {
   const refused = new Map<string, DomainError>();
   const proposed = new Set<string>();
@@ -69,9 +70,11 @@ export async function prepareWorkerDecisions(
     runs: runs.filter((run) => mayActOn(caller, run)),
     decideOne,
     // The worker that holds the lease (the fencing token proves it), as the claim named it.
+    // The attempt's trace, where the worker named it, rather than its call's (a call may report many attempts).
     metadata: (run) => ({
       actor: workerActor(caller, run.lease?.workerId),
       schemaVersion: RUN_EVENT_SCHEMA_VERSION,
+      ...traces?.get(run.definition.runId),
     }),
   };
   const answer = (decided: readonly RunDecision[]): WorkerDecision[] => {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { WorkerCaller } from '@chronicle/domain';
-import { type Config, CONFIG, withTransaction } from '@chronicle/platform';
+import { type Config, CONFIG, inSpan, withTransaction } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { RunMetrics } from '../metrics/run-metrics';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
@@ -52,12 +52,21 @@ export class RunClaims {
    * one claim, one statement (claimOn). With several, the policy over all of their ready runs at once
    * (claimOverServers): a batch filled from one server first would hold its shares on that server only.
    */
-  async claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
-    const teamsServed = await this.teamsServed.of(caller, request.queues);
-    const servers = this.servers.all;
-    return servers.length === 1
-      ? this.claimOn(servers[0]!, caller, request, teamsServed)
-      : this.claimOverServers(servers, caller, request, teamsServed);
+  claim(caller: WorkerCaller, request: ClaimRequest): Promise<LeasedRun[]> {
+    return inSpan(
+      'chronicle.claim',
+      { 'chronicle.queues': request.queues, 'chronicle.max': request.max },
+      async (span) => {
+        const teamsServed = await this.teamsServed.of(caller, request.queues);
+        const servers = this.servers.all;
+        const leases =
+          servers.length === 1
+            ? await this.claimOn(servers[0]!, caller, request, teamsServed)
+            : await this.claimOverServers(servers, caller, request, teamsServed);
+        span?.setAttribute('chronicle.leased', leases.length);
+        return leases;
+      },
+    );
   }
 
   /**

@@ -62,6 +62,18 @@ export interface RunScheduledData {
    * the key moves it and replaces its payload (RunDebounced) instead of making another run. Absent: none.
    */
   readonly debounceKey?: string;
+  /**
+   * The trace of the request that enqueued it (W3C trace context: docs/operations.md, "Traces"), handed to
+   * the worker with each lease so that an attempt's trace links to it. Absent: enqueued untraced, or by
+   * the scheduler.
+   */
+  readonly trace?: RunTrace;
+}
+
+/** A W3C trace context: the `traceparent` header's value, and `tracestate`'s if any. */
+export interface RunTrace {
+  readonly traceparent: string;
+  readonly tracestate?: string;
 }
 
 export interface RunOrdering {

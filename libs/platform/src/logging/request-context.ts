@@ -1,8 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { TraceContext } from '../tracing/tracing';
 
-/** What every line logged while an HTTP request is handled carries. */
+/** What every line logged while an HTTP request is handled carries, and every event it causes records. */
 export interface RequestContext {
   readonly requestId: string;
+  /**
+   * The trace the request belongs to, as its events record it (docs/operations.md, "Traces"): its server
+   * span's context when this process traces, else the caller's `traceparent` and `tracestate`; none
+   * without either.
+   */
+  readonly trace?: TraceContext;
 }
 
 /**
