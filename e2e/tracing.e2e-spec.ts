@@ -57,8 +57,8 @@ const CALLER_SPAN = '00f067aa0ba902b7';
 /**
  * OpenTelemetry traces (docs/operations.md, "Traces"): an enqueue's traceparent is kept with the run and
  * handed to the worker with its lease; the SDK's attempt is a trace of its own linked to the enqueue's
- * span; the API's and the projector's processes send their spans (the API call, the claim, the append,
- * the projector's batch) over OTLP to a collector; and the run's events record the trace that caused each.
+ * span; the server's process sends its spans (the API call, the claim, the append, the projector's batch)
+ * over OTLP to a collector; and the run's events record the trace that caused each.
  */
 describe('traces from an enqueue to its run’s completion', () => {
   let db: TestDatabase;
@@ -76,14 +76,15 @@ describe('traces from an enqueue to its run’s completion', () => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     trace.setGlobalTracerProvider(workerTracing);
     db = await createTestDatabase();
-    const env = {
+    // `npm start`'s process (the API, the scheduler and the projector), sending its spans to the collector.
+    const server = await startRole('server', db, {
       SCHEDULER_ADMIN_TOKEN: ADMIN_TOKEN,
+      CANARIES: 'off',
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
-    };
-    const api = await startRole('api', db, env);
-    started.push(api, await startRole('projector', db, env));
-    apiUrl = api.url;
+    });
+    started.push(server);
+    apiUrl = server.url;
     ops = await createTeam(apiUrl, ADMIN_TOKEN, 'ops', ['ops']);
     expect((await ops.team.put('/v1/jobs/ops.report', { queue: 'ops' })).status).toBe(201);
   }, 120_000);

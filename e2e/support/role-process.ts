@@ -16,11 +16,11 @@ export interface RoleProcess {
 }
 
 /**
- * `npm run start:<role>` as a deployment runs it, built: on the test's database (its own log with
+ * `npm run start:<role>` as a deployment runs it (`server`: `npm start`, every role in one process), built: on the test's database (its own log with
  * TEST_EVENT_LOG=split), a free port, `env` besides; resolves once its /healthz answers.
  */
 export async function startRole(
-  role: 'api' | 'scheduler' | 'projector',
+  role: 'api' | 'scheduler' | 'projector' | 'server',
   db: Pick<TestDatabase, 'url' | 'logUrl'>,
   env: Readonly<Record<string, string>> = {},
 ): Promise<RoleProcess> {
