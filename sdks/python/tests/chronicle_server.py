@@ -61,8 +61,8 @@ class Api:
         self.base_url = base_url.rstrip("/")
         self.token = token
 
-    def call(self, method: str, path: str, body: Any = None) -> Answer:
-        headers = {"Accept": "application/json, application/problem+json"}
+    def call(self, method: str, path: str, body: Any = None, extra_headers: dict[str, str] | None = None) -> Answer:
+        headers = {"Accept": "application/json, application/problem+json", **(extra_headers or {})}
         if self.token is not None:
             headers["Authorization"] = f"Bearer {self.token}"
         data = None
@@ -77,8 +77,10 @@ class Api:
             status, text = error.code, error.read()
         return Answer(status, json.loads(text) if text else None)
 
-    def expect(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
-        answer = self.call(method, path, body)
+    def expect(
+        self, method: str, path: str, body: Any = None, status: int = 200, headers: dict[str, str] | None = None
+    ) -> Any:
+        answer = self.call(method, path, body, headers)
         assert answer.status == status, f"{method} {path}: {answer.status} {answer.body}"
         return answer.body
 
@@ -98,10 +100,10 @@ class Team:
         self.api.expect("PUT", f"/v1/jobs/{job}", {"queue": self.queue, **definition}, status=201)
         return job
 
-    def enqueue(self, job: str, payload: Any = None) -> str:
-        """Enqueues a run of ``job`` now; its id."""
+    def enqueue(self, job: str, payload: Any = None, headers: dict[str, str] | None = None) -> str:
+        """Enqueues a run of ``job`` now (with ``headers``, a caller's ``traceparent`` say); its id."""
         body = {} if payload is None else {"payload": payload}
-        return str(self.api.expect("POST", f"/v1/jobs/{job}/runs", body, status=201)["runId"])
+        return str(self.api.expect("POST", f"/v1/jobs/{job}/runs", body, status=201, headers=headers)["runId"])
 
     def run(self, run_id: str) -> dict[str, Any]:
         return dict(self.api.expect("GET", f"/v1/runs/{run_id}"))

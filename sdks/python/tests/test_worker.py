@@ -75,6 +75,22 @@ def test_a_run_enqueued_over_rest_is_handled_with_its_payload_and_keys_and_succe
     assert leased["data"]["workerId"] == "py-test"
 
 
+def test_the_handler_gets_the_trace_context_of_the_request_that_enqueued_the_run(team: Team) -> None:
+    job = team.define_job("traced", retry=NO_RETRIES)
+    traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    traced = team.enqueue(job, headers={"traceparent": traceparent, "tracestate": "vendor=blue"})
+    untraced = team.enqueue(job)
+    seen: dict[str, tuple[str | None, str | None]] = {}
+
+    def handler(run: LeasedRun, context: RunContext) -> None:
+        seen[run.run_id] = (run.traceparent, run.tracestate)
+
+    with running(Worker(client(team), [team.queue], handler, wait_seconds=1)):
+        wait_for(lambda: team.state(traced) == team.state(untraced) == "succeeded", "both runs succeeded")
+
+    assert seen == {traced: (traceparent, "vendor=blue"), untraced: (None, None)}
+
+
 def test_a_handler_that_raises_fails_the_run_as_the_jobs_retry_policy_says(team: Team) -> None:
     retried = team.define_job("flaky", retry={"maxAttempts": 2, "baseSeconds": 0, "maxSeconds": 0})
     fatal = team.define_job("fatal", retry={"maxAttempts": 3, "baseSeconds": 0, "maxSeconds": 0})

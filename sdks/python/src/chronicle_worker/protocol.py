@@ -73,6 +73,10 @@ class Heartbeat(_HeartbeatRequired, total=False):
     leaseSeconds: int
 
 
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def parse_timestamp(value: str) -> datetime:
     """An RFC 3339 instant of the server (``2026-03-01T09:00:00.000Z``) as an aware datetime."""
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -95,6 +99,10 @@ class LeasedRun:
     dry_run: bool = False
     #: Leased ahead of its due time (``prefetch_ms``): start it at this instant, not before.
     not_before: datetime | None = None
+    #: The W3C trace context of the request that enqueued the run, if it had one: a span of the
+    #: attempt links to it (the scheduler's docs/operations.md, "Traces").
+    traceparent: str | None = None
+    tracestate: str | None = None
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> LeasedRun:
@@ -110,6 +118,8 @@ class LeasedRun:
             payload=value.get("payload"),
             dry_run=value.get("dryRun") is True,
             not_before=parse_timestamp(not_before) if isinstance(not_before, str) else None,
+            traceparent=_text_or_none(value.get("traceparent")),
+            tracestate=_text_or_none(value.get("tracestate")),
         )
 
 
