@@ -57,7 +57,6 @@ export {
   startTracing,
   traceContextOf,
   traceContextOfSpan,
-  tracingConfigured,
   tracingOn,
   type TraceContext,
   type Tracing,

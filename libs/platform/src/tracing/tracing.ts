@@ -67,15 +67,8 @@ export function tracingOn(): boolean {
 }
 
 export interface Tracing {
-  /** Sends the spans ended so far. */
-  flush(): Promise<void>;
   /** Sends what is left and stops making spans. */
   shutdown(): Promise<void>;
-}
-
-/** Whether the environment names where to send traces, as the OpenTelemetry SDKs read it. */
-export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
-  return tracesUrl(env) !== undefined;
 }
 
 /**
@@ -121,7 +114,6 @@ export function startTracing(service: string, env: NodeJS.ProcessEnv = process.e
   trace.setGlobalTracerProvider(provider);
   tracing = true;
   return {
-    flush: () => provider.forceFlush(),
     shutdown: async () => {
       tracing = false;
       await provider.shutdown();
