@@ -213,10 +213,18 @@ describe('trace context without traces sent', () => {
       {},
       { traceparent: `00-${'0'.repeat(32)}-${CALLER_SPAN}-01` },
     );
-    expect([kept.status, malformed.status]).toEqual([201, 201]);
+    // GraphQL's enqueue the same: the header is the request's, whatever its API.
+    const graphql = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ops.teamToken}`, 'content-type': 'application/json', traceparent },
+      body: JSON.stringify({ query: 'mutation { enqueueRun(job: "ops.report") { id } }' }),
+    });
+    const viaGraphql = ((await graphql.json()) as { data: { enqueueRun: { id: string } } }).data.enqueueRun.id;
+    expect([kept.status, malformed.status, graphql.status]).toEqual([201, 201, 200]);
     const scheduled = async (runId: string): Promise<Record<string, unknown>> =>
       (await db.eventStore.readStream(`${RUN_STREAM_PREFIX}${runId}`))[0]!.metadata;
     expect(await scheduled(kept.body.runId)).toMatchObject({ traceparent });
+    expect(await scheduled(viaGraphql)).toMatchObject({ traceparent });
     expect(await scheduled(malformed.body.runId)).not.toHaveProperty('traceparent');
 
     const leases = await ops.worker.post<{ leases: Array<{ runId: string; traceparent?: string }> }>('/v1/lease', {
@@ -226,9 +234,10 @@ describe('trace context without traces sent', () => {
     expect(leases.body.leases).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ runId: kept.body.runId, traceparent }),
+        expect.objectContaining({ runId: viaGraphql, traceparent }),
         expect.not.objectContaining({ traceparent: expect.anything() }),
       ]),
     );
-    expect(leases.body.leases).toHaveLength(2);
+    expect(leases.body.leases).toHaveLength(3);
   });
 });
