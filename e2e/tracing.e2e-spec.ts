@@ -119,10 +119,11 @@ describe('traces from an enqueue to its run’s completion', () => {
       queues: ['ops'],
       waitSeconds: 1,
       logger: QUIET_WORKER_LOGGER,
-      handler: async (run) => {
+      handler: async (run, context) => {
         const activeTrace = trace.getActiveSpan()?.spanContext().traceId;
         handled.push({ traceparent: run.traceparent, tracestate: run.tracestate, activeTrace });
         trace.getTracer('e2e-handler').startSpan('charge the card').end();
+        await context.heartbeat();
       },
     });
     const running = worker.run();
@@ -175,12 +176,14 @@ describe('traces from an enqueue to its run’s completion', () => {
 
     // The log: each event records the trace that caused it.
     const events = await metadataOf(runId);
-    expect(events.map((e) => e.type)).toEqual(['RunScheduled', 'RunLeased', 'RunSucceeded']);
+    expect(events.map((e) => e.type)).toEqual(['RunScheduled', 'RunLeased', 'LeaseExtended', 'RunSucceeded']);
     expect(events[0]!.metadata).toMatchObject({
       traceparent: `00-${CALLER_TRACE}-${enqueue!.spanId}-01`,
       tracestate: 'vendor=blue',
     });
-    expect(events[2]!.metadata).toMatchObject({ traceparent: `00-${attemptTrace}-${attemptSpan}-01` });
+    // The attempt's heartbeat and its end, each naming the attempt's span.
+    for (const event of events.slice(2))
+      expect(event.metadata).toMatchObject({ traceparent: `00-${attemptTrace}-${attemptSpan}-01` });
   });
 });
 

@@ -1,5 +1,6 @@
 import { errorFromProblem } from './errors';
 import type {
+  AttemptTraceFields,
   CompleteManyRequest,
   CompleteManyResponse,
   CompleteRequest,
@@ -118,7 +119,7 @@ export class CompletionBatcher {
 /** Heartbeats that fall due together, in one `POST /v1/runs:heartbeat`. */
 export class HeartbeatBatcher {
   private readonly calls: BatchedCalls<
-    { fencingToken: number; leaseSeconds?: number },
+    { fencingToken: number; leaseSeconds?: number } & AttemptTraceFields,
     HeartbeatManyResponse['results'][number],
     HeartbeatResponse
   >;
@@ -130,7 +131,15 @@ export class HeartbeatBatcher {
     );
   }
 
-  heartbeat(runId: string, fencingToken: number, leaseSeconds?: number): Promise<HeartbeatResponse> {
-    return this.calls.call(runId, leaseSeconds === undefined ? { fencingToken } : { fencingToken, leaseSeconds });
+  heartbeat(
+    runId: string,
+    fencingToken: number,
+    leaseSeconds?: number,
+    trace: AttemptTraceFields = {},
+  ): Promise<HeartbeatResponse> {
+    return this.calls.call(
+      runId,
+      leaseSeconds === undefined ? { fencingToken, ...trace } : { fencingToken, leaseSeconds, ...trace },
+    );
   }
 }

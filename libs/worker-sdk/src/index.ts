@@ -16,6 +16,7 @@ export type {
 export { GracePeriodOverError } from './run-execution';
 export { isTransient, NonRetryableError, SchedulerApiError, STALE_LEASE_PROBLEM, StaleLeaseError } from './errors';
 export type {
+  AttemptTraceFields,
   CompleteManyRequest,
   CompleteManyResponse,
   CompleteRequest,

@@ -76,11 +76,19 @@ export interface CompleteManyRequest {
 
 /** `POST /v1/runs:heartbeat` body: up to 100 heartbeats, in one transaction on the server. */
 export interface HeartbeatManyRequest {
-  readonly heartbeats: ReadonlyArray<{
-    readonly runId: string;
-    readonly fencingToken: number;
-    readonly leaseSeconds?: number;
-  }>;
+  readonly heartbeats: ReadonlyArray<
+    {
+      readonly runId: string;
+      readonly fencingToken: number;
+      readonly leaseSeconds?: number;
+    } & AttemptTraceFields
+  >;
+}
+
+/** An attempt's W3C trace context (its span), recorded with the run's events a call for it causes. */
+export interface AttemptTraceFields {
+  readonly traceparent?: string;
+  readonly tracestate?: string;
 }
 
 /** One result per heartbeat, in order: the lease's new expiry, or the problem that refused it (stale-lease, not-found). */

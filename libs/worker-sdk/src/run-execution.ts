@@ -82,6 +82,8 @@ export class RunExecution {
   private phase: 'handling' | 'completing' | 'done' = 'handling';
   private readonly abort = new AbortController();
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  /** The handler's attempt span, once it runs: its heartbeats and completion name it. */
+  private attempt: AttemptTrace | undefined;
   /** When the lease ends as this worker last heard: the lease's answer, then each heartbeat's. */
   private leaseEndsAt: number;
   /** Gives up the wait for a prefetched run's notBefore. */
@@ -131,6 +133,7 @@ export class RunExecution {
   private async execute(): Promise<void> {
     const { run, settings } = this;
     const attempt = new AttemptTrace(run);
+    this.attempt = attempt;
     let request: CompleteRequest;
     try {
       await attempt.within(() => settings.handler(run, this.context()));
@@ -181,6 +184,8 @@ export class RunExecution {
         this.run.runId,
         this.run.fencingToken,
         this.settings.leaseSeconds,
+        {},
+        this.attempt?.fields,
       );
       const endsAt = Date.parse(beat.leaseExpiresAt);
       if (Number.isFinite(endsAt)) this.leaseEndsAt = endsAt;

@@ -1,5 +1,6 @@
 import { errorFromResponse } from './errors';
 import type {
+  AttemptTraceFields,
   CompleteManyRequest,
   CompleteManyResponse,
   CompleteRequest,
@@ -50,16 +51,20 @@ export class SchedulerClient {
     return this.post('/v1/lease', request, timeoutMs, options.signal);
   }
 
-  /** Extends the lease; StaleLeaseError when the token is no longer the run's current one. */
+  /**
+   * Extends the lease; StaleLeaseError when the token is no longer the run's current one. `trace`: the
+   * attempt's span, which the run's LeaseExtended records.
+   */
   heartbeat(
     runId: string,
     fencingToken: number,
     leaseSeconds?: number,
     options: CallOptions = {},
+    trace: AttemptTraceFields = {},
   ): Promise<HeartbeatResponse> {
     return this.post(
       `/v1/runs/${encodeURIComponent(runId)}/heartbeat`,
-      { fencingToken, leaseSeconds },
+      { fencingToken, leaseSeconds, ...trace },
       this.fetchTimeoutMs,
       options.signal,
     );

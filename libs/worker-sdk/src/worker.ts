@@ -219,7 +219,8 @@ function withBatchedCalls(client: WorkerClient, leasing: LeaseWithCompletions): 
     heartbeat:
       heartbeats === undefined
         ? client.heartbeat.bind(client)
-        : (runId, fencingToken, leaseSeconds) => heartbeats.heartbeat(runId, fencingToken, leaseSeconds),
+        : (runId, fencingToken, leaseSeconds, _options, trace) =>
+            heartbeats.heartbeat(runId, fencingToken, leaseSeconds, trace),
     complete:
       completions === undefined
         ? client.complete.bind(client)

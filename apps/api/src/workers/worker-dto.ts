@@ -37,7 +37,13 @@ export const LeaseBody = object(
 );
 export type LeaseBody = Accepted<typeof LeaseBody>;
 
-const HEARTBEAT_FIELDS = { required: { fencingToken: FENCING_TOKEN }, optional: { leaseSeconds: LEASE_SECONDS } };
+/** The attempt's W3C trace context (docs/operations.md, "Traces"), for the run's events; a malformed one is left out. */
+const ATTEMPT_TRACE = { traceparent: text({ maxLength: 55 }), tracestate: text({ maxLength: 512 }) };
+
+const HEARTBEAT_FIELDS = {
+  required: { fencingToken: FENCING_TOKEN },
+  optional: { leaseSeconds: LEASE_SECONDS, ...ATTEMPT_TRACE },
+};
 
 /** POST /v1/runs/{id}/heartbeat */
 export const HeartbeatBody = object(HEARTBEAT_FIELDS, 'HeartbeatBody');
@@ -49,13 +55,7 @@ export type HeartbeatManyBody = Accepted<typeof HeartbeatManyBody>;
 
 const COMPLETE_FIELDS = {
   required: { fencingToken: FENCING_TOKEN, outcome: oneOf(['success', 'failure']) },
-  optional: {
-    error: text({ maxLength: 10_000 }),
-    retryable: boolean(),
-    // The attempt's W3C trace context (docs/operations.md, "Traces"); a malformed one is left out.
-    traceparent: text({ maxLength: 55 }),
-    tracestate: text({ maxLength: 512 }),
-  },
+  optional: { error: text({ maxLength: 10_000 }), retryable: boolean(), ...ATTEMPT_TRACE },
 };
 
 /** POST /v1/runs/{id}/complete */

@@ -197,7 +197,13 @@ function claimRequest(worker: WorkerCaller, body: LeaseNextBody): ClaimRequest {
 }
 
 function heartbeat(runId: string, body: HeartbeatBody): Heartbeat {
-  return { runId, fencingToken: body.fencingToken, leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS };
+  const trace = traceContextOf(body.traceparent, body.tracestate);
+  return {
+    runId,
+    fencingToken: body.fencingToken,
+    leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+    ...(trace === undefined ? {} : { trace }),
+  };
 }
 
 function completion(runId: string, body: CompleteBody): Completion {

@@ -32,9 +32,10 @@ export function decideForWorker(
   caller: WorkerCaller,
   runIds: readonly string[],
   command: (run: PresentRun, now: Date) => RunCommand,
+  traces?: ReadonlyMap<string, TraceContext>,
 ): Promise<WorkerDecision[]> {
   return decisions.unitOfWork(async (work) => {
-    const prepared = await prepareWorkerDecisions(work.tx, caller, runIds, command);
+    const prepared = await prepareWorkerDecisions(work.tx, caller, runIds, command, traces);
     const [decided] = await work.decide({ batches: [prepared.batch] });
     return prepared.answer(decided!);
   });

@@ -1,5 +1,6 @@
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { DomainError, WorkerCaller } from '@chronicle/domain';
+import type { TraceContext } from '@chronicle/platform';
 import { RunServers } from '../shards/run-servers';
 import { RunLog } from '../unit-of-work/run-log';
 import { decideForWorker } from './decide-for-worker';
@@ -8,6 +9,8 @@ export interface Heartbeat {
   readonly runId: string;
   readonly fencingToken: number;
   readonly leaseSeconds: number;
+  /** The worker's attempt's trace (its span), recorded with the run's LeaseExtended. */
+  readonly trace?: TraceContext;
 }
 
 /** Per run: its lease's new expiry, or why it was refused (stale-lease, not-found). */
@@ -38,17 +41,24 @@ export class HeartbeatRunsHandler implements ICommandHandler<HeartbeatRuns> {
 
   async execute({ caller, heartbeats }: HeartbeatRuns): Promise<HeartbeatResult[]> {
     const wanted = new Map(heartbeats.map((h) => [h.runId, h]));
+    const traces = new Map(heartbeats.flatMap((h) => (h.trace === undefined ? [] : [[h.runId, h.trace] as const])));
     // One unit of work per server the runs are on (nearly always one).
     const decided = await Promise.all(
       this.servers
         .split([...wanted.keys()], (runId) => this.servers.ofRun(runId))
         .map(([server, runIds]) =>
-          decideForWorker(server.decisions, caller, runIds, (run, now) => ({
-            type: 'ExtendLease',
-            fencingToken: wanted.get(run.definition.runId)!.fencingToken,
-            leaseSeconds: wanted.get(run.definition.runId)!.leaseSeconds,
-            now,
-          })),
+          decideForWorker(
+            server.decisions,
+            caller,
+            runIds,
+            (run, now) => ({
+              type: 'ExtendLease',
+              fencingToken: wanted.get(run.definition.runId)!.fencingToken,
+              leaseSeconds: wanted.get(run.definition.runId)!.leaseSeconds,
+              now,
+            }),
+            traces,
+          ),
         ),
     );
     const decisions = decided.flat();
