@@ -69,7 +69,7 @@ export {
   type RunOrdering,
   type RunPlaceMetadata,
   type RunScheduledData,
-  type RunTrace,
+  type TraceContext,
   type RunSource,
   type RunUnique,
   type RunDebouncedData,

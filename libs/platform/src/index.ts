@@ -58,7 +58,6 @@ export {
   traceContextOf,
   traceContextOfSpan,
   tracingOn,
-  type TraceContext,
   type Tracing,
 } from './tracing/tracing';
 export { WakeSignal, type Relay } from './wake-signal';

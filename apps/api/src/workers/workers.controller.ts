@@ -17,6 +17,7 @@ import {
   requireWorker,
   type Caller,
   type DomainError,
+  type TraceContext,
   type WorkerCaller,
 } from '@chronicle/domain';
 import { traceContextOf } from '@chronicle/platform';
@@ -197,23 +198,27 @@ function claimRequest(worker: WorkerCaller, body: LeaseNextBody): ClaimRequest {
 }
 
 function heartbeat(runId: string, body: HeartbeatBody): Heartbeat {
-  const trace = traceContextOf(body.traceparent, body.tracestate);
   return {
     runId,
     fencingToken: body.fencingToken,
     leaseSeconds: body.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
-    ...(trace === undefined ? {} : { trace }),
+    ...attemptTrace(body),
   };
 }
 
-function completion(runId: string, body: CompleteBody): Completion {
+/** The attempt's trace a heartbeat or completion names, if well formed (a malformed one is left out). */
+function attemptTrace(body: { traceparent?: string | null; tracestate?: string | null }): { trace?: TraceContext } {
   const trace = traceContextOf(body.traceparent, body.tracestate);
+  return trace === undefined ? {} : { trace };
+}
+
+function completion(runId: string, body: CompleteBody): Completion {
   return {
     runId,
     fencingToken: body.fencingToken,
     outcome: body.outcome,
     error: body.error ?? null,
     retryable: body.retryable ?? true,
-    ...(trace === undefined ? {} : { trace }),
+    ...attemptTrace(body),
   };
 }

@@ -12,6 +12,7 @@ import {
   type RunScheduledData,
   runUnique,
   type TeamCaller,
+  type TraceContext,
 } from '@chronicle/domain';
 import {
   type Clock,
@@ -125,7 +126,9 @@ export class EnqueueRunsHandler implements ICommandHandler<EnqueueRuns> {
     const rejectDuplicates = new Set<string>();
     const enqueued = await retryOnConflict(async () => {
       const now = this.clock.now();
-      const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source, now));
+      // The enqueue's trace, for the worker's attempts to link to (a backfill's runs too, made by a request).
+      const trace = currentRequestContext()?.trace;
+      const scheduled = items.map(({ job, request }) => scheduledRun(job, request, source, now, trace));
       scheduled.forEach((run, i) => {
         if (items[i]!.request.ifDuplicate === 'reject') rejectDuplicates.add(run.runId);
       });
@@ -336,6 +339,7 @@ function scheduledRun(
   request: EnqueueRequest,
   source: RunScheduledData['source'],
   now: Date,
+  trace: TraceContext | undefined,
 ): RunScheduledData {
   const runId =
     request.scheduled?.runId ??
@@ -349,8 +353,6 @@ function scheduledRun(
     request.debounceKey === undefined || debounce === undefined
       ? request.dueAt
       : debouncedAt(debounce, request.dueAt > now ? request.dueAt : now);
-  // The enqueue's trace, for the worker's attempts to link to (a backfill's runs too, made by a request).
-  const trace = currentRequestContext()?.trace;
   return newRunScheduled(job.definition, job.version, {
     runId,
     dueAt,

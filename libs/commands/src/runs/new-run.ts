@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JobDefinition, PresentRun, RunScheduledData, RunTrace, RunUnique } from '@chronicle/domain';
+import type { JobDefinition, PresentRun, RunScheduledData, RunUnique, TraceContext } from '@chronicle/domain';
 import { uuidV7 } from '@chronicle/event-store';
 import type { Queryable } from '@chronicle/platform';
 import { findRunSnapshots } from '@chronicle/projections';
@@ -78,7 +78,7 @@ export function newRunScheduled(
     readonly unique?: RunUnique;
     readonly concurrencyKey?: string;
     readonly debounceKey?: string;
-    readonly trace?: RunTrace;
+    readonly trace?: TraceContext;
   },
 ): RunScheduledData {
   return {

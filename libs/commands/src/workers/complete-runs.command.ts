@@ -1,12 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { DomainError, PresentRun, RunCommand, WorkerCaller } from '@chronicle/domain';
-import { type Config, CONFIG, inSpan, type TraceContext } from '@chronicle/platform';
+import type { DomainError, PresentRun, RunCommand, TraceContext, WorkerCaller } from '@chronicle/domain';
+import { type Config, CONFIG, inSpan } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
 import { leasesOf, prepareClaim, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
-import { prepareWorkerDecisions, type WorkerDecision } from './decide-for-worker';
+import { type AttemptTraceOf, prepareWorkerDecisions, type WorkerDecision } from './decide-for-worker';
 import type { RunDecision } from '../unit-of-work/run-batch';
 import { RunLog } from '../unit-of-work/run-log';
 import { RunMetrics } from '../metrics/run-metrics';
@@ -83,12 +83,11 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
 
   execute(command: CompleteRuns): Promise<CompletionAnswer> {
     // Linked to each attempt that reports (the worker's span for it), as the runs' events record it.
-    const attempts = command.completions.flatMap((c) => (c.trace === undefined ? [] : [c.trace]));
     return inSpan(
       'chronicle.complete',
       { 'chronicle.runs': command.completions.length },
       () => this.complete(command),
-      attempts,
+      () => command.completions.flatMap((c) => (c.trace === undefined ? [] : [c.trace])),
     );
   }
 
@@ -107,7 +106,6 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
         draw: randomInt(1_000_000) / 1_000_000,
       };
     };
-    const traces = new Map(completions.flatMap((c) => (c.trace === undefined ? [] : [[c.runId, c.trace] as const])));
     // With several servers the dispatch policy is over all of them (RunClaims), after the completions;
     // with one, the claim rides in the completions' transaction.
     const alone = this.servers.all.length === 1;
@@ -120,7 +118,15 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       groups.map(async ([server, runIds], i) => {
         // A server not reached refuses its runs' completions; the other servers' stand.
         const answer = await this.servers.unlessUnavailable(() =>
-          this.completeOn(server, caller, runIds, command, i === 0 ? riding : undefined, teamsServed, traces),
+          this.completeOn(
+            server,
+            caller,
+            runIds,
+            command,
+            i === 0 ? riding : undefined,
+            teamsServed,
+            (runId) => wanted.get(runId)?.trace,
+          ),
         );
         if (answer.ok) return answer.value;
         return {
@@ -159,12 +165,12 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
     command: (run: PresentRun, now: Date) => RunCommand,
     next: ClaimRequest | undefined,
     teamsServed: number,
-    traces: ReadonlyMap<string, TraceContext>,
+    traceOf: AttemptTraceOf,
   ): Promise<{ decisions: WorkerDecision[]; leases: LeasedRun[]; completed: RunDecision[]; leased: RunDecision[] }> {
     const reserved = next === undefined ? [] : await server.decisions.reservedRunIds();
     return server.decisions.unitOfWork(async (work) => {
       // Every lock before the first write: the completions' streams, then the claim's candidates.
-      const completing = await prepareWorkerDecisions(work.tx, caller, runIds, command, traces);
+      const completing = await prepareWorkerDecisions(work.tx, caller, runIds, command, traceOf);
       const claim =
         next === undefined
           ? undefined

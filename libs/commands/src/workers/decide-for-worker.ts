@@ -5,13 +5,17 @@ import {
   type PresentRun,
   type RunCommand,
   type RunEvent,
+  type TraceContext,
   type WorkerCaller,
   workerActor,
 } from '@chronicle/domain';
-import type { Queryable, TraceContext } from '@chronicle/platform';
+import type { Queryable } from '@chronicle/platform';
 import type { RunBatch, RunDecision } from '../unit-of-work/run-batch';
 import { changedWhileDecided, type RunDecisions } from '../unit-of-work/run-decisions';
 import { lockAndLoadRuns } from './complete-runs.sql';
+
+/** The worker's attempt's trace of a run, where its call named one (docs/operations.md, "Traces"). */
+export type AttemptTraceOf = (runId: string) => TraceContext | undefined;
 
 /** Per run of a worker's batch: the run after the decision, or why that run alone was refused. */
 export type WorkerDecision =
@@ -32,10 +36,10 @@ export function decideForWorker(
   caller: WorkerCaller,
   runIds: readonly string[],
   command: (run: PresentRun, now: Date) => RunCommand,
-  traces?: ReadonlyMap<string, TraceContext>,
+  traceOf?: AttemptTraceOf,
 ): Promise<WorkerDecision[]> {
   return decisions.unitOfWork(async (work) => {
-    const prepared = await prepareWorkerDecisions(work.tx, caller, runIds, command, traces);
+    const prepared = await prepareWorkerDecisions(work.tx, caller, runIds, command, traceOf);
     const [decided] = await work.decide({ batches: [prepared.batch] });
     return prepared.answer(decided!);
   });
@@ -51,7 +55,7 @@ export async function prepareWorkerDecisions(
   caller: WorkerCaller,
   runIds: readonly string[],
   command: (run: PresentRun, now: Date) => RunCommand,
-  traces?: ReadonlyMap<string, TraceContext>,
+  traceOf?: AttemptTraceOf,
 ): Promise<{ batch: RunBatch; answer: (decided: readonly RunDecision[]) => WorkerDecision[] }> {
   const refused = new Map<string, DomainError>();
   const proposed = new Set<string>();
@@ -75,7 +79,7 @@ export async function prepareWorkerDecisions(
     metadata: (run) => ({
       actor: workerActor(caller, run.lease?.workerId),
       schemaVersion: RUN_EVENT_SCHEMA_VERSION,
-      ...traces?.get(run.definition.runId),
+      ...traceOf?.(run.definition.runId),
     }),
   };
   const answer = (decided: readonly RunDecision[]): WorkerDecision[] => {

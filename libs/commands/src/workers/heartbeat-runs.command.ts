@@ -1,6 +1,5 @@
 import { Command, CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import type { DomainError, WorkerCaller } from '@chronicle/domain';
-import type { TraceContext } from '@chronicle/platform';
+import type { DomainError, TraceContext, WorkerCaller } from '@chronicle/domain';
 import { RunServers } from '../shards/run-servers';
 import { RunLog } from '../unit-of-work/run-log';
 import { decideForWorker } from './decide-for-worker';
@@ -41,7 +40,6 @@ export class HeartbeatRunsHandler implements ICommandHandler<HeartbeatRuns> {
 
   async execute({ caller, heartbeats }: HeartbeatRuns): Promise<HeartbeatResult[]> {
     const wanted = new Map(heartbeats.map((h) => [h.runId, h]));
-    const traces = new Map(heartbeats.flatMap((h) => (h.trace === undefined ? [] : [[h.runId, h.trace] as const])));
     // One unit of work per server the runs are on (nearly always one).
     const decided = await Promise.all(
       this.servers
@@ -57,7 +55,7 @@ export class HeartbeatRunsHandler implements ICommandHandler<HeartbeatRuns> {
               leaseSeconds: wanted.get(run.definition.runId)!.leaseSeconds,
               now,
             }),
-            traces,
+            (runId) => wanted.get(runId)?.trace,
           ),
         ),
     );

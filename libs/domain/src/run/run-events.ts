@@ -67,11 +67,14 @@ export interface RunScheduledData {
    * the worker with each lease so that an attempt's trace links to it. Absent: enqueued untraced, or by
    * the scheduler.
    */
-  readonly trace?: RunTrace;
+  readonly trace?: TraceContext;
 }
 
-/** A W3C trace context: the `traceparent` header's value, and `tracestate`'s if any. */
-export interface RunTrace {
+/**
+ * A W3C trace context: the `traceparent` header's value, and `tracestate`'s if any. As a run keeps its
+ * enqueue's, an event's metadata and an HTTP request the trace they belong to.
+ */
+export interface TraceContext {
   readonly traceparent: string;
   readonly tracestate?: string;
 }

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { TraceContext } from '../tracing/tracing';
+import type { TraceContext } from '@chronicle/domain';
 
 /** What every line logged while an HTTP request is handled carries, and every event it causes records. */
 export interface RequestContext {

@@ -11,6 +11,7 @@ import {
   type SpanContext,
 } from '@opentelemetry/api';
 import type * as AsyncHooks from '@opentelemetry/context-async-hooks';
+import type { TraceContext } from '@chronicle/domain';
 import type * as Core from '@opentelemetry/core';
 import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
 import type * as Resources from '@opentelemetry/resources';
@@ -24,12 +25,6 @@ import type * as SdkTrace from '@opentelemetry/sdk-trace';
  */
 let tracing = false;
 const tracer = trace.getTracer('chronicle');
-
-/** A W3C trace context as an event's metadata and a lease keep it: `traceparent`, and `tracestate` if any. */
-export interface TraceContext {
-  readonly traceparent: string;
-  readonly tracestate?: string;
-}
 
 /** Version 00 of the header: a trace id and a span id, neither all zeros, and the flags. */
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -130,19 +125,21 @@ function positive<T>(value: string | undefined, as: (n: number) => T): T | Recor
 }
 
 /**
- * `work` in a span of its own, a child of the active one (an API call's, a projector batch's): ended
- * when the work settles, an error recorded on it. Without tracing, `work` alone.
+ * `work` in a span of its own, a child of the active one (an API call's, a projector batch's), linked to
+ * the spans `links` names (asked for only when tracing): ended when the work settles, an error recorded
+ * on it. Without tracing, `work` alone.
  */
 export function inSpan<T>(
   name: string,
   attributes: Attributes,
   work: (span: Span | undefined) => Promise<T>,
-  links?: readonly TraceContext[],
+  links?: () => readonly TraceContext[],
 ): Promise<T> {
   if (!tracing) return work(undefined);
+  const linked = links?.() ?? [];
   return tracer.startActiveSpan(
     name,
-    { attributes, ...(links === undefined || links.length === 0 ? {} : { links: links.map(linkTo) }) },
+    { attributes, ...(linked.length === 0 ? {} : { links: linked.map(linkTo) }) },
     async (span) => {
       try {
         return await work(span);
