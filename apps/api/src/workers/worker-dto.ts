@@ -1,4 +1,4 @@
-import { MAX_PREFETCH_MS, NAME_PATTERN, RUN_ID_PATTERN } from '@chronicle/domain';
+import { MAX_PREFETCH_MS, MAX_RETRY_AFTER_SECONDS, NAME_PATTERN, RUN_ID_PATTERN } from '@chronicle/domain';
 import { array, boolean, integer, object, oneOf, text, type Accepted, type Fields } from '../http/body-schema';
 
 /* The bodies of the worker protocol, validated by `CompiledBody`: one schema per body, its type from it. */
@@ -55,7 +55,16 @@ export type HeartbeatManyBody = Accepted<typeof HeartbeatManyBody>;
 
 const COMPLETE_FIELDS = {
   required: { fencingToken: FENCING_TOKEN, outcome: oneOf(['success', 'failure']) },
-  optional: { error: text({ maxLength: 10_000 }), retryable: boolean(), ...ATTEMPT_TRACE },
+  optional: {
+    error: text({ maxLength: 10_000 }),
+    retryable: boolean(),
+    retryAfterSeconds: {
+      ...integer(0, MAX_RETRY_AFTER_SECONDS),
+      description:
+        "a retryable failure's retry waits this long instead of the job's backoff (a downstream's Retry-After)",
+    },
+    ...ATTEMPT_TRACE,
+  },
 };
 
 /** POST /v1/runs/{id}/complete */

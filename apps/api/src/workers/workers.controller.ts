@@ -219,6 +219,7 @@ function completion(runId: string, body: CompleteBody): Completion {
     outcome: body.outcome,
     error: body.error ?? null,
     retryable: body.retryable ?? true,
+    ...(body.retryAfterSeconds == null ? {} : { retryAfterSeconds: body.retryAfterSeconds }),
     ...attemptTrace(body),
   };
 }

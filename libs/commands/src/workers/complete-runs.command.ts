@@ -21,6 +21,8 @@ export interface Completion {
   readonly outcome: 'success' | 'failure';
   readonly error: string | null;
   readonly retryable: boolean;
+  /** A retryable failure's retry waits this long instead of the job's backoff (RunCommand CompleteRun's). */
+  readonly retryAfterSeconds?: number;
   /** The worker's attempt's trace (its span: docs/operations.md, "Traces"), recorded with the run's events. */
   readonly trace?: TraceContext;
 }
@@ -94,7 +96,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
   private async complete({ caller, completions, next }: CompleteRuns): Promise<CompletionAnswer> {
     const wanted = new Map(completions.map((c) => [c.runId, c]));
     const command = (run: PresentRun, now: Date): RunCommand => {
-      const { fencingToken, outcome, error, retryable } = wanted.get(run.definition.runId)!;
+      const { fencingToken, outcome, error, retryable, retryAfterSeconds } = wanted.get(run.definition.runId)!;
       return {
         type: 'CompleteRun',
         fencingToken,
@@ -104,6 +106,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
         now,
         // The backoff's random draw, in [0, 1): the domain takes it as data.
         draw: randomInt(1_000_000) / 1_000_000,
+        ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
       };
     };
     // With several servers the dispatch policy is over all of them (RunClaims), after the completions;

@@ -177,6 +177,26 @@ describe('run decider', () => {
     });
   });
 
+  it("waits a failure's retryAfterSeconds instead of the backoff, at most a day, while attempts are left", () => {
+    const asking = (seconds: number, command = fail(10, 1, true, 0.999)): RunCommand =>
+      command.type === 'CompleteRun' ? { ...command, retryAfterSeconds: seconds } : command;
+    expect(given(...run(schedule, lease(0))).when(asking(120))[0]?.data).toMatchObject({
+      retryAt: at(10 + 120).toISOString(),
+    });
+    expect(given(...run(schedule, lease(0))).when(asking(0))[0]?.data).toMatchObject({
+      retryAt: at(10).toISOString(),
+    });
+    expect(given(...run(schedule, lease(0))).when(asking(10 * 86_400))[0]?.data).toMatchObject({
+      retryAt: at(10 + 86_400).toISOString(),
+    });
+    const last = run(schedule, lease(0), fail(10, 1), lease(100), fail(110, 3), lease(200));
+    expect(
+      given(...last)
+        .when(asking(5, fail(210, 5)))
+        .map((e) => e.type),
+    ).toEqual(['RunFailed', 'RunDead']);
+  });
+
   it('sends a non-retryable failure straight to the DLQ', () => {
     const events = given(...run(schedule, lease(0))).when(fail(1, 1, false));
     expect(events.map((e) => e.type)).toEqual(['RunFailed', 'RunDead']);

@@ -12,6 +12,9 @@ import { isWaiting } from './run-states';
  */
 export const MAX_TOTAL_LEASE_SECONDS = 6 * 60 * 60;
 
+/** The longest wait before a retry a failure may ask for (a day). */
+export const MAX_RETRY_AFTER_SECONDS = 86_400;
+
 export type RunCommand =
   | { readonly type: 'ScheduleRun'; readonly run: RunScheduledData }
   | {
@@ -32,6 +35,11 @@ export type RunCommand =
       readonly now: Date;
       /** Random draw in [0, 1) for the backoff. */
       readonly draw: number;
+      /**
+       * A failure that said when to try again (an HTTP target's `Retry-After`): the retry waits this
+       * long instead of the backoff, at most MAX_RETRY_AFTER_SECONDS.
+       */
+      readonly retryAfterSeconds?: number;
     }
   | { readonly type: 'ExpireLease'; readonly now: Date; readonly draw: number }
   | { readonly type: 'CancelRun'; readonly now: Date }
@@ -108,10 +116,12 @@ export function decide(command: RunCommand, state: RunSnapshot): RunEvent[] {
             data: { attempt: state.attempt, fencingToken: lease.fencingToken, completedAt: at(command.now) },
           },
         ];
+      const wait =
+        command.retryAfterSeconds === undefined
+          ? backoffSeconds(state.attempt, state.definition.retry, command.draw)
+          : Math.min(Math.max(command.retryAfterSeconds, 0), MAX_RETRY_AFTER_SECONDS);
       const retryAt =
-        command.retryable && state.attempt < state.attemptLimit
-          ? at(plusSeconds(command.now, backoffSeconds(state.attempt, state.definition.retry, command.draw)))
-          : null;
+        command.retryable && state.attempt < state.attemptLimit ? at(plusSeconds(command.now, wait)) : null;
       const failed: RunEvent = {
         type: 'RunFailed',
         data: {
