@@ -159,6 +159,10 @@ const REST_ROWS: readonly Row[] = [
   rest('POST /v1/jobs/{name}:resume', alphaChanges(), async (w) => ({
     path: `/v1/jobs/${await w.pausedJob()}:resume`,
   })),
+  rest('POST /v1/jobs/{name}/signing-secret:rotate', alphaChanges(), () => ({
+    path: '/v1/jobs/alpha.hook/signing-secret:rotate',
+    body: {},
+  })),
   rest('POST /v1/jobs/{name}:backfill', alphaChanges(), () => ({
     path: '/v1/jobs/alpha.cron:backfill',
     body: { from: '2026-01-01T00:00:00Z', to: '2026-01-02T12:00:00Z' },
@@ -230,6 +234,12 @@ const GRAPHQL_ROWS: readonly Row[] = [
     'mutation ($name: String!) { defineJob(name: $name, definition: { queue: "alpha" }) { name } }',
     (w) => ({ name: `alpha.${w.unique('graphql-defined')}` }),
   ),
+  graphql(
+    'mutation rotateSigningSecret',
+    alphaChanges(),
+    'mutation { rotateSigningSecret(name: "alpha.hook") { previousValidUntil } }',
+    () => ({}),
+  ),
   graphql('mutation pauseJob', alphaChanges(), 'mutation { pauseJob(name: "alpha.pausable") { name } }', () => ({})),
   graphql(
     'mutation resumeJob',
@@ -283,6 +293,7 @@ describe('the authorisation matrix', () => {
       ['alpha.held', { queue: 'alpha-held', retry: dies }],
       ['alpha.pausable', { queue: 'alpha' }],
       ['alpha.cron', { queue: 'alpha', schedule: SCHEDULE }],
+      ['alpha.hook', { target: { url: 'https://hooks.example.com/alpha' } }],
     ] as const)
       expect((await alpha.team.put(`/v1/jobs/${name}`, definition)).status).toBe(201);
 

@@ -380,7 +380,12 @@ describe('GraphQL at POST /graphql', () => {
         ['{ runs(filter: {job: "no/slashes"}) { edges { cursor } } }', undefined, /job must be a name/],
         // graphql-js 16 failed it as it ran it: an internal-error.
         ['subscription { queues { queue } }', undefined, /this API has no subscriptions/],
-        ['mutation { defineJob(name: "billing.bad", definition: {priority: "urgent"}) { name } }', undefined, /queue/],
+        [
+          'mutation { defineJob(name: "billing.bad", definition: {priority: "urgent"}) { name } }',
+          undefined,
+          /priority must be one of/,
+        ],
+        ['mutation { defineJob(name: "billing.bad", definition: {}) { name } }', undefined, /a queue or a target/],
         [
           'mutation { enqueueRun(job: "billing.secret", delaySeconds: -1) { id } }',
           undefined,

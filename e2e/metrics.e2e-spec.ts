@@ -61,6 +61,7 @@ describe('GET /metrics: Prometheus metrics of every process', () => {
       chronicle_auth_rate_limited_total: 'counter',
       chronicle_claim_duration_seconds: 'histogram',
       chronicle_http_request_duration_seconds: 'histogram',
+      chronicle_http_target_calls_total: 'counter',
       chronicle_runs_leased_total: 'counter',
       chronicle_runs_succeeded_total: 'counter',
       chronicle_runs_failed_total: 'counter',

@@ -86,6 +86,14 @@ CREATE TABLE events_kept PARTITION OF events FOR VALUES IN ('infinity');
 
 CREATE TABLE events_unsorted PARTITION OF events DEFAULT;
 
+CREATE TABLE job_signing_secrets (
+  job text COLLATE "C" NOT NULL,
+  secret text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  retires_at timestamp with time zone,
+  CONSTRAINT job_signing_secrets_pkey PRIMARY KEY (job, created_at)
+);
+
 CREATE TABLE jobs (
   name text COLLATE "C" NOT NULL,
   team text NOT NULL,
@@ -427,6 +435,8 @@ CREATE INDEX audit_events_team_idx ON public.audit_events USING btree (team, com
 CREATE INDEX audit_events_type_idx ON public.audit_events USING btree (event_type, commit_position, prepare_position);
 
 CREATE INDEX events_team_idx ON public.events USING btree (team, transaction_id, global_position) WHERE (team IS NOT NULL);
+
+CREATE UNIQUE INDEX job_signing_secrets_current_idx ON public.job_signing_secrets USING btree (job) WHERE (retires_at IS NULL);
 
 CREATE INDEX jobs_limited_idx ON public.jobs USING btree (((definition ->> 'queue'::text)), name) WHERE (run_limit IS NOT NULL);
 

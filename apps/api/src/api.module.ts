@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { ShardsController } from './admin/shards.controller';
 import { CanaryWorker } from './canary/canary-worker';
+import { TargetDispatcher } from './targets/target-dispatcher';
 import { DlqController } from './dlq/dlq.controller';
 import { GraphqlApiModule } from './graphql/graphql-api.module';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
@@ -47,6 +48,7 @@ import { WorkersController } from './workers/workers.controller';
   ],
   providers: [
     CanaryWorker,
+    TargetDispatcher,
     {
       provide: APP_FILTER,
       inject: [LOGGER],

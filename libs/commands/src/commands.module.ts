@@ -7,6 +7,7 @@ import { ListDeadLettersHandler } from './dlq/list-dead-letters.query';
 import { DefineJobHandler } from './jobs/define-job.command';
 import { GetJobHandler } from './jobs/get-job.query';
 import { SetJobPausedHandler } from './jobs/set-job-paused.command';
+import { RotateSigningSecretHandler } from './jobs/http-targets';
 import { ListAuditEventsHandler } from './audit/list-audit-events.query';
 import { ListTokensHandler, RevokeTokenHandler } from './teams/token-lifecycle.command';
 import { ActOnDeadLettersHandler } from './dlq/act-on-dead-letters.command';
@@ -73,6 +74,7 @@ export class RunDecisionsModule {}
     TeamsServed,
     DefineJobHandler,
     SetJobPausedHandler,
+    RotateSigningSecretHandler,
     GetJobHandler,
     EnqueueRunsHandler,
     TransitionRunHandler,
@@ -107,5 +109,6 @@ export class RunDecisionsModule {}
     QueueHistoryHandler,
     GetPayloadsHandler,
   ],
+  exports: [ReadySignal],
 })
 export class CommandsModule {}

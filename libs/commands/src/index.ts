@@ -12,6 +12,13 @@ export { DefineJob } from './jobs/define-job.command';
 export { defineNewJobs } from './jobs/define-new-jobs';
 export { GetJob } from './jobs/get-job.query';
 export { SetJobPaused } from './jobs/set-job-paused.command';
+export {
+  MAX_PREVIOUS_VALID_SECONDS,
+  RotateSigningSecret,
+  type RotatedSecret,
+  type TargetToCall,
+  targetsOf,
+} from './jobs/http-targets';
 export { type AuditEvent, ListAuditEvents } from './audit/list-audit-events.query';
 export { ListTokens, RevokeToken } from './teams/token-lifecycle.command';
 export { ActOnDeadLetters, type DeadLettersProgress } from './dlq/act-on-dead-letters.command';

@@ -9,6 +9,7 @@ export {
   requireAdmin,
   requireAdminOrTeam,
   requireQueue,
+  requireJobQueue,
   requireReader,
   requireTeam,
   requireWorker,
@@ -37,6 +38,9 @@ export {
   type UniquePolicy,
   DEBOUNCE_SECONDS,
   type DebouncePolicy,
+  HTTP_TARGET_QUEUE,
+  type HttpTarget,
+  TARGET_TIMEOUT_SECONDS,
 } from './job/job-decider';
 export { JOB_DEFAULTS, jobDefinition, rateLimit } from './job/job-defaults';
 export {
@@ -56,7 +60,7 @@ export { INLINE_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES, assertPayloadSize, utf8Length 
 export { type QuotaDecision, type TeamQuotas, decideEnqueue, effectiveBurst } from './quota/enqueue-quota';
 export { dueTimeOf } from './run/due-time';
 export { DEFAULT_LEASE_SECONDS, DEFAULT_WORKER_ID, MAX_PREFETCH_MS } from './run/lease-defaults';
-export { type RunCommand, decide } from './run/run-decider';
+export { MAX_RETRY_AFTER_SECONDS, type RunCommand, decide } from './run/run-decider';
 export {
   type DeathReason,
   PRIORITIES,

@@ -34,6 +34,8 @@ export const AdminEventType = {
   QueueGranted: 'QueueGranted',
   TeamQuotasSet: 'TeamQuotasSet',
   QueueLimitsSet: 'QueueLimitsSet',
+  /** A team's HTTP-target job's signing secret rotated (the secrets themselves are never in the log). */
+  SigningSecretRotated: 'SigningSecretRotated',
 } as const;
 export type AdminEventType = (typeof AdminEventType)[keyof typeof AdminEventType];
 export const ADMIN_EVENT_SCHEMA_VERSION = 1;

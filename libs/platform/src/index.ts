@@ -2,7 +2,7 @@
 export { CANARY_DEGRADED_AFTER } from './canaries';
 export { CLOCK, type Clock, systemClock } from './clock/clock';
 export { ConfigError } from './config/config-error';
-export { type Config, type LogLevel, type Role, loadConfig } from './config/config';
+export { type AddressRange, type Config, type LogLevel, type Role, loadConfig } from './config/config';
 export { adminQuery } from './database/admin-query';
 export { type CopyConnection, copyRows } from './database/copy-rows';
 export { type ScratchServer, openScratchServer } from './database/scratch-server';

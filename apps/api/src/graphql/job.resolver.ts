@@ -7,10 +7,10 @@ import { CLOCK, type Clock } from '@chronicle/platform';
 import { compileBody } from '../http/compiled-body';
 import { GRAPHQL_PAGE } from '../http/page-names';
 import { JobBody } from '../jobs/job-dto';
-import { defineJobCommand, jobFireTimes, setJobPausedCommand } from '../jobs/job-requests';
+import { defineJobCommand, jobFireTimes, rotateSigningSecretCommand, setJobPausedCommand } from '../jobs/job-requests';
 import { connectionOf, given, type Connection } from './connection.types';
 import { GqlCaller, GqlLoaders, type RequestLoaders } from './graphql-context';
-import { checkJobsArgs, JobConnection, JobNode, JobsArgs, jobNode } from './job.types';
+import { checkJobsArgs, JobConnection, JobNode, JobsArgs, jobNode, SigningSecretNode } from './job.types';
 import { RunConnection, RunNode, RunStateEnum, runNode } from './run.types';
 import { DateTimeScalar, JsonScalar } from './scalars';
 
@@ -72,8 +72,17 @@ export class JobResolver {
     @Args('definition', { type: () => JsonScalar }) definition: unknown,
   ): Promise<JobNode> {
     const body = checkDefinition(definition);
-    const { job } = await this.commands.execute(defineJobCommand(caller, name, body, this.clock.now()));
-    return jobNode(job);
+    const { job, signingSecret } = await this.commands.execute(defineJobCommand(caller, name, body, this.clock.now()));
+    return signingSecret === undefined ? jobNode(job) : { ...jobNode(job), signingSecret };
+  }
+
+  @Mutation(() => SigningSecretNode, { description: 'POST /v1/jobs/{name}/signing-secret:rotate.' })
+  async rotateSigningSecret(
+    @GqlCaller() caller: Caller,
+    @Args('name') name: string,
+    @Args('previousValidSeconds', { type: () => Int, nullable: true }) previousValidSeconds: number | undefined,
+  ): Promise<SigningSecretNode> {
+    return this.commands.execute(rotateSigningSecretCommand(caller, name, previousValidSeconds));
   }
 
   @Mutation(() => JobNode)

@@ -22,6 +22,12 @@ export class JobNode {
   debounceSeconds!: number | null;
   @Field(() => JsonScalar, { description: 'The whole definition, as GET /v1/jobs/{name} shows it.' })
   definition!: unknown;
+  @Field({
+    nullable: true,
+    description:
+      "An HTTP-target job's signing secret: in defineJob's answer that made the target, once; null everywhere else.",
+  })
+  signingSecret?: string;
   /** The job itself, for the fields resolved from it (nextFireTimes, runs); not in the schema. */
   job!: DefinedJob;
 }
@@ -40,6 +46,12 @@ export function jobNode(job: DefinedJob): JobNode {
     definition: jobView(job),
     job,
   };
+}
+
+@ObjectType('SigningSecret', { description: "An HTTP-target job's new signing secret (rotateSigningSecret)." })
+export class SigningSecretNode {
+  @Field({ description: 'shown this once' }) secret!: string;
+  @Field({ description: 'until when the secret it replaced still signs the calls' }) previousValidUntil!: string;
 }
 
 @ObjectType()

@@ -5,6 +5,7 @@ import {
   UNIQUE_SCOPES,
   ORDERING_ON_RETRY,
   RATE_PERIODS,
+  HTTP_TARGET_QUEUE,
 } from '@chronicle/domain';
 import { boolean, dateTime, integer, list, nullable, oneOf, shape, text } from '../http/body-schema';
 import { ref } from '../http/named-schemas';
@@ -82,6 +83,15 @@ export const Job = shape(
         description:
           'a run enqueued with a debounceKey waits this long after the newest enqueue of its key; absent: none',
       },
+      target: {
+        ...shape({ required: { url: text(), timeoutSeconds: integer(1) } }),
+        description: `an HTTP-target job's: the scheduler POSTs each run there (its queue is ${HTTP_TARGET_QUEUE}); absent: a worker's job`,
+      },
+      signingSecret: {
+        ...text(),
+        description:
+          'the secret its calls are signed with: in the answer that made the target, once, and never again (rotate it to get another)',
+      },
     },
   },
   'Job',
@@ -117,6 +127,17 @@ export const JobVersions = shape(
     },
   },
   'JobVersions',
+);
+
+/** An HTTP-target job's new signing secret, and until when the one it replaced still signs. */
+export const SigningSecret = shape(
+  {
+    required: {
+      secret: { ...text(), description: 'shown this once', example: 'whsec_9dX2...' },
+      previousValidUntil: dateTime(),
+    },
+  },
+  'SigningSecret',
 );
 
 /** A schedule's or job's next fire times, as UTC instants. */

@@ -7,6 +7,7 @@ import {
   UNIQUE_SCOPES,
   ORDERING_ON_RETRY,
   RATE_PERIODS,
+  TARGET_TIMEOUT_SECONDS,
 } from '@chronicle/domain';
 import { anyObject, anyValue, array, boolean, integer, object, oneOf, text, type Accepted } from '../http/body-schema';
 import { documentedAs } from '../http/named-schemas';
@@ -76,16 +77,40 @@ const DEBOUNCE = object(
   'DebounceBody',
 );
 
-/** PUT /v1/jobs/{name}: a job's definition (docs/api.md, "Job definitions"); the name comes from the path. */
-export const JobBody = object(
+const TARGET = object(
   {
     required: {
-      queue: {
-        ...text({ pattern: NAME_PATTERN, rule: NAME_RULE }),
-        description: `a queue the token was granted: ${NAME_RULE}`,
+      url: {
+        ...text({ minLength: 1, maxLength: 2048 }),
+        example: 'https://hooks.example.com/chronicle',
+        description:
+          'where each run is POSTed, signed (docs/api.md, "HTTP-target jobs"); plain http and private addresses only where the operator allows them',
       },
     },
     optional: {
+      timeoutSeconds: {
+        ...integer(TARGET_TIMEOUT_SECONDS.min, TARGET_TIMEOUT_SECONDS.max),
+        default: TARGET_TIMEOUT_SECONDS.default,
+        description: 'a call answering later than this is a retryable failure',
+      },
+    },
+  },
+  'TargetBody',
+);
+
+/** PUT /v1/jobs/{name}: a job's definition (docs/api.md, "Job definitions"); the name comes from the path. */
+export const JobBody = object(
+  {
+    required: {},
+    optional: {
+      queue: {
+        ...text({ pattern: NAME_PATTERN, rule: NAME_RULE }),
+        description: `a queue the token was granted, its workers lease the runs: ${NAME_RULE}; or a target instead`,
+      },
+      target: {
+        ...TARGET,
+        description: 'an HTTP target instead of a queue: the scheduler POSTs each run to it',
+      },
       priority: { ...oneOf(PRIORITIES), default: JOB_DEFAULTS.priority },
       timeoutSeconds: {
         ...integer(1, 21_600),

@@ -1,4 +1,12 @@
-import { acceptSchedule, DefineJob, parseSchedule, previewFireTimes, SetJobPaused } from '@chronicle/commands';
+import {
+  acceptSchedule,
+  DefineJob,
+  MAX_PREVIOUS_VALID_SECONDS,
+  parseSchedule,
+  previewFireTimes,
+  RotateSigningSecret,
+  SetJobPaused,
+} from '@chronicle/commands';
 import {
   assertNoSecrets,
   assertPayloadSize,
@@ -22,16 +30,13 @@ import type { JobBody } from './job-dto';
 export function defineJobCommand(caller: Caller, rawName: string, body: JobBody, now: Date): DefineJob {
   const team = requireTeam(caller);
   const name = parseName(rawName, 'job name');
-  requireQueue(team, body.queue);
+  if (body.queue != null) requireQueue(team, body.queue);
   assertPayloadSize(body.payload);
   assertNoSecrets(body.payload, body.secretsAllowed ?? []);
   // A schedule given, null too, is the domain's to accept (its refusal: invalid-schedule).
   const { schedule, ...fields } = body;
   const accepted = schedule === undefined ? undefined : { ...schedule, ...acceptSchedule(schedule, now) };
-  return new DefineJob(
-    team,
-    jobDefinition(name, team.team, { ...withoutNulls(fields), queue: body.queue, schedule: accepted }),
-  );
+  return new DefineJob(team, jobDefinition(name, team.team, { ...withoutNulls(fields), schedule: accepted }));
 }
 
 /** The fields given a value: null in an optional field means not given (the default), as undefined does. */
@@ -44,6 +49,25 @@ function withoutNulls<T extends object>(fields: T): { [K in keyof T]?: Exclude<T
 /** :pause and :resume, pauseJob and resumeJob. */
 export function setJobPausedCommand(caller: Caller, rawName: string, paused: boolean): SetJobPaused {
   return new SetJobPaused(requireTeam(caller), parseName(rawName, 'job name'), paused);
+}
+
+/** A rotated secret stays valid a day unless asked otherwise: time for a receiver to take the new one. */
+export const PREVIOUS_VALID_SECONDS = { default: 86_400, max: MAX_PREVIOUS_VALID_SECONDS } as const;
+
+/** POST /v1/jobs/{name}/signing-secret:rotate and rotateSigningSecret. */
+export function rotateSigningSecretCommand(
+  caller: Caller,
+  rawName: string,
+  previousValidSeconds: number | null | undefined,
+): RotateSigningSecret {
+  const seconds = previousValidSeconds ?? PREVIOUS_VALID_SECONDS.default;
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > PREVIOUS_VALID_SECONDS.max)
+    throw new DomainError(
+      'validation-error',
+      `previousValidSeconds must be a whole number from 0 to ${PREVIOUS_VALID_SECONDS.max}`,
+      { field: 'previousValidSeconds' },
+    );
+  return new RotateSigningSecret(requireTeam(caller), parseName(rawName, 'job name'), seconds);
 }
 
 export const FIRE_TIMES_COUNT = { default: 10, max: 100 } as const;

@@ -2,21 +2,27 @@ import { Controller, Get, HttpCode, Inject, Param, Post, Put, Query, Res, UseGua
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { backfillRequests, EnqueueRuns, GetJob, GetJobVersions } from '@chronicle/commands';
+import { backfillRequests, EnqueueRuns, GetJob, GetJobVersions, type RotatedSecret } from '@chronicle/commands';
 import { DomainError, parseName, requireReader, requireTeam, type Caller } from '@chronicle/domain';
 import { type Clock, CLOCK } from '@chronicle/platform';
 import { AuthGuard } from '../auth/auth.guard';
 import { CurrentCaller } from '../auth/current-caller';
 import { ApiAnswer } from '../http/answers';
-import { dateTime, object, type Accepted } from '../http/body-schema';
+import { dateTime, integer, object, type Accepted } from '../http/body-schema';
 import { CompiledBody } from '../http/compiled-body';
 import { AS_OF, asOfFields, optionalInstant, type AsOfFields } from '../http/instants';
 import { ApiProblems } from '../http/problem-responses';
 import { EnqueuedRuns } from '../runs/run-answers';
 import { runView, type RunView } from '../runs/run-view';
-import { FireTimes, Job, JobVersions, NIGHTLY_EXPORT, NIGHTLY_EXPORT_JOB } from './job-answers';
+import { FireTimes, Job, JobVersions, NIGHTLY_EXPORT, NIGHTLY_EXPORT_JOB, SigningSecret } from './job-answers';
 import { JobBody } from './job-dto';
-import { defineJobCommand, jobFireTimes, setJobPausedCommand } from './job-requests';
+import {
+  defineJobCommand,
+  jobFireTimes,
+  PREVIOUS_VALID_SECONDS,
+  rotateSigningSecretCommand,
+  setJobPausedCommand,
+} from './job-requests';
 import { jobView, type JobView } from './job-view';
 
 /** The body of :backfill; pause and resume take none. Both instants are needed. */
@@ -30,6 +36,22 @@ const BackfillBody = object(
   'BackfillBody',
 );
 type BackfillBody = Accepted<typeof BackfillBody>;
+
+/** The body of signing-secret:rotate. */
+const RotateBody = object(
+  {
+    required: {},
+    optional: {
+      previousValidSeconds: {
+        ...integer(0, PREVIOUS_VALID_SECONDS.max),
+        default: PREVIOUS_VALID_SECONDS.default,
+        description: 'how long the replaced secret still signs the calls beside the new one; 0: not at all',
+      },
+    },
+  },
+  'RotateSigningSecretBody',
+);
+type RotateBody = Accepted<typeof RotateBody>;
 
 const JOB_NAME = ApiParam({ name: 'name', description: 'the job name', example: 'billing.export-invoices' });
 
@@ -58,10 +80,30 @@ export class JobsController {
     })
     body: JobBody,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<JobView> {
-    const { job, created } = await this.commands.execute(defineJobCommand(caller, rawName, body, this.clock.now()));
+  ): Promise<JobView & { signingSecret?: string }> {
+    const { job, created, signingSecret } = await this.commands.execute(
+      defineJobCommand(caller, rawName, body, this.clock.now()),
+    );
     response.status(created ? 201 : 200);
-    return jobView(job);
+    return signingSecret === undefined ? jobView(job) : { ...jobView(job), signingSecret };
+  }
+
+  /** POST /v1/jobs/{name}/signing-secret:rotate: an HTTP-target job's new secret, the old one valid a while. */
+  @Post(':name/signing-secret\\:rotate')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'rotateSigningSecret',
+    summary: "Rotate an HTTP-target job's signing secret; the old one still signs for previousValidSeconds (team)",
+  })
+  @JOB_NAME
+  @ApiAnswer(200, SigningSecret, { description: 'the new secret, shown this once' })
+  @ApiProblems('validation-error', 'not-found')
+  async rotateSigningSecret(
+    @CurrentCaller() caller: Caller,
+    @Param('name') rawName: string,
+    @CompiledBody(RotateBody) body: RotateBody,
+  ): Promise<RotatedSecret> {
+    return this.commands.execute(rotateSigningSecretCommand(caller, rawName, body.previousValidSeconds));
   }
 
   @Get(':name')

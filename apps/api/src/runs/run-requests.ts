@@ -6,7 +6,7 @@ import {
   parseIdempotencyKey,
   parseName,
   parseRunId,
-  requireQueue,
+  requireJobQueue,
   requireTeam,
   type Caller,
   type PresentRun,
@@ -29,7 +29,7 @@ export async function enqueueOneRun(
 ): Promise<{ run: PresentRun; created: boolean }> {
   const team = requireTeam(caller);
   const job = await buses.queries.execute(new GetJob(team, parseName(rawJobName, 'job name')));
-  requireQueue(team, job.definition.queue);
+  requireJobQueue(team, job.definition);
   const dueAt = dueTimeOf(body, now);
   const idempotencyKey = parseIdempotencyKey(rawIdempotencyKey);
   assertPayloadSize(body.payload);

@@ -9,7 +9,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN,
   IDEMPOTENCY_KEY_RULE,
   parseRunId,
-  requireQueue,
+  requireJobQueue,
   requireTeam,
   type Caller,
   type DefinedJob,
@@ -97,7 +97,7 @@ export class RunsController {
     const jobs = new Map<string, DefinedJob>();
     for (const name of new Set(body.runs.map((r) => r.job))) {
       const job = await this.queries.execute(new GetJob(team, name));
-      requireQueue(team, job.definition.queue);
+      requireJobQueue(team, job.definition);
       jobs.set(name, job);
     }
     const items = body.runs.map((item, i) => {

@@ -65,7 +65,14 @@ export function requireQueue(caller: TeamCaller | WorkerCaller, queue: string): 
   if (!caller.queues.includes(queue)) throw forbidden(`the token is not granted queue ${queue}`);
 }
 
-/** The actor an event records for a caller's decision. */
+/**
+ * A team's call about a job of its own: a worker's job on a queue its token was granted; an HTTP-target
+ * job's queue is the dispatchers' alone, so it asks for no grant.
+ */
+export function requireJobQueue(caller: TeamCaller, job: { readonly queue: string; readonly target?: unknown }): void {
+  if (job.target === undefined) requireQueue(caller, job.queue);
+}
+
 /** `worker:<team>:<worker id>` (`platform` for a platform worker's team), or without the id when none is known. */
 export function workerActor(caller: WorkerCaller, workerId: string | undefined): string {
   const worker = `worker:${caller.team ?? 'platform'}`;

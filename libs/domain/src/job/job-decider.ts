@@ -49,7 +49,27 @@ export interface JobDefinition {
    * the enqueue's payload, instead of making another. Absent: enqueues may not name a debounce key.
    */
   readonly debounce?: DebouncePolicy;
+  /**
+   * An HTTP target (docs/api.md, "HTTP-target jobs"): the scheduler's dispatchers POST each run to it,
+   * signed, instead of a worker leasing it; its runs wait on HTTP_TARGET_QUEUE. Absent: a worker's job.
+   */
+  readonly target?: HttpTarget;
 }
+
+/** Where an HTTP-target job's runs are POSTed, and how long each call may take. */
+export interface HttpTarget {
+  readonly url: string;
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * The reserved queue of HTTP-target jobs' runs, leased only by the dispatchers: it begins with `_`,
+ * which no queue a team names may.
+ */
+export const HTTP_TARGET_QUEUE = '_http';
+
+/** A target call's timeout, in whole seconds: 30 unless given, at most 15 minutes. */
+export const TARGET_TIMEOUT_SECONDS = { default: 30, min: 1, max: 900 } as const;
 
 export const RATE_PERIODS = ['second', 'minute', 'hour', 'day'] as const;
 export type RatePeriod = (typeof RATE_PERIODS)[number];

@@ -2,6 +2,9 @@ import { DomainError } from '../domain-error';
 import type { Priority, RetryPolicy } from '../run/run-events';
 import {
   DEBOUNCE_SECONDS,
+  HTTP_TARGET_QUEUE,
+  type HttpTarget,
+  TARGET_TIMEOUT_SECONDS,
   type DebouncePolicy,
   type JobDefinition,
   type OrderingOnRetry,
@@ -19,9 +22,10 @@ export const JOB_DEFAULTS = {
   schedule: null,
 } as const satisfies Omit<JobDefinition, 'name' | 'team' | 'queue'>;
 
-/** A definition as a client gives it: the queue is required, the rest has defaults. */
+/** A definition as a client gives it: a queue or a target, one of them; the rest has defaults. */
 export interface JobDefinitionInput {
-  readonly queue: string;
+  readonly queue?: string;
+  readonly target?: { readonly url: string; readonly timeoutSeconds?: number | null };
   readonly priority?: Priority;
   readonly timeoutSeconds?: number;
   readonly retry?: RetryPolicy;
@@ -44,10 +48,15 @@ export interface JobDefinitionInput {
 type RateLimitInput = Omit<RateLimit, 'burst'> & { readonly burst?: number | null };
 
 export function jobDefinition(name: string, team: string, input: JobDefinitionInput): JobDefinition {
+  const target = input.target === undefined ? undefined : httpTarget(input.target);
+  if ((input.queue === undefined) === (target === undefined))
+    throw new DomainError('validation-error', 'a job names a queue or a target, one of them', {
+      field: input.queue === undefined ? 'queue' : 'target',
+    });
   return {
     name,
     team,
-    queue: input.queue,
+    queue: input.queue ?? HTTP_TARGET_QUEUE,
     priority: input.priority ?? JOB_DEFAULTS.priority,
     timeoutSeconds: input.timeoutSeconds ?? JOB_DEFAULTS.timeoutSeconds,
     retry:
@@ -71,7 +80,43 @@ export function jobDefinition(name: string, team: string, input: JobDefinitionIn
     ...(input.rate === undefined ? {} : { rate: rateLimit(input.rate) }),
     ...(input.keyRate === undefined ? {} : { keyRate: rateLimit(input.keyRate) }),
     ...(input.debounce === undefined ? {} : { debounce: debouncePolicy(input.debounce) }),
+    ...(target === undefined ? {} : { target }),
   };
+}
+
+/** Longer than any address a browser keeps, shorter than a header line's limit. */
+const MAX_TARGET_URL_LENGTH = 2048;
+
+/**
+ * A target as the domain keeps it: an absolute http(s) URL without credentials or fragment, and its
+ * timeout. Which addresses it may reach is the dispatcher's to check, when it calls (after DNS).
+ */
+function httpTarget(input: NonNullable<JobDefinitionInput['target']>): HttpTarget {
+  const refuse = (field: string, why: string): never => {
+    throw new DomainError('validation-error', `${field}: ${why}`, { field });
+  };
+  let url: URL | undefined;
+  try {
+    url = new URL(input.url);
+  } catch {
+    refuse('target.url', 'an absolute URL, such as https://hooks.example.com/run');
+  }
+  if (input.url.length > MAX_TARGET_URL_LENGTH) refuse('target.url', `at most ${MAX_TARGET_URL_LENGTH} characters`);
+  if (url!.protocol !== 'https:' && url!.protocol !== 'http:') refuse('target.url', 'an https (or http) URL');
+  if (url!.username !== '' || url!.password !== '')
+    refuse('target.url', 'no user or password in it: the call is signed instead');
+  if (url!.hash !== '') refuse('target.url', 'no fragment (#...)');
+  const timeoutSeconds = input.timeoutSeconds ?? TARGET_TIMEOUT_SECONDS.default;
+  if (
+    !Number.isInteger(timeoutSeconds) ||
+    timeoutSeconds < TARGET_TIMEOUT_SECONDS.min ||
+    timeoutSeconds > TARGET_TIMEOUT_SECONDS.max
+  )
+    refuse(
+      'target.timeoutSeconds',
+      `whole seconds from ${TARGET_TIMEOUT_SECONDS.min} to ${TARGET_TIMEOUT_SECONDS.max}`,
+    );
+  return { url: url!.href, timeoutSeconds };
 }
 
 /** A debounce as the domain keeps it: whole seconds within DEBOUNCE_SECONDS. */

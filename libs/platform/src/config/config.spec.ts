@@ -27,7 +27,17 @@ describe('configuration', () => {
       shardFailoverSeconds: 0,
       canaries: true,
       roles: ['api', 'scheduler', 'projector'],
+      httpTargetAllowlist: [],
+      httpTargetConcurrency: 32,
     });
+  });
+
+  it('reads the addresses HTTP-target calls may reach though reserved: addresses and CIDR ranges, v4 and v6', () => {
+    expect(loadConfig({ HTTP_TARGET_ALLOWLIST: '10.1.0.0/16, 127.0.0.1,fd00::/8' }).httpTargetAllowlist).toEqual([
+      { address: '10.1.0.0', prefix: 16, family: 'ipv4' },
+      { address: '127.0.0.1', prefix: 32, family: 'ipv4' },
+      { address: 'fd00::', prefix: 8, family: 'ipv6' },
+    ]);
   });
 
   it('reads the servers the runs are kept on', () => {
@@ -98,6 +108,12 @@ describe('configuration', () => {
     [{ EVENT_STORE: 'mongo' }, /EVENT_STORE must be one of postgres, kurrentdb, not "mongo"/],
     [{ EVENT_STORE: 'kurrentdb' }, /needs KURRENTDB_CONNECTION_STRING/],
     [{ PORT: '-1' }, /PORT must be a whole number from 0 to 65535/],
+    [
+      { HTTP_TARGET_ALLOWLIST: 'internal.example.com' },
+      /HTTP_TARGET_ALLOWLIST: "internal.example.com" is not an address or a CIDR range/,
+    ],
+    [{ HTTP_TARGET_ALLOWLIST: '10.0.0.0/33' }, /HTTP_TARGET_ALLOWLIST: "10.0.0.0\/33"/],
+    [{ HTTP_TARGET_CONCURRENCY: '-1' }, /HTTP_TARGET_CONCURRENCY must be a whole number from 0 to 1000/],
     [{ PORT: '70000' }, /PORT must be a whole number/],
     [{ PG_POOL_SIZE: '0' }, /PG_POOL_SIZE must be a whole number from 1/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],

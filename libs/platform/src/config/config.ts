@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import * as path from 'node:path';
 import { DEFAULT_PRIORITY_WEIGHTS, type PriorityWeights } from '@chronicle/domain';
 import { ConfigError } from './config-error';
@@ -60,6 +61,20 @@ export interface Config {
   readonly canaries: boolean;
   /** The roles `npm start` runs in its one process (the role entry points run theirs alone). */
   readonly roles: readonly Role[];
+  /**
+   * Addresses HTTP-target calls may reach although they are loopback, private, link-local or another
+   * reserved range (docs/operations.md, "HTTP targets"): addresses and CIDR ranges, checked after DNS.
+   */
+  readonly httpTargetAllowlist: readonly AddressRange[];
+  /** HTTP-target calls each API process makes at once; 0: it makes none. */
+  readonly httpTargetConcurrency: number;
+}
+
+/** An address (prefix: its whole length) or a CIDR range. */
+export interface AddressRange {
+  readonly address: string;
+  readonly prefix: number;
+  readonly family: 'ipv4' | 'ipv6';
 }
 
 /**
@@ -88,6 +103,8 @@ export const CONFIG_VARIABLES = {
   SHARD_FAILOVER_SECONDS: '0 (failover by an operator only)',
   CANARIES: 'on',
   ROLES: 'api,scheduler,projector',
+  HTTP_TARGET_ALLOWLIST: '(unset: public addresses only)',
+  HTTP_TARGET_CONCURRENCY: '32',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -132,7 +149,23 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     shardFailoverSeconds: parseInteger(env, 'SHARD_FAILOVER_SECONDS', 0, 0, 3600),
     canaries: parseChoice(env, 'CANARIES', ['on', 'off'] as const, 'on') === 'on',
     roles: parseRoles(nonEmpty(env['ROLES'])),
+    httpTargetAllowlist: parseAddressRanges(nonEmpty(env['HTTP_TARGET_ALLOWLIST']), 'HTTP_TARGET_ALLOWLIST'),
+    httpTargetConcurrency: parseInteger(env, 'HTTP_TARGET_CONCURRENCY', 32, 0, 1000),
   };
+}
+
+/** `10.1.2.0/24,127.0.0.1,fd00::/8`: addresses and CIDR ranges, IPv4 or IPv6. */
+function parseAddressRanges(raw: string | undefined, name: string): readonly AddressRange[] {
+  if (raw === undefined) return [];
+  return raw.split(',').map((entry) => {
+    const [address = '', prefixText, extra] = entry.trim().split('/');
+    const version = isIP(address);
+    const bits = version === 6 ? 128 : 32;
+    const prefix = prefixText === undefined ? bits : Number(prefixText);
+    if (version === 0 || extra !== undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > bits)
+      throw new ConfigError(`${name}: "${entry.trim()}" is not an address or a CIDR range such as 10.0.0.0/8`);
+    return { address, prefix, family: version === 6 ? 'ipv6' : 'ipv4' };
+  });
 }
 
 /** `api,scheduler`: some of the three roles, each once, in any order; the process runs them in ROLES' order. */
