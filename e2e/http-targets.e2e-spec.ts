@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApiModule } from '@chronicle/api';
 import { systemClock } from '@chronicle/platform';
 import { ProjectorModule } from '@chronicle/projector';
@@ -302,6 +307,56 @@ describe('HTTP-target jobs', () => {
     expect(landing.body).toBe(first.body);
     const { t, v1 } = signaturesOf(landing.headers['chronicle-signature']);
     expect(v1).toEqual([hmac(inSecret, t, landing.body)]);
+  });
+
+  it('calls https with the endpoint’s certificate checked: one the platform does not trust fails the call, retryable', async () => {
+    // A certificate of its own for localhost, which no CA the process trusts has signed.
+    const dir = mkdtempSync(join(tmpdir(), 'http-targets-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    let handshakes = 0;
+    const tls = createTlsServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (_request, response) => response.writeHead(200).end(),
+    );
+    tls.on('tlsClientError', () => handshakes++);
+    // Both loopbacks (localhost resolves to 127.0.0.1 and ::1, both allowlisted here).
+    await new Promise<void>((resolve) => tls.listen(0, '::', resolve));
+    try {
+      const { port } = tls.address() as { port: number };
+      await defineTarget(
+        'ops.tls',
+        { url: `https://localhost:${port}/tls` },
+        {
+          retry: { maxAttempts: 1, baseSeconds: 0, maxSeconds: 0 },
+        },
+      );
+      const dead = await until(await enqueue('ops.tls'), 'dead');
+      expect(dead.lastError).toMatch(/^the call failed: DEPTH_ZERO_SELF_SIGNED_CERT/);
+      expect(handshakes).toBeGreaterThan(0);
+    } finally {
+      tls.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('rotates a job’s secret: both sign while the old one is still valid, then the new one alone; each rotation in the admin trail', async () => {

@@ -84,16 +84,15 @@ export class OutboundGuard {
     }
     if (url.protocol === 'http:' && !addresses.every(({ address }) => this.allowlisted(address)))
       throw new RefusedTarget(`plain http to ${host}: only https, or http to an address HTTP_TARGET_ALLOWLIST names`);
-    const { address, family } = addresses[0]!;
-    const pinnedFamily = family === 6 ? 6 : 4;
+    // Every address checked, for a socket that tries them in turn (IPv6 and IPv4: happy eyeballs); the first alone otherwise.
+    const checked = addresses.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+    const [first] = checked as [{ address: string; family: 4 | 6 }];
     const pinned: LookupFunction = (_hostname, options, callback) => {
       if (typeof options === 'object' && options.all === true)
-        (callback as (err: null, addresses: Array<{ address: string; family: number }>) => void)(null, [
-          { address, family: pinnedFamily },
-        ]);
-      else callback(null, address, pinnedFamily);
+        (callback as (err: null, addresses: Array<{ address: string; family: number }>) => void)(null, checked);
+      else callback(null, first.address, first.family);
     };
-    return { address, family: pinnedFamily, lookup: pinned };
+    return { address: first.address, family: first.family, lookup: pinned };
   }
 }
 
