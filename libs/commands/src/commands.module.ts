@@ -10,6 +10,14 @@ import { SetJobPausedHandler } from './jobs/set-job-paused.command';
 import { ListAuditEventsHandler } from './audit/list-audit-events.query';
 import { ListTokensHandler, RevokeTokenHandler } from './teams/token-lifecycle.command';
 import { ActOnDeadLettersHandler } from './dlq/act-on-dead-letters.command';
+import {
+  ChangeBulkOperationHandler,
+  GetBulkOperationHandler,
+  ListBulkOperationsHandler,
+  PreviewBulkOperationHandler,
+  StartBulkOperationHandler,
+} from './bulk/bulk-operation.commands';
+import { BulkOperationRunner } from './bulk/bulk-operation-runner';
 import { GetEventsOfRunsHandler } from './listings/events-of-runs.query';
 import { ListJobsHandler } from './listings/list-jobs.query';
 import { ListRunsHandler, ListRunsOfJobsHandler } from './listings/list-runs.query';
@@ -95,6 +103,12 @@ export class RunDecisionsModule {}
     ListTokensHandler,
     RevokeTokenHandler,
     ActOnDeadLettersHandler,
+    BulkOperationRunner,
+    PreviewBulkOperationHandler,
+    StartBulkOperationHandler,
+    GetBulkOperationHandler,
+    ListBulkOperationsHandler,
+    ChangeBulkOperationHandler,
     ListShardsHandler,
     CreateTeamHandler,
     IssueTokenHandler,
@@ -107,5 +121,6 @@ export class RunDecisionsModule {}
     QueueHistoryHandler,
     GetPayloadsHandler,
   ],
+  exports: [BulkOperationRunner],
 })
 export class CommandsModule {}

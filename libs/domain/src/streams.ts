@@ -34,6 +34,8 @@ export const AdminEventType = {
   QueueGranted: 'QueueGranted',
   TeamQuotasSet: 'TeamQuotasSet',
   QueueLimitsSet: 'QueueLimitsSet',
+  /** A bulk operation began (its filter and count); in the team's stream, or `platform` for every team's. */
+  BulkOperationStarted: 'BulkOperationStarted',
 } as const;
 export type AdminEventType = (typeof AdminEventType)[keyof typeof AdminEventType];
 export const ADMIN_EVENT_SCHEMA_VERSION = 1;
