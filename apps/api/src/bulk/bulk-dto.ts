@@ -37,7 +37,10 @@ export const BulkFilterBody = object({
     },
     job: { ...text({ pattern: NAME_PATTERN, rule: NAME_RULE }), description: "this job's only" },
     queue: { ...text({ pattern: NAME_PATTERN, rule: NAME_RULE }), description: "this queue's only" },
-    state: { ...oneOf(CANCELLABLE_STATES), description: 'cancel-runs: runs in this state (default: every waiting run)' },
+    state: {
+      ...oneOf(CANCELLABLE_STATES),
+      description: 'cancel-runs: runs in this state (default: every waiting run)',
+    },
     error: {
       ...text({ minLength: 1, maxLength: 500 }),
       description: 'cancel-runs, replay-dead, discard-dead: their last error contains this text (any case)',
@@ -109,7 +112,10 @@ export const BulkPreviewAnswer = shape(
 const Counts = {
   matched: { ...integer(0), description: 'what the selection held when the operation began' },
   processed: { ...integer(0), description: 'of those, looked at so far' },
-  acted: { ...integer(0), description: 'cancelled, paused, resumed, replayed or discarded, each an event with the actor' },
+  acted: {
+    ...integer(0),
+    description: 'cancelled, paused, resumed, replayed or discarded, each an event with the actor',
+  },
   skipped: { ...integer(0), description: 'changed meanwhile (or done already), so left alone' },
 };
 

@@ -37,7 +37,11 @@ const BulkOperationsQuery = queryString({
 });
 type BulkOperationsQuery = Accepted<typeof BulkOperationsQuery>;
 
-const OPERATION_ID = ApiParam({ name: 'id', description: 'the operation id', example: 'bulk_019a3c1e2f7b7c4e8d2a5b6c7d8e9f01' });
+const OPERATION_ID = ApiParam({
+  name: 'id',
+  description: 'the operation id',
+  example: 'bulk_019a3c1e2f7b7c4e8d2a5b6c7d8e9f01',
+});
 
 /**
  * Bulk operations (docs/api.md, "Bulk operations"): cancel runs, pause or resume jobs, replay or discard
@@ -57,7 +61,8 @@ export class BulkOperationsController {
   @Post()
   @ApiOperation({
     operationId: 'startBulkOperation',
-    summary: 'Cancel runs, pause or resume jobs, replay or discard dead runs by a filter; dryRun counts (team or admin)',
+    summary:
+      'Cancel runs, pause or resume jobs, replay or discard dead runs by a filter; dryRun counts (team or admin)',
   })
   @ApiAnswer(200, BulkPreviewAnswer, { description: 'dryRun: how many the filter selects, and the first 10' })
   @ApiAnswer(202, BulkOperationAnswer, { description: 'started: it runs in the background; GET it for its progress' })
@@ -133,8 +138,6 @@ export class BulkOperationsController {
   @ApiAnswer(200, BulkOperationAnswer, { description: 'running again' })
   @ApiProblems('not-found', 'invalid-transition')
   async resume(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<BulkOperationView> {
-    return bulkOperationView(
-      await this.commands.execute(new ChangeBulkOperation(requireReader(caller), id, 'resume')),
-    );
+    return bulkOperationView(await this.commands.execute(new ChangeBulkOperation(requireReader(caller), id, 'resume')));
   }
 }

@@ -111,7 +111,8 @@ async function actOnJobs(
   metadata: Readonly<Record<string, unknown>>,
   now: Date,
 ): Promise<number> {
-  const command: JobCommand = operation.action === 'pause-jobs' ? { type: 'PauseJob', now } : { type: 'ResumeJob', now };
+  const command: JobCommand =
+    operation.action === 'pause-jobs' ? { type: 'PauseJob', now } : { type: 'ResumeJob', now };
   let acted = 0;
   for (const name of names) {
     try {

@@ -160,7 +160,8 @@ export class BulkEngine {
     const release = async (
       status: 'running' | 'stopped' | 'done' | 'failed',
       error: string | null = null,
-    ): Promise<BulkOperationRow> => (await releaseOperation(control, operation.id, this.owner, status, error)) ?? operation;
+    ): Promise<BulkOperationRow> =>
+      (await releaseOperation(control, operation.id, this.owner, status, error)) ?? operation;
     if (operation.status === 'stopping') return release('stopped');
     const cursors: Record<string, ServerCursor> = { ...operation.cursors };
     // Alive while it holds the operation, batch or no batch: a third of the time after which it is thought dead.

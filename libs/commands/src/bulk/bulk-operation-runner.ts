@@ -45,7 +45,13 @@ export class BulkOperationRunner {
 
   start(): void {
     this.pass ??= new PeriodicPass(
-      { name: 'bulk-operations', intervalMs: TAKE_UP_INTERVAL_MS, jitter: 0.2, logger: this.log, registry: this.registry },
+      {
+        name: 'bulk-operations',
+        intervalMs: TAKE_UP_INTERVAL_MS,
+        jitter: 0.2,
+        logger: this.log,
+        registry: this.registry,
+      },
       () => this.takeUp(),
     );
     this.pass.start();
@@ -79,12 +85,9 @@ export class BulkOperationRunner {
   private async takeUp(): Promise<void> {
     if (this.stopping.signal.aborted) return;
     for (;;) {
-      const operation = await claimOperation(
-        this.servers.controlServer.pool,
-        this.engine.owner,
-        BULK_STALE_SECONDS,
-        [...this.running.keys()],
-      );
+      const operation = await claimOperation(this.servers.controlServer.pool, this.engine.owner, BULK_STALE_SECONDS, [
+        ...this.running.keys(),
+      ]);
       if (operation === undefined) return;
       this.runInBackground(operation);
     }

@@ -43,8 +43,8 @@ interface SelectionSql {
   readonly where: string;
   /** The target's key: a run id or a job name. */
   readonly target: string;
-  /** The sample's columns (BulkSampleItem's, snake_case). */
-  readonly sample: string;
+  /** The sample's columns (BulkSampleItem's, snake_case): made when asked, its values added then. */
+  readonly sample: () => string;
   readonly values: unknown[];
   readonly param: (value: unknown) => string;
 }
@@ -75,7 +75,7 @@ function selectionSql({ action, team, filter, at }: BulkSelection): SelectionSql
         from: 'ready_runs t',
         where: conditions.join(' AND ') || 'true',
         target: 't.run_id',
-        sample: `t.run_id AS id, t.job, t.team, t.queue,
+        sample: () => `t.run_id AS id, t.job, t.team, t.queue,
                  CASE WHEN t.available_at <= ${param(at)} THEN 'ready' ELSE t.state END AS state,
                  t.due_at, NULL::timestamptz AS dead_at, (${row} LIMIT 1) AS last_error`,
         values,
@@ -93,7 +93,7 @@ function selectionSql({ action, team, filter, at }: BulkSelection): SelectionSql
         from: 'runs t',
         where: conditions.join(' AND '),
         target: 't.run_id',
-        sample: `t.run_id AS id, t.job, t.team, t.queue, 'dead' AS state, t.due_at, t.dead_at, t.last_error`,
+        sample: () => `t.run_id AS id, t.job, t.team, t.queue, 'dead' AS state, t.due_at, t.dead_at, t.last_error`,
         values,
         param,
       };
@@ -108,7 +108,7 @@ function selectionSql({ action, team, filter, at }: BulkSelection): SelectionSql
         from: 'jobs t',
         where: conditions.join(' AND '),
         target: 't.name',
-        sample: `t.name AS id, t.name AS job, t.team, t.definition->>'queue' AS queue,
+        sample: () => `t.name AS id, t.name AS job, t.team, t.definition->>'queue' AS queue,
                  CASE WHEN t.paused THEN 'paused' ELSE 'active' END AS state,
                  NULL::timestamptz AS due_at, NULL::timestamptz AS dead_at, NULL::text AS last_error`,
         values,
@@ -130,7 +130,11 @@ export async function countSelected(db: Queryable, selection: BulkSelection): Pr
 }
 
 /** The first `limit` of the selection on this server, in the order an operation takes them (by id). */
-export async function sampleSelected(db: Queryable, selection: BulkSelection, limit: number): Promise<BulkSampleItem[]> {
+export async function sampleSelected(
+  db: Queryable,
+  selection: BulkSelection,
+  limit: number,
+): Promise<BulkSampleItem[]> {
   const { from, where, target, sample, values, param } = selectionSql(selection);
   const { rows } = await db.query<{
     id: string;
@@ -142,7 +146,7 @@ export async function sampleSelected(db: Queryable, selection: BulkSelection, li
     dead_at: Date | null;
     last_error: string | null;
   }>({
-    text: `SELECT ${sample} FROM ${from} WHERE ${where} ORDER BY ${target} LIMIT ${param(limit)}`,
+    text: `SELECT ${sample()} FROM ${from} WHERE ${where} ORDER BY ${target} LIMIT ${param(limit)}`,
     values,
   });
   return rows.map((r) => ({
