@@ -66,7 +66,7 @@ export class BulkOperationsController {
   })
   @ApiAnswer(200, BulkPreviewAnswer, { description: 'dryRun: how many the filter selects, and the first 10' })
   @ApiAnswer(202, BulkOperationAnswer, { description: 'started: it runs in the background; GET it for its progress' })
-  @ApiProblems('validation-error', 'not-found', 'shard-unavailable')
+  @ApiProblems('validation-error', 'not-found')
   async start(
     @CurrentCaller() caller: Caller,
     @CompiledBody(BulkOperationBody) body: BulkOperationBody,
