@@ -51,6 +51,8 @@ interface World {
   tokenId(owner: 'alpha' | 'platform'): Promise<string>;
   /** alpha.pausable, paused. */
   pausedJob(): Promise<string>;
+  /** A bulk operation of alpha's, done (it matched nothing): its id. */
+  bulkOperation(): Promise<string>;
 }
 
 interface Call {
@@ -180,6 +182,20 @@ const REST_ROWS: readonly Row[] = [
   rest('POST /v1/dlq/{id}:discard', alphaChanges(), async (w) => ({ path: `/v1/dlq/${await w.deadRun()}:discard` })),
   rest('POST /v1/dlq:replay', ownDeadLetters, () => ({ body: { job: 'alpha.held', dryRun: true } })),
   rest('POST /v1/dlq:discard', ownDeadLetters, () => ({ body: { job: 'alpha.held', dryRun: true } })),
+  rest('POST /v1/bulk-operations', everyReader(), () => ({
+    body: { action: 'cancel-runs', filter: { job: 'alpha.job' }, dryRun: true },
+  })),
+  rest('GET /v1/bulk-operations', everyReader()),
+  rest('GET /v1/bulk-operations/{id}', alphaReads(), async (w) => ({
+    path: `/v1/bulk-operations/${await w.bulkOperation()}`,
+  })),
+  // A done operation: the caller gets past authorisation to the operation's own refusal.
+  rest('POST /v1/bulk-operations/{id}:stop', alphaReads(409), async (w) => ({
+    path: `/v1/bulk-operations/${await w.bulkOperation()}:stop`,
+  })),
+  rest('POST /v1/bulk-operations/{id}:resume', alphaReads(409), async (w) => ({
+    path: `/v1/bulk-operations/${await w.bulkOperation()}:resume`,
+  })),
   rest('POST /v1/schedules:preview', everyReader(), () => ({ body: { schedule: SCHEDULE, count: 2 } })),
   rest('POST /v1/lease', only({ 'worker A': 200 }), () => ({ body: { queues: ['alpha'], max: 1 } })),
   rest('POST /v1/runs/{id}/heartbeat', workerAOnly(), async (w) => {
@@ -220,6 +236,34 @@ const GRAPHQL_ROWS: readonly Row[] = [
   graphql('query runs', everyReader(), 'query { runs { edges { node { id } } } }', () => ({})),
   graphql('query deadLetters', everyReader(), 'query { deadLetters { edges { node { id } } } }', () => ({})),
   graphql('query auditEvents', everyReader(), 'query { auditEvents { edges { node { type } } } }', () => ({})),
+  graphql(
+    'query bulkOperationPreview',
+    everyReader(),
+    'query { bulkOperationPreview(action: "cancel-runs", filter: { job: "alpha.job" }) { matched } }',
+    () => ({}),
+  ),
+  graphql('query bulkOperations', everyReader(), 'query { bulkOperations { edges { node { id } } } }', () => ({})),
+  graphql('query bulkOperation', alphaReads(), 'query ($id: ID!) { bulkOperation(id: $id) { id } }', async (w) => ({
+    id: await w.bulkOperation(),
+  })),
+  graphql(
+    'mutation startBulkOperation',
+    everyReader(),
+    'mutation { startBulkOperation(action: "pause-jobs", filter: { job: "alpha.none" }) { id } }',
+    () => ({}),
+  ),
+  graphql(
+    'mutation stopBulkOperation',
+    alphaReads(409),
+    'mutation ($id: ID!) { stopBulkOperation(id: $id) { id } }',
+    async (w) => ({ id: await w.bulkOperation() }),
+  ),
+  graphql(
+    'mutation resumeBulkOperation',
+    alphaReads(409),
+    'mutation ($id: ID!) { resumeBulkOperation(id: $id) { id } }',
+    async (w) => ({ id: await w.bulkOperation() }),
+  ),
   graphql('query queues', everyReader(), 'query { queues { queue } }', () => ({})),
   graphql('query queueHistory', everyReader(), 'query { queueHistory(queue: "alpha") { minute } }', () => ({})),
   graphql(
@@ -333,6 +377,19 @@ describe('the authorisation matrix', () => {
       pausedJob: async () => {
         expect((await alpha.team.post('/v1/jobs/alpha.pausable:pause')).status).toBe(200);
         return 'alpha.pausable';
+      },
+      bulkOperation: async () => {
+        const started = await alpha.team.post<{ id: string }>('/v1/bulk-operations', {
+          action: 'pause-jobs',
+          filter: { job: 'alpha.none' },
+        });
+        expect(started.status).toBe(202);
+        const { id } = started.body;
+        await waitFor(
+          async () => (await alpha.team.get<{ status: string }>(`/v1/bulk-operations/${id}`)).body.status === 'done',
+          10_000,
+        );
+        return id;
       },
     };
 

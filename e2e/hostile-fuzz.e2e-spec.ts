@@ -65,6 +65,18 @@ describe(`a fuzz run of ${REQUESTS} hostile requests`, () => {
     await db?.drop();
   });
 
+  /**
+   * A bulk operation a request started (or resumed) runs in the background (docs/api.md, "Bulk
+   * operations"): its events are that request's doing, so they are waited for before the next request.
+   */
+  const bulkOperationsEnded = (): Promise<void> =>
+    waitFor(
+      async () =>
+        (await db.pool.query("SELECT 1 FROM bulk_operations WHERE status IN ('running', 'stopping') LIMIT 1"))
+          .rowCount === 0,
+      { timeoutMs: 30_000, pollMs: 5, description: 'the bulk operations under way to end' },
+    );
+
   it('answers each with a status under 500, and the process never stops', async () => {
     process.stdout.write(`hostile fuzz: seed ${SEED}, ${REQUESTS} requests; replay with ${REPLAY}\n`);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -81,6 +93,7 @@ describe(`a fuzz run of ${REQUESTS} hostile requests`, () => {
           coverage.record(wire.target, answer, performance.now() - sentAt);
           const fault = faultOf(wire, answer);
           if (fault !== undefined) faults.push({ index, request: describeRequest(wire), what: fault });
+          await bulkOperationsEnded();
           if ((await head.appendedSince()) > 0) {
             const events = await head.catchUp();
             if (wasRefused(wire, answer))

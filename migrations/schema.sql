@@ -45,6 +45,37 @@ CREATE TABLE audit_events (
   CONSTRAINT audit_events_pkey PRIMARY KEY (commit_position, prepare_position)
 );
 
+CREATE TABLE bulk_operation_targets (
+  operation_id text COLLATE "C" NOT NULL,
+  target text COLLATE "C" NOT NULL,
+  CONSTRAINT bulk_operation_targets_pkey PRIMARY KEY (operation_id, target)
+);
+
+CREATE TABLE bulk_operations (
+  id text COLLATE "C" NOT NULL,
+  team text,
+  actor text NOT NULL,
+  action text NOT NULL,
+  filter jsonb NOT NULL,
+  snapshot_at timestamp with time zone NOT NULL,
+  cursors jsonb NOT NULL,
+  matched integer NOT NULL,
+  processed integer NOT NULL DEFAULT 0,
+  acted integer NOT NULL DEFAULT 0,
+  skipped integer NOT NULL DEFAULT 0,
+  status text NOT NULL,
+  owner text,
+  heartbeat_at timestamp with time zone,
+  error text,
+  correlation_id text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  finished_at timestamp with time zone,
+  CONSTRAINT bulk_operations_action_check CHECK ((action = ANY (ARRAY['cancel-runs'::text, 'pause-jobs'::text, 'resume-jobs'::text, 'replay-dead'::text, 'discard-dead'::text]))),
+  CONSTRAINT bulk_operations_pkey PRIMARY KEY (id),
+  CONSTRAINT bulk_operations_status_check CHECK ((status = ANY (ARRAY['running'::text, 'stopping'::text, 'stopped'::text, 'done'::text, 'failed'::text])))
+);
+
 CREATE TABLE canary_status (
   shard integer NOT NULL,
   job text NOT NULL,
@@ -433,6 +464,10 @@ CREATE INDEX audit_events_stream_idx ON public.audit_events USING btree (stream_
 CREATE INDEX audit_events_team_idx ON public.audit_events USING btree (team, commit_position, prepare_position);
 
 CREATE INDEX audit_events_type_idx ON public.audit_events USING btree (event_type, commit_position, prepare_position);
+
+CREATE INDEX bulk_operations_live_idx ON public.bulk_operations USING btree (heartbeat_at NULLS FIRST) WHERE (status = ANY (ARRAY['running'::text, 'stopping'::text]));
+
+CREATE INDEX bulk_operations_team_idx ON public.bulk_operations USING btree (team, id DESC);
 
 CREATE INDEX events_team_idx ON public.events USING btree (team, transaction_id, global_position) WHERE (team IS NOT NULL);
 

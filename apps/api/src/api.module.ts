@@ -3,6 +3,8 @@ import { APP_FILTER } from '@nestjs/core';
 import { CommandsModule } from '@chronicle/commands';
 import { type JsonLogger, LOGGER } from '@chronicle/platform';
 import { AuthModule } from './auth/auth.module';
+import { BulkOperationsController } from './bulk/bulk-operations.controller';
+import { BulkOperationsWorker } from './bulk/bulk-operations-worker';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { ShardsController } from './admin/shards.controller';
 import { CanaryWorker } from './canary/canary-worker';
@@ -41,6 +43,7 @@ import { WorkersController } from './workers/workers.controller';
     RunsListingController,
     AuditController,
     DeadLettersBulkController,
+    BulkOperationsController,
     WorkersController,
     DlqController,
     SchedulesController,
@@ -49,6 +52,7 @@ import { WorkersController } from './workers/workers.controller';
   providers: [
     CanaryWorker,
     TargetDispatcher,
+    BulkOperationsWorker,
     {
       provide: APP_FILTER,
       inject: [LOGGER],

@@ -420,7 +420,7 @@ async function streamBulk(
 }
 
 /** Asks on a terminal; elsewhere (a script) --yes is required. */
-async function confirm(question: string): Promise<void> {
+export async function confirm(question: string): Promise<void> {
   if (process.stdin.isTTY !== true) throw new CliError(`${question} Not a terminal: add --yes to go ahead`, EXIT.usage);
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
   const answer = await prompt.question(`${question} [y/N] `);

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { apiCommands } from './api-commands';
+import { bulkCommand } from './bulk-commands';
 import type * as OperatorCommands from './operator-commands';
 import { CliError, EXIT, Output } from './output';
 
@@ -21,7 +22,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
   const flags = (): { url?: string; token?: string } => program.opts<{ url?: string; token?: string }>();
-  const api = apiCommands(output, flags);
+  const api = [...apiCommands(output, flags), bulkCommand(output, flags)];
   // The operator's commands load the whole server side (the log, the projections, the shard tools): half a
   // second of every call. An API command, the usual call from a script, goes without them.
   const operator = isApiCommand(argv, api) ? undefined : loadOperatorCommands();

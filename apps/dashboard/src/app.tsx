@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { whenUnauthorized } from './api/graphql-client';
 import { Link } from './components/link';
+import { BulkOperations } from './pages/bulk-operations';
 import { DeadLetters } from './pages/dead-letters';
 import { Job } from './pages/job';
 import { Jobs } from './pages/jobs';
@@ -64,6 +65,9 @@ export function App() {
           <Link href={paths.deadLetters()} current={route.page === 'dead-letters'}>
             Dead letters
           </Link>
+          <Link href={paths.bulk()} current={route.page === 'bulk'}>
+            Bulk operations
+          </Link>
         </nav>
         <span class="who">
           {tokenKind(token)} token{' '}
@@ -91,6 +95,8 @@ function Page({ route, token }: { route: Route; token: string }) {
       return <Run key={route.id} token={token} id={route.id} />;
     case 'dead-letters':
       return <DeadLetters token={token} />;
+    case 'bulk':
+      return <BulkOperations token={token} />;
     case 'not-found':
       return (
         <>
@@ -117,6 +123,8 @@ function titleOf(route: Route): string {
       return `Run ${route.id}`;
     case 'dead-letters':
       return 'Dead letters';
+    case 'bulk':
+      return 'Bulk operations';
     case 'not-found':
       return 'Not found';
     default:

@@ -9,6 +9,7 @@ export type Route =
   | { readonly page: 'job'; readonly name: string }
   | { readonly page: 'run'; readonly id: string }
   | { readonly page: 'dead-letters' }
+  | { readonly page: 'bulk' }
   | { readonly page: 'not-found' };
 
 export function routeOf(pathname: string): Route {
@@ -22,6 +23,7 @@ export function routeOf(pathname: string): Route {
   if (parts[0] === 'jobs' && parts.length === 2) return { page: 'job', name: parts[1]! };
   if (parts[0] === 'runs' && parts.length === 2) return { page: 'run', id: parts[1]! };
   if (parts[0] === 'dead-letters' && parts.length === 1) return { page: 'dead-letters' };
+  if (parts[0] === 'bulk' && parts.length === 1) return { page: 'bulk' };
   return { page: 'not-found' };
 }
 
@@ -31,6 +33,7 @@ export const paths = {
   job: (name: string) => `${BASE}/jobs/${encodeURIComponent(name)}`,
   run: (id: string) => `${BASE}/runs/${encodeURIComponent(id)}`,
   deadLetters: () => `${BASE}/dead-letters`,
+  bulk: () => `${BASE}/bulk`,
 };
 
 const listeners = new Set<() => void>();

@@ -11,6 +11,14 @@ import { RotateSigningSecretHandler } from './jobs/http-targets';
 import { ListAuditEventsHandler } from './audit/list-audit-events.query';
 import { ListTokensHandler, RevokeTokenHandler } from './teams/token-lifecycle.command';
 import { ActOnDeadLettersHandler } from './dlq/act-on-dead-letters.command';
+import {
+  ChangeBulkOperationHandler,
+  GetBulkOperationHandler,
+  ListBulkOperationsHandler,
+  PreviewBulkOperationHandler,
+  StartBulkOperationHandler,
+} from './bulk/bulk-operation.commands';
+import { BulkOperationRunner } from './bulk/bulk-operation-runner';
 import { GetEventsOfRunsHandler } from './listings/events-of-runs.query';
 import { ListJobsHandler } from './listings/list-jobs.query';
 import { ListRunsHandler, ListRunsOfJobsHandler } from './listings/list-runs.query';
@@ -97,6 +105,12 @@ export class RunDecisionsModule {}
     ListTokensHandler,
     RevokeTokenHandler,
     ActOnDeadLettersHandler,
+    BulkOperationRunner,
+    PreviewBulkOperationHandler,
+    StartBulkOperationHandler,
+    GetBulkOperationHandler,
+    ListBulkOperationsHandler,
+    ChangeBulkOperationHandler,
     ListShardsHandler,
     CreateTeamHandler,
     IssueTokenHandler,
@@ -109,6 +123,6 @@ export class RunDecisionsModule {}
     QueueHistoryHandler,
     GetPayloadsHandler,
   ],
-  exports: [ReadySignal],
+  exports: [ReadySignal, BulkOperationRunner],
 })
 export class CommandsModule {}

@@ -22,6 +22,17 @@ export {
 export { type AuditEvent, ListAuditEvents } from './audit/list-audit-events.query';
 export { ListTokens, RevokeToken } from './teams/token-lifecycle.command';
 export { ActOnDeadLetters, type DeadLettersProgress } from './dlq/act-on-dead-letters.command';
+export {
+  ChangeBulkOperation,
+  GetBulkOperation,
+  ListBulkOperations,
+  PreviewBulkOperation,
+  StartBulkOperation,
+} from './bulk/bulk-operation.commands';
+export { BulkOperationRunner } from './bulk/bulk-operation-runner';
+export type { BulkPreview, BulkProgress } from './bulk/bulk-engine';
+export type { BulkOperationRow, ServerCursor } from './bulk/bulk-operations.sql';
+export type { BulkSampleItem } from './bulk/bulk-selection.sql';
 export { GetJobVersions } from './jobs/job-versions.query';
 export { GetEventsOfRuns } from './listings/events-of-runs.query';
 export { ListJobs } from './listings/list-jobs.query';

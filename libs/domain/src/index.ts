@@ -15,6 +15,28 @@ export {
   requireWorker,
   workerActor,
 } from './access/caller';
+export {
+  BULK_BATCH,
+  BULK_OPERATION_ID_PATTERN,
+  BULK_SAMPLE,
+  BULK_STALE_SECONDS,
+  type BulkFilter,
+  actsOnRuns,
+  bulkFilterFields,
+  checkBulkFilter,
+  decideResume,
+  decideStop,
+  jobStillSelected,
+  runStillSelected,
+} from './bulk/bulk-operations';
+export {
+  BULK_ACTIONS,
+  BULK_STATUSES,
+  type BulkAction,
+  type BulkStatus,
+  CANCELLABLE_STATES,
+  type CancellableState,
+} from './bulk/bulk-vocabulary';
 export { DEFAULT_PRIORITY_WEIGHTS, type PriorityWeights, perGroupLimit } from './dispatch/dispatch-shares';
 export { DomainError, type DomainErrorCode } from './domain-error';
 export { type FieldChange, diffDefinitions } from './job/definition-diff';

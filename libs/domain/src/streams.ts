@@ -36,6 +36,8 @@ export const AdminEventType = {
   QueueLimitsSet: 'QueueLimitsSet',
   /** A team's HTTP-target job's signing secret rotated (the secrets themselves are never in the log). */
   SigningSecretRotated: 'SigningSecretRotated',
+  /** A bulk operation began (its filter and count); in the team's stream, or `platform` for every team's. */
+  BulkOperationStarted: 'BulkOperationStarted',
 } as const;
 export type AdminEventType = (typeof AdminEventType)[keyof typeof AdminEventType];
 export const ADMIN_EVENT_SCHEMA_VERSION = 1;

@@ -6,3 +6,4 @@
 export { RunState, RUN_STATES } from './run/run-states';
 export { Priority, PRIORITIES } from './run/run-events';
 export { RunEventType } from './streams';
+export { BULK_ACTIONS, BULK_STATUSES, CANCELLABLE_STATES } from './bulk/bulk-vocabulary';

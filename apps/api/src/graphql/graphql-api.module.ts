@@ -7,6 +7,7 @@ import { AuthModule } from '../auth/auth.module';
 import { GraphqlContextFactory } from './graphql-context';
 import { graphqlErrorFormatter } from './graphql-errors';
 import { AuditResolver } from './audit.resolver';
+import { BulkOperationResolver } from './bulk-operation.resolver';
 import { JobResolver } from './job.resolver';
 import { OverviewResolver } from './overview.resolver';
 import { acceptableAnswerPlugin } from './acceptable-answer';
@@ -46,6 +47,6 @@ class GraphqlContextModule {}
       }),
     }),
   ],
-  providers: [JobResolver, RunResolver, OverviewResolver, QueueHistoryResolver, AuditResolver],
+  providers: [JobResolver, RunResolver, OverviewResolver, QueueHistoryResolver, AuditResolver, BulkOperationResolver],
 })
 export class GraphqlApiModule {}

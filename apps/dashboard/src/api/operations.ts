@@ -158,3 +158,56 @@ export interface DeadLettersData {
 }
 export const REPLAY_DEAD_LETTER = `mutation Replay($id: ID!) { replayDeadLetter(id: $id) { id state } }`;
 export const DISCARD_DEAD_LETTER = `mutation Discard($id: ID!) { discardDeadLetter(id: $id) { id state } }`;
+
+/** A filter of a bulk operation (as POST /v1/bulk-operations takes it): each field given narrows it. */
+export interface BulkFilter {
+  readonly team?: string;
+  readonly job?: string;
+  readonly queue?: string;
+  readonly state?: string;
+  readonly error?: string;
+  readonly dueAfter?: string;
+  readonly dueBefore?: string;
+  readonly deadAfter?: string;
+  readonly deadBefore?: string;
+}
+export interface BulkSampleItem {
+  readonly id: string;
+  readonly job: string;
+  readonly team: string;
+  readonly state: string;
+  readonly dueAt: string | null;
+  readonly deadAt: string | null;
+  readonly lastError: string | null;
+}
+export const BULK_PREVIEW = `query BulkPreview($action: String!, $filter: BulkFilterInput) {
+  bulkOperationPreview(action: $action, filter: $filter) { action matched sample { id job team state dueAt deadAt lastError } }
+}`;
+export interface BulkPreviewData {
+  readonly bulkOperationPreview: { readonly matched: number; readonly sample: readonly BulkSampleItem[] };
+}
+export interface BulkOperation {
+  readonly id: string;
+  readonly action: string;
+  readonly team: string | null;
+  readonly status: string;
+  readonly matched: number;
+  readonly processed: number;
+  readonly acted: number;
+  readonly skipped: number;
+  readonly error: string | null;
+  readonly createdAt: string;
+}
+const BULK_OPERATION = 'id action team status matched processed acted skipped error createdAt';
+export const START_BULK = `mutation StartBulk($action: String!, $filter: BulkFilterInput) {
+  startBulkOperation(action: $action, filter: $filter) { ${BULK_OPERATION} }
+}`;
+export const BULK_OPERATION_QUERY = `query BulkOperation($id: ID!) { bulkOperation(id: $id) { ${BULK_OPERATION} } }`;
+export const STOP_BULK = `mutation StopBulk($id: ID!) { stopBulkOperation(id: $id) { ${BULK_OPERATION} } }`;
+export const RESUME_BULK = `mutation ResumeBulk($id: ID!) { resumeBulkOperation(id: $id) { ${BULK_OPERATION} } }`;
+export const BULK_OPERATIONS = `query BulkOperations($first: Int) {
+  bulkOperations(first: $first) { edges { cursor node { ${BULK_OPERATION} } } pageInfo { hasNextPage endCursor } }
+}`;
+export interface BulkOperationsData {
+  readonly bulkOperations: Connection<BulkOperation>;
+}

@@ -82,6 +82,11 @@ export class RunServers {
     return this.#all;
   }
 
+  /** The control database as a server (definitions, teams, tokens; and the runs made before the map). */
+  get controlServer(): RunServer {
+    return this.control;
+  }
+
   private place(connections: readonly RunServerConnection[]): void {
     const byPool = new Map<Pool, RunServer>();
     const arriving = new Map<RunServer, readonly number[]>();
