@@ -34,6 +34,24 @@ export class NonRetryableError extends Error {
   }
 }
 
+/** The longest wait a failure may ask for before its retry, as the server bounds it (a day). */
+export const MAX_RETRY_AFTER_SECONDS = 86_400;
+
+/**
+ * Thrown by a handler when a downstream said when to try again (a 429 or 503 with `Retry-After`): the run
+ * is retried after `retryAfterSeconds` (whole seconds, at most a day) instead of the job's backoff, while
+ * it has attempts left.
+ */
+export class RetryLaterError extends Error {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetryLaterError';
+    this.retryAfterSeconds = Math.min(Math.max(Math.ceil(retryAfterSeconds), 0), MAX_RETRY_AFTER_SECONDS);
+  }
+}
+
 // Accepts the bare slug (`stale-lease`) and absolute URIs too; the server's
 // filter renders `/problems/stale-lease`.
 function isStaleLease(problemType: string): boolean {

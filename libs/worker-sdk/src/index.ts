@@ -14,7 +14,14 @@ export type {
   WorkerOptions,
 } from './worker-options';
 export { GracePeriodOverError } from './run-execution';
-export { isTransient, NonRetryableError, SchedulerApiError, STALE_LEASE_PROBLEM, StaleLeaseError } from './errors';
+export {
+  isTransient,
+  NonRetryableError,
+  RetryLaterError,
+  SchedulerApiError,
+  STALE_LEASE_PROBLEM,
+  StaleLeaseError,
+} from './errors';
 export type {
   AttemptTraceFields,
   CompleteManyRequest,

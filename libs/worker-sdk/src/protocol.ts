@@ -54,6 +54,8 @@ export interface CompleteRequest {
   readonly error?: string;
   /** false sends the run straight to the dead-letter queue. */
   readonly retryable?: boolean;
+  /** A retryable failure's retry waits this long instead of the job's backoff (0-86,400; RetryLaterError). */
+  readonly retryAfterSeconds?: number;
   /** The attempt's W3C trace context (its span), recorded with the run's events the completion causes. */
   readonly traceparent?: string;
   readonly tracestate?: string;

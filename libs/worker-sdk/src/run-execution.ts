@@ -1,6 +1,6 @@
 import { AttemptTrace } from './attempt-trace';
 import { backoffDelayMs, sleep } from './backoff';
-import { isTransient, NonRetryableError, StaleLeaseError } from './errors';
+import { isTransient, NonRetryableError, RetryLaterError, StaleLeaseError } from './errors';
 import type { CompleteRequest, LeasedRun } from './protocol';
 import type { RunContext, RunHandler, WorkerClient, WorkerLogger } from './worker-options';
 
@@ -146,6 +146,7 @@ export class RunExecution {
         outcome: 'failure',
         error: describe(error),
         retryable: !(error instanceof NonRetryableError),
+        ...(error instanceof RetryLaterError ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
         ...attempt.fields,
       };
     }

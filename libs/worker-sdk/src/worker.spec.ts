@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { NonRetryableError, StaleLeaseError } from './errors';
+import { NonRetryableError, RetryLaterError, StaleLeaseError } from './errors';
 import { GracePeriodOverError } from './run-execution';
 import { SchedulerClient } from './scheduler-client';
 import { FakeSchedulerServer } from './testing/fake-scheduler-server';
@@ -49,9 +49,9 @@ describe('Worker against a scheduler over HTTP', () => {
     await waitFor(() => server.callsOf('complete', late.runId).length === 1, { description: 'the 21st completion' });
   });
 
-  it('completes every queued run exactly once, with the outcome, error and retryable flag of its handler', async () => {
-    const modes = ['ok', 'fails', 'malformed'] as const;
-    const runs = Array.from({ length: 12 }, (_, n) => server.enqueue({ payload: { n, mode: modes[n % 3] } }));
+  it('completes every queued run exactly once, with the outcome, error, retryable flag and retry wait of its handler', async () => {
+    const modes = ['ok', 'fails', 'malformed', 'later'] as const;
+    const runs = Array.from({ length: 12 }, (_, n) => server.enqueue({ payload: { n, mode: modes[n % 4] } }));
     const handled: string[] = [];
     startWorker({
       concurrency: 4,
@@ -60,6 +60,7 @@ describe('Worker against a scheduler over HTTP', () => {
         const { n, mode } = run.payload as { n: number; mode: (typeof modes)[number] };
         if (mode === 'fails') throw new Error(`export ${n} timed out`);
         if (mode === 'malformed') throw new NonRetryableError(`invoice ${n} is malformed`);
+        if (mode === 'later') throw new RetryLaterError(`the ERP said 429 for ${n}`, 59.2);
       },
     });
 
@@ -71,7 +72,14 @@ describe('Worker against a scheduler over HTTP', () => {
         { fencingToken: run.fencingToken, outcome: 'success' },
         { fencingToken: run.fencingToken, outcome: 'failure', error: `export ${n} timed out`, retryable: true },
         { fencingToken: run.fencingToken, outcome: 'failure', error: `invoice ${n} is malformed`, retryable: false },
-      ][n % 3];
+        {
+          fencingToken: run.fencingToken,
+          outcome: 'failure',
+          error: `the ERP said 429 for ${n}`,
+          retryable: true,
+          retryAfterSeconds: 60,
+        },
+      ][n % 4];
       expect(bodies).toStrictEqual([expected]);
     });
   });

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import datetime, timedelta
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from chronicle_server import Team, wait_for
 
-from chronicle_worker import LeasedRun, NonRetryableError, RunContext, SchedulerClient, Worker
+from chronicle_worker import LeasedRun, NonRetryableError, RetryLater, RunContext, SchedulerClient, Worker
 
 NO_RETRIES = {"maxAttempts": 1, "baseSeconds": 0, "maxSeconds": 0}
 
@@ -115,6 +116,23 @@ def test_a_handler_that_raises_fails_the_run_as_the_jobs_retry_policy_says(team:
     # NonRetryableError: straight to the dead-letter queue although attempts were left.
     assert [attempt for attempt, _, _ in attempts[fatal_id]] == [1]
     assert team.run(fatal_id)["lastError"] == "the payload can never work"
+
+
+def test_a_handler_that_says_when_to_retry_has_its_run_wait_that_long_instead_of_the_backoff(team: Team) -> None:
+    job = team.define_job("throttled", retry={"maxAttempts": 3, "baseSeconds": 0, "maxSeconds": 0})
+    run_id = team.enqueue(job)
+
+    def handler(run: LeasedRun, context: RunContext) -> None:
+        raise RetryLater("the ERP answered 429", 29.5)
+
+    with running(Worker(client(team), [team.queue], handler, wait_seconds=1)):
+        wait_for(lambda: "RunFailed" in team.event_types(run_id), "the run failed")
+
+    events = team.api.expect("GET", f"/v1/runs/{run_id}/events")["events"]
+    failed = next(event["data"] for event in events if event["type"] == "RunFailed")
+    waited = datetime.fromisoformat(failed["retryAt"]) - datetime.fromisoformat(failed["failedAt"])
+    assert waited == timedelta(seconds=30)
+    assert team.state(run_id) == "retry_wait"
 
 
 def test_heartbeats_keep_a_run_leased_past_its_lease(team: Team) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from .errors import NonRetryableError, SchedulerApiError, StaleLeaseError, is_transient
+from .errors import NonRetryableError, RetryLater, SchedulerApiError, StaleLeaseError, is_transient
 from .protocol import Completed, Completion, Extended, Heartbeat, LeasedRun, LeaseNextRequest, LeaseRequest
 
 _log = logging.getLogger("chronicle_worker")
@@ -130,14 +130,18 @@ def success(run: LeasedRun) -> Completion:
 
 
 def failure(run: LeasedRun, error: BaseException) -> Completion:
-    """The completion of a handler that raised: retryable unless the error is a NonRetryableError."""
-    return {
+    """The completion of a handler that raised: retryable unless the error is a NonRetryableError; a
+    RetryLater's wait instead of the job's backoff."""
+    completion: Completion = {
         "runId": run.run_id,
         "fencingToken": run.fencing_token,
         "outcome": "failure",
         "error": describe(error),
         "retryable": not isinstance(error, NonRetryableError),
     }
+    if isinstance(error, RetryLater):
+        completion["retryAfterSeconds"] = error.retry_after_seconds
+    return completion
 
 
 def run_fields(run: LeasedRun) -> dict[str, Any]:

@@ -8,6 +8,7 @@ exception class or on ``problem_type``, never on the message.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,6 +62,22 @@ class NonRetryableError(Exception):
     The run is completed with ``retryable: false`` and goes straight to the
     dead-letter queue instead of being retried by the job's policy.
     """
+
+
+#: The longest wait a failure may ask for before its retry, as the server bounds it (a day).
+MAX_RETRY_AFTER_SECONDS = 86_400
+
+
+class RetryLater(Exception):
+    """Raised by a handler when a downstream said when to try again (a 429 or 503 with ``Retry-After``).
+
+    The run is retried after ``retry_after_seconds`` (whole seconds, at most a day) instead of the job's
+    backoff, while it has attempts left.
+    """
+
+    def __init__(self, message: str, retry_after_seconds: float) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = min(max(math.ceil(retry_after_seconds), 0), MAX_RETRY_AFTER_SECONDS)
 
 
 class GracePeriodOverError(Exception):

@@ -54,6 +54,8 @@ class CompleteRequest(_CompleteRequired, total=False):
     error: str
     #: False sends the run straight to the dead-letter queue (true when absent).
     retryable: bool
+    #: A retryable failure's retry waits this long instead of the job's backoff (0-86,400; RetryLater).
+    retryAfterSeconds: int
 
 
 class Completion(CompleteRequest):
