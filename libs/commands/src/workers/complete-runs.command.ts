@@ -5,7 +5,7 @@ import type { DomainError, PresentRun, RunCommand, TraceContext, WorkerCaller } 
 import { type Config, CONFIG, inSpan } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { PAYLOAD_STORE, type PayloadStore } from '../payloads/payload-store';
-import { leasesOf, prepareClaim, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
+import { type ClaimPick, leasesOf, prepareClaim, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
 import { type AttemptTraceOf, prepareWorkerDecisions, type WorkerDecision } from './decide-for-worker';
 import type { RunDecision } from '../unit-of-work/run-batch';
 import { RunLog } from '../unit-of-work/run-log';
@@ -44,6 +44,12 @@ export function successesOf(
 export type CompletionResult =
   | { readonly runId: string; readonly state: string; readonly retryAt: string | null }
   | { readonly runId: string; readonly refused: DomainError };
+
+/** A claim in a completion's unit of work: by the dispatch policy (one server), or the runs chosen over several. */
+interface RidingClaim {
+  readonly request: ClaimRequest;
+  readonly pick: ClaimPick;
+}
 
 /** What a completion call answers: each run's result, and the runs leased for it when it asked for more. */
 export interface CompletionAnswer {
@@ -109,16 +115,26 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
         ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
       };
     };
-    // With several servers the dispatch policy is over all of them (RunClaims), after the completions;
-    // with one, the claim rides in the completions' transaction.
+    // With one server the claim rides in the completions' transaction. With several the dispatch policy is
+    // over all of them (RunClaims): its first round's choice rides in the transactions the completions open
+    // on the chosen runs' servers (a server with chosen runs and no completions gets one of its own); where
+    // the claim needs the fleet's locks of caps and rates, it follows the completions, as a lease call's.
     const alone = this.servers.all.length === 1;
-    const riding = alone ? next : undefined;
-    const teamsServed = riding === undefined ? 1 : await this.teamsServed.of(caller, riding.queues);
-    // One unit of work per server the runs are on; a riding claim goes with the first.
+    const choice = next === undefined || alone ? 'nothing' : await this.claims.choose(caller, next);
+    const chosen = typeof choice === 'object' ? choice : undefined;
+    const teamsServed = next === undefined || !alone ? 1 : await this.teamsServed.of(caller, next.queues);
+    const claimOn = (server: RunServer): RidingClaim | undefined => {
+      if (next === undefined) return undefined;
+      if (alone) return { request: next, pick: this.config.priorityWeights };
+      const runIds = chosen?.byServer.get(server);
+      return runIds === undefined ? undefined : { request: { ...next, max: runIds.length }, pick: { runIds } };
+    };
+    // One unit of work per server the runs are on, or a claim rides on.
     const groups = this.servers.split([...wanted.keys()], (runId) => this.servers.ofRun(runId));
-    if (groups.length === 0 && riding !== undefined) groups.push([this.servers.rotation()[0]!, []]);
+    const riders = alone ? (next === undefined ? [] : this.servers.all) : [...(chosen?.byServer.keys() ?? [])];
+    for (const server of riders) if (!groups.some(([s]) => s === server)) groups.push([server, []]);
     const done = await Promise.all(
-      groups.map(async ([server, runIds], i) => {
+      groups.map(async ([server, runIds]) => {
         // A server not reached refuses its runs' completions; the other servers' stand.
         const answer = await this.servers.unlessUnavailable(() =>
           this.completeOn(
@@ -126,7 +142,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
             caller,
             runIds,
             command,
-            i === 0 ? riding : undefined,
+            claimOn(server),
             teamsServed,
             (runId) => wanted.get(runId)?.trace,
           ),
@@ -137,9 +153,10 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
           leases: [],
           completed: [],
           leased: [],
+          capped: false,
         };
       }),
-    );
+    ).finally(() => chosen?.release());
     const decisions = done.flatMap((d) => d.decisions);
     const completed = done.flatMap((d) => d.completed);
     const leased = done.flatMap((d) => d.leased);
@@ -156,28 +173,41 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
       const { run } = decision;
       return { runId, state: run.status, retryAt: run.status === 'retry_wait' ? run.availableAt : null };
     });
-    const overServers = next === undefined || alone ? [] : await this.claims.claim(caller, next);
+    // Over several servers, the rest of the batch as a lease call claims it: all of it where nothing rode,
+    // what the ride left short where a chosen run was taken meanwhile or a limit held runs back.
+    const rest =
+      choice === 'fleet-limits' ||
+      (chosen !== undefined && (leased.length < chosen.chosen || chosen.capped || done.some((d) => d.capped)))
+        ? next!.max - leased.length
+        : 0;
+    const overServers = rest <= 0 ? [] : await this.claims.claim(caller, { ...next!, max: rest });
     return { results, leases: [...(await withStoredPayloads(this.payloads, claimed.leases, leased)), ...overServers] };
   }
 
-  /** The completions of runs on one server, in one unit of work there, with the claim of `next` when given. */
+  /** The completions of runs on one server, in one unit of work there, with a claim riding in it when given. */
   private async completeOn(
     server: RunServer,
     caller: WorkerCaller,
     runIds: readonly string[],
     command: (run: PresentRun, now: Date) => RunCommand,
-    next: ClaimRequest | undefined,
+    riding: RidingClaim | undefined,
     teamsServed: number,
     traceOf: AttemptTraceOf,
-  ): Promise<{ decisions: WorkerDecision[]; leases: LeasedRun[]; completed: RunDecision[]; leased: RunDecision[] }> {
-    const reserved = next === undefined ? [] : await server.decisions.reservedRunIds();
+  ): Promise<{
+    decisions: WorkerDecision[];
+    leases: LeasedRun[];
+    completed: RunDecision[];
+    leased: RunDecision[];
+    capped: boolean;
+  }> {
+    const reserved = riding === undefined ? [] : await server.decisions.reservedRunIds();
     return server.decisions.unitOfWork(async (work) => {
       // Every lock before the first write: the completions' streams, then the claim's candidates.
       const completing = await prepareWorkerDecisions(work.tx, caller, runIds, command, traceOf);
       const claim =
-        next === undefined
+        riding === undefined
           ? undefined
-          : await prepareClaim(work.tx, caller, next, this.config.priorityWeights, teamsServed, reserved);
+          : await prepareClaim(work.tx, caller, riding.request, riding.pick, teamsServed, reserved);
       if (claim !== undefined) this.ready.noteLimited(claim.limits);
       const [completed, leased] = await work.decide({
         batches: claim === undefined ? [completing.batch] : [completing.batch, claim.batch],
@@ -188,6 +218,7 @@ export class CompleteRunsHandler implements ICommandHandler<CompleteRuns> {
         leases: leased === undefined ? [] : leasesOf(leased),
         completed: completed!,
         leased: leased ?? [],
+        capped: claim?.capped ?? false,
       };
     });
   }

@@ -20,6 +20,17 @@ import { chooseRuns } from './choose-runs';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
 
+/** A claim's first round over several servers, chosen for its caller to claim (RunClaims.choose). */
+export type ClaimChoice =
+  | 'nothing'
+  | 'fleet-limits'
+  | {
+      readonly byServer: ReadonlyMap<RunServer, string[]>;
+      readonly chosen: number;
+      readonly capped: boolean;
+      release(): void;
+    };
+
 /** Claims per call at most: the first, and two more to fill in behind concurrency-limited jobs. */
 const MAX_CLAIM_ROUNDS = 3;
 
@@ -131,14 +142,8 @@ export class RunClaims {
       const found = await this.candidatesOn(asked, scope, { grants, limit, skipped, prefetchMs: request.prefetchMs });
       // A server that cannot be reached is passed over for the rest of the call: the others' runs are leased.
       asked = found.map((f) => f.server);
-      const candidates = found.flatMap((f) => f.candidates);
-      const first = this.turns++ % servers.length;
-      const turn = (run: { server: RunServer }): number =>
-        (servers.indexOf(run.server) - first + servers.length) % servers.length;
-      const free = candidates.filter((run) => !this.claiming.has(run.run_id));
-      const chosen = chooseRuns(free, this.config.priorityWeights, limit, Math.random, turn);
+      const chosen = this.chooseAmong(servers, found, limit);
       if (chosen.length === 0) break;
-      for (const run of chosen) this.claiming.add(run.run_id);
       const claimed = await this.claimWithinCaps(
         control,
         servers,
@@ -157,6 +162,63 @@ export class RunClaims {
       if (!capped && taken.size === chosen.length) break;
     }
     return leases;
+  }
+
+  /**
+   * The first round of a claim over several servers, chosen but not claimed: the runs, by server, for a
+   * caller that claims them in transactions it opens on those servers anyway (a completion's, which the
+   * claim then rides in: CompleteRunsHandler). `nothing` when no run was chosen; `fleet-limits` when a
+   * chosen run's queue or team has a cap or a rate over the fleet, whose locks claimWithinCaps holds around
+   * the claims: the caller claims as a lease call does then. The chosen runs are left out of other calls'
+   * choices until `release`; `capped`: runs of a limited job were left behind, so a later round may find more.
+   */
+  async choose(caller: WorkerCaller, request: ClaimRequest): Promise<ClaimChoice> {
+    const servers = this.servers.all;
+    const control = servers.find((s) => s.isControl)!;
+    const teamsServed = await this.teamsServed.of(caller, request.queues);
+    const { grants, caps, rates, teamRates } = await findQueueSettings(
+      control.pool,
+      request.queues,
+      caller.team === null,
+    );
+    const scope = { team: caller.team, queues: request.queues, teamsServed };
+    const found = await this.candidatesOn(servers, scope, {
+      grants,
+      limit: request.max,
+      skipped: [...this.claiming],
+      prefetchMs: request.prefetchMs,
+    });
+    const chosen = this.chooseAmong(servers, found, request.max);
+    const release = (): void => {
+      for (const run of chosen) this.claiming.delete(run.run_id);
+    };
+    const fleetLimited = chosen.some((run) => caps.has(run.queue) || rates.has(run.queue) || teamRates.has(run.team));
+    if (chosen.length === 0 || fleetLimited) {
+      release();
+      return chosen.length === 0 ? 'nothing' : 'fleet-limits';
+    }
+    const byServer = new Map(
+      this.servers.split(chosen, (run) => run.server).map(([server, runs]) => [server, runs.map((r) => r.run_id)]),
+    );
+    return { byServer, chosen: chosen.length, capped: found.some((f) => f.capped), release };
+  }
+
+  /**
+   * The batch among the servers' candidates by the dispatch policy (chooseRuns: a team's runs from the
+   * servers in a rotating order), leaving out those other calls are claiming; the chosen are claiming now.
+   */
+  private chooseAmong(
+    servers: readonly RunServer[],
+    found: ReadonlyArray<{ candidates: ReadonlyArray<ClaimCandidateRow & { server: RunServer }> }>,
+    limit: number,
+  ): Array<ClaimCandidateRow & { server: RunServer }> {
+    const first = this.turns++ % servers.length;
+    const turn = (run: { server: RunServer }): number =>
+      (servers.indexOf(run.server) - first + servers.length) % servers.length;
+    const free = found.flatMap((f) => f.candidates).filter((run) => !this.claiming.has(run.run_id));
+    const chosen = chooseRuns(free, this.config.priorityWeights, limit, Math.random, turn);
+    for (const run of chosen) this.claiming.add(run.run_id);
+    return chosen;
   }
 
   /**
