@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Completion } from '@chronicle/commands';
 import { MAX_RETRY_AFTER_SECONDS } from '@chronicle/domain';
 import { type OutboundGuard, RefusedTarget } from './outbound-guard';
 
@@ -25,16 +26,21 @@ export interface TargetDelivery {
   readonly tracestate?: string;
 }
 
-/** How a call went, as the run's completion says it. */
-export type TargetOutcome =
-  | { readonly outcome: 'success'; readonly status: number }
-  | {
-      readonly outcome: 'failure';
-      readonly error: string;
-      readonly retryable: boolean;
-      readonly retryAfterSeconds?: number;
-      readonly status?: number;
-    };
+/** What came of a call, as `chronicle_http_target_calls_total` counts it. */
+export type CallResult = '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'refused' | 'error';
+
+/** How a call went: the run's completion as it says it, and what came of the call. */
+export type TargetOutcome = Pick<Completion, 'outcome' | 'error' | 'retryable' | 'retryAfterSeconds'> & {
+  readonly result: CallResult;
+};
+
+/** A failure that no retry can help (a refusal, a redirect not followed). */
+export const fatal = (error: string, result: CallResult): TargetOutcome => ({
+  outcome: 'failure',
+  error,
+  retryable: false,
+  result,
+});
 
 /** A chain of redirects longer than this is refused. */
 const MAX_REDIRECTS = 5;
@@ -89,21 +95,21 @@ export async function callTarget(
       if (!REDIRECTS.has(answer.status)) return outcomeOf(answer, now());
       const location = answer.headers['location'];
       if (location === undefined) return outcomeOf(answer, now());
-      if (hop === MAX_REDIRECTS)
-        return { outcome: 'failure', error: `more than ${MAX_REDIRECTS} redirects`, retryable: false };
+      if (hop === MAX_REDIRECTS) return fatal(`more than ${MAX_REDIRECTS} redirects`, '3xx');
       // The same POST to where it points, checked again: a redirect may not lead where the URL could not.
       url = new URL(location, url);
       if (url.protocol !== 'https:' && url.protocol !== 'http:')
-        return { outcome: 'failure', error: `a redirect to ${url.protocol} refused`, retryable: false };
+        return fatal(`a redirect to ${url.protocol} refused`, 'refused');
     }
   } catch (err) {
-    if (err instanceof RefusedTarget) return { outcome: 'failure', error: `refused: ${err.message}`, retryable: false };
-    if (signal.aborted) return { outcome: 'failure', error: abortedBecause(signal), retryable: true };
+    if (err instanceof RefusedTarget) return fatal(`refused: ${err.message}`, 'refused');
+    if (signal.aborted) return { outcome: 'failure', retryable: true, ...abortedBecause(signal) };
     const code = (err as NodeJS.ErrnoException).code;
     return {
       outcome: 'failure',
       error: `the call failed: ${code === undefined ? (err as Error).message : `${code} ${(err as Error).message}`}`,
       retryable: true,
+      result: 'error',
     };
   }
 }
@@ -162,13 +168,14 @@ async function post(
 /** 2xx succeeds; 408, 429 and 5xx are worth another try; any other answer is the request's fault. */
 function outcomeOf(answer: Answer, now: Date): TargetOutcome {
   const { status } = answer;
-  if (status >= 200 && status < 300) return { outcome: 'success', status };
+  const result = `${Math.min(Math.max(Math.floor(status / 100), 2), 5)}xx` as CallResult;
+  if (status >= 200 && status < 300) return { outcome: 'success', error: null, retryable: false, result };
   const retryable = status === 408 || status === 429 || status >= 500;
   const retryAfterSeconds = retryable ? retryAfterOf(answer.headers['retry-after'], now) : undefined;
   const said = answer.text.trim();
   return {
     outcome: 'failure',
-    status,
+    result,
     error: `HTTP ${status}${answer.statusText === '' ? '' : ` ${answer.statusText}`}${said === '' ? '' : `: ${said}`}`,
     retryable,
     ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
@@ -184,10 +191,13 @@ export function retryAfterOf(value: string | undefined, now: Date): number | und
   return Math.min(Math.max(Math.ceil(seconds), 0), MAX_RETRY_AFTER_SECONDS);
 }
 
-function abortedBecause(signal: AbortSignal): string {
+function abortedBecause(signal: AbortSignal): { error: string; result: CallResult } {
   // A timeout's reason is a DOMException named TimeoutError; a stop's, an Error saying why.
   const reason = signal.reason as { name?: unknown; message?: unknown } | undefined;
   return reason?.name === 'TimeoutError'
-    ? 'no answer within the timeout'
-    : `the call was stopped: ${typeof reason?.message === 'string' ? reason.message : String(reason)}`;
+    ? { error: 'no answer within the timeout', result: 'timeout' }
+    : {
+        error: `the call was stopped: ${typeof reason?.message === 'string' ? reason.message : String(reason)}`,
+        result: 'error',
+      };
 }

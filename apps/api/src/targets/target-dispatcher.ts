@@ -18,7 +18,7 @@ import {
 } from '@chronicle/platform';
 import type { LeasedRun } from '@chronicle/worker-sdk';
 import { OutboundGuard } from './outbound-guard';
-import { callTarget, type TargetOutcome } from './target-call';
+import { callTarget, fatal, type TargetOutcome } from './target-call';
 
 /** A lease request waits this long for the next target run. */
 const WAIT_SECONDS = 20;
@@ -145,7 +145,7 @@ export class TargetDispatcher implements OnApplicationBootstrap, OnModuleDestroy
   /** One run: its call, its lease kept while the call goes on, its completion. */
   private async deliver(lease: LeasedRun, target: TargetToCall | undefined): Promise<void> {
     const trace = traceContextOf(lease.traceparent, lease.tracestate);
-    const outcome = await inSpan(
+    const { result: _, ...completion } = await inSpan(
       'chronicle.target',
       { 'chronicle.run_id': lease.runId, 'chronicle.job': lease.job, 'chronicle.attempt': lease.attempt },
       () => this.call(lease, target),
@@ -154,22 +154,7 @@ export class TargetDispatcher implements OnApplicationBootstrap, OnModuleDestroy
     try {
       const [result] = (
         await this.commands.execute(
-          new CompleteRuns(this.caller, [
-            {
-              runId: lease.runId,
-              fencingToken: lease.fencingToken,
-              ...(outcome.outcome === 'success'
-                ? { outcome: 'success', error: null, retryable: false }
-                : {
-                    outcome: 'failure',
-                    error: outcome.error,
-                    retryable: outcome.retryable,
-                    ...(outcome.retryAfterSeconds === undefined
-                      ? {}
-                      : { retryAfterSeconds: outcome.retryAfterSeconds }),
-                  }),
-            },
-          ]),
+          new CompleteRuns(this.caller, [{ runId: lease.runId, fencingToken: lease.fencingToken, ...completion }]),
         )
       ).results;
       if (result !== undefined && 'refused' in result)
@@ -181,10 +166,8 @@ export class TargetDispatcher implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   private async call(lease: LeasedRun, target: TargetToCall | undefined): Promise<TargetOutcome> {
-    if (target === undefined)
-      return { outcome: 'failure', error: `job ${lease.job} no longer has an HTTP target`, retryable: false };
-    if (target.secrets.length === 0)
-      return { outcome: 'failure', error: `job ${lease.job} has no signing secret`, retryable: false };
+    if (target === undefined) return fatal(`job ${lease.job} no longer has an HTTP target`, 'error');
+    if (target.secrets.length === 0) return fatal(`job ${lease.job} has no signing secret`, 'error');
     const lost = new AbortController();
     const signal = AbortSignal.any([
       AbortSignal.timeout(Math.min(target.timeoutSeconds, target.jobTimeoutSeconds) * 1000),
@@ -212,7 +195,7 @@ export class TargetDispatcher implements OnApplicationBootstrap, OnModuleDestroy
         },
         signal,
       );
-      this.answers.inc({ result: resultOf(outcome) });
+      this.answers.inc({ result: outcome.result });
       return outcome;
     } finally {
       lost.abort();
@@ -246,12 +229,4 @@ export class TargetDispatcher implements OnApplicationBootstrap, OnModuleDestroy
 async function anyTeamServed(pool: Pool): Promise<boolean> {
   const { rowCount } = await pool.query('SELECT 1 FROM queue_grants WHERE queue = $1 LIMIT 1', [HTTP_TARGET_QUEUE]);
   return (rowCount ?? 0) > 0;
-}
-
-/** The metric's label for a call: its status class, or why there was none. */
-function resultOf(outcome: TargetOutcome): string {
-  if (outcome.outcome === 'success') return '2xx';
-  if (outcome.status !== undefined) return `${Math.floor(outcome.status / 100)}xx`;
-  if (outcome.error.startsWith('refused:')) return 'refused';
-  return outcome.error === 'no answer within the timeout' ? 'timeout' : 'error';
 }

@@ -124,15 +124,8 @@ export class RunClaims {
     request: ClaimRequest,
     teamsServed: number,
   ): Promise<LeasedRun[]> {
-    // The grants and caps are the control database's (always among the servers): the others keep no copy.
-    const control = servers.find((s) => s.isControl)!;
-    const { grants, caps, rates, teamRates } = await findQueueSettings(
-      control.pool,
-      request.queues,
-      caller.team === null,
-    );
-    this.ready.noteLimited({ limitedJobs: new Set(), cappedQueues: new Set(caps.keys()) });
-    const scope = { team: caller.team, queues: request.queues, teamsServed };
+    const { control, settings, scope } = await this.overServers(servers, caller, request, teamsServed);
+    const { grants, caps, rates, teamRates } = settings;
     const leftOut: string[] = [];
     const leases: LeasedRun[] = [];
     let asked = servers;
@@ -174,14 +167,9 @@ export class RunClaims {
    */
   async choose(caller: WorkerCaller, request: ClaimRequest): Promise<ClaimChoice> {
     const servers = this.servers.all;
-    const control = servers.find((s) => s.isControl)!;
     const teamsServed = await this.teamsServed.of(caller, request.queues);
-    const { grants, caps, rates, teamRates } = await findQueueSettings(
-      control.pool,
-      request.queues,
-      caller.team === null,
-    );
-    const scope = { team: caller.team, queues: request.queues, teamsServed };
+    const { settings, scope } = await this.overServers(servers, caller, request, teamsServed);
+    const { grants, caps, rates, teamRates } = settings;
     const found = await this.candidatesOn(servers, scope, {
       grants,
       limit: request.max,
@@ -201,6 +189,20 @@ export class RunClaims {
       this.servers.split(chosen, (run) => run.server).map(([server, runs]) => [server, runs.map((r) => r.run_id)]),
     );
     return { byServer, chosen: chosen.length, capped: found.some((f) => f.capped), release };
+  }
+
+  /** What a claim over several servers reads first: the control database's grants, caps and rates, and its scope. */
+  private async overServers(
+    servers: readonly RunServer[],
+    caller: WorkerCaller,
+    request: ClaimRequest,
+    teamsServed: number,
+  ): Promise<{ control: RunServer; settings: Awaited<ReturnType<typeof findQueueSettings>>; scope: ClaimScope }> {
+    // The grants and caps are the control database's (always among the servers): the others keep no copy.
+    const control = servers.find((s) => s.isControl)!;
+    const settings = await findQueueSettings(control.pool, request.queues, caller.team === null);
+    this.ready.noteLimited({ limitedJobs: new Set(), cappedQueues: new Set(settings.caps.keys()) });
+    return { control, settings, scope: { team: caller.team, queues: request.queues, teamsServed } };
   }
 
   /**
