@@ -363,8 +363,8 @@ async function completeInLogs(pools: readonly Pool[]): Promise<number> {
     pools.map(async (pool) => {
       const { rows } = await pool.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM (
-           SELECT stream_id FROM events WHERE stream_id LIKE 'run-%'
-            GROUP BY stream_id
+           SELECT stream_key FROM events WHERE es_stream_name(stream_key) LIKE 'run-%'
+            GROUP BY stream_key
            HAVING bool_or(event_type = $1) AND bool_or(event_type = $2) AND bool_or(event_type = $3)) s`,
         [RunEventType.RunScheduled, RunEventType.RunLeased, RunEventType.RunSucceeded],
       );

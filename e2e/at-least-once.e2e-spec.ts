@@ -249,15 +249,15 @@ async function reconcile(pool: ReturnType<typeof createPool>): Promise<{
     double_ended: number;
   }>(`
     WITH per_run AS (
-      SELECT stream_id,
+      SELECT stream_key,
              count(*) FILTER (WHERE event_type = 'RunScheduled') AS scheduled,
              count(*) FILTER (WHERE event_type = 'RunSucceeded') AS succeeded,
              count(*) FILTER (WHERE event_type = 'RunDead') AS dead,
              count(*) FILTER (WHERE event_type = 'RunCancelled') AS cancelled
-        FROM events WHERE stream_id LIKE 'run-%'
+        FROM events WHERE es_stream_name(stream_key) LIKE 'run-%'
          -- The test's runs: not the canaries the scheduler makes every minute beside them.
-         AND stream_id NOT IN (SELECT stream_id FROM events WHERE event_type = 'RunScheduled' AND data->>'team' = '_system')
-       GROUP BY stream_id)
+         AND stream_key NOT IN (SELECT stream_key FROM events WHERE event_type = 'RunScheduled' AND data->>'team' = '_system')
+       GROUP BY stream_key)
     SELECT sum(scheduled)::int AS scheduled, count(*) FILTER (WHERE succeeded + dead + cancelled > 0)::int AS terminal,
            sum(succeeded)::int AS succeeded, sum(dead)::int AS dead, sum(cancelled)::int AS cancelled,
            count(*) FILTER (WHERE succeeded + dead + cancelled > 1)::int AS double_ended

@@ -67,7 +67,7 @@ describe('delivery guarantees', () => {
     expect(new Set(leases.map((l) => `${l.runId}#${l.fencingToken}`)).size).toBe(5000);
     // The log agrees: one RunLeased per run.
     const { rows } = await db.log.query<{ leased: number; runs: number }>(
-      "SELECT count(*)::int AS leased, count(DISTINCT stream_id)::int AS runs FROM events WHERE event_type = 'RunLeased' AND data->>'workerId' LIKE 'loop-%'",
+      "SELECT count(*)::int AS leased, count(DISTINCT stream_key)::int AS runs FROM events WHERE event_type = 'RunLeased' AND data->>'workerId' LIKE 'loop-%'",
     );
     expect(rows[0]).toEqual({ leased: 5000, runs: 5000 });
   }, 120_000);

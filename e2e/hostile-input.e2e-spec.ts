@@ -81,7 +81,9 @@ describe('hostile input', () => {
       type: '/problems/validation-error',
       detail: 'the request body nests deeper than 64 levels',
     });
-    expect(await db.log.query("SELECT 1 FROM events WHERE stream_id = 'job-ops.deep'")).toMatchObject({ rowCount: 0 });
+    expect(await db.log.query("SELECT 1 FROM events WHERE stream_key = es_stream_key('job-ops.deep')")).toMatchObject({
+      rowCount: 0,
+    });
   });
 
   // Each NUL went on to PostgreSQL as a lookup's parameter, which its text cannot hold: a 500.

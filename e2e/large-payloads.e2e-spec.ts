@@ -45,7 +45,7 @@ describe('large payloads by reference', () => {
   const scheduledData = async (runId: string): Promise<Record<string, unknown>> =>
     (
       await db.log.query<{ data: Record<string, unknown> }>(
-        `SELECT data FROM events WHERE stream_id = $1 AND event_type = 'RunScheduled'`,
+        `SELECT data FROM events WHERE stream_key = es_stream_key($1) AND event_type = 'RunScheduled'`,
         [`run-${runId}`],
       )
     ).rows[0]!.data;

@@ -810,7 +810,9 @@ describe('run lifecycle over HTTP', () => {
     });
 
     it('wrote no job for any of them', async () => {
-      const { rows } = await db.log.query("SELECT count(*)::int AS n FROM events WHERE stream_id LIKE 'job-bad.%'");
+      const { rows } = await db.log.query(
+        "SELECT count(*)::int AS n FROM events WHERE es_stream_name(stream_key) LIKE 'job-bad.%'",
+      );
       expect(rows[0]).toEqual({ n: 0 });
     });
   });

@@ -186,9 +186,11 @@ describe('moving a shard to another server while runs flow', () => {
     expect(movedRuns.length).toBeGreaterThan(report.streams);
     expect(onServer[0]!.filter(ofMovedShard)).toEqual([]);
     expect(
-      await column(source!.url, 'SELECT count(*)::int AS v FROM events WHERE stream_id = ANY($1::text[])', [
-        movedRuns.map((id) => `run-${id}`),
-      ]),
+      await column(
+        source!.url,
+        'SELECT count(*)::int AS v FROM events WHERE es_stream_name(stream_key) = ANY($1::text[])',
+        [movedRuns.map((id) => `run-${id}`)],
+      ),
     ).toEqual([0]);
 
     // No lease given twice: each (run, fencing token) once, and every run's stream, wherever it was
@@ -198,8 +200,8 @@ describe('moving a shard to another server while runs flow', () => {
     for (const server of servers.primaries)
       for (const row of (await column(
         server.url,
-        `SELECT json_build_object('s', stream_id, 't', event_type) AS v FROM events
-          WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, stream_revision`,
+        `SELECT json_build_object('s', es_stream_name(stream_key), 't', event_type) AS v FROM events
+          WHERE es_stream_name(stream_key) = ANY($1::text[]) ORDER BY stream_key, stream_revision`,
         [[...accepted].map((id) => `run-${id}`)],
       )) as Array<{ s: string; t: string }>)
         streams.set(row.s, [...(streams.get(row.s) ?? []), row.t]);

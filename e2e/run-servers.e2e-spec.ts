@@ -89,7 +89,7 @@ describe('runs on several PostgreSQL servers', () => {
       expect(
         await column(
           server.url,
-          "SELECT DISTINCT substr(stream_id, 5) AS v FROM events WHERE stream_id LIKE 'run-%' ORDER BY 1",
+          "SELECT DISTINCT substr(es_stream_name(stream_key), 5) AS v FROM events WHERE es_stream_name(stream_key) LIKE 'run-%' ORDER BY 1",
         ),
       ).toEqual([...here].sort());
     }
@@ -302,7 +302,7 @@ describe('runs on several PostgreSQL servers', () => {
         servers.primaries.map((s) =>
           column(
             s.url,
-            "SELECT stream_id || '@' || stream_revision AS v FROM events WHERE stream_id LIKE 'run-%' AND team = 'billing'",
+            "SELECT es_stream_name(stream_key) || '@' || stream_revision AS v FROM events WHERE es_stream_name(stream_key) LIKE 'run-%' AND team = 'billing'",
           ),
         ),
       )

@@ -93,7 +93,7 @@ describe('scheduler nodes: a paused owner loses its shards and cannot write for 
     // canary of each shard (docs/operations.md, "Canaries") with them.
     const { rows } = await db.log.query<{ job: string; due: string[]; events: number; streams: number }>(
       `SELECT data->>'job' AS job, array_agg(data->>'dueAt' ORDER BY data->>'dueAt') AS due,
-              count(*)::int AS events, count(DISTINCT stream_id)::int AS streams
+              count(*)::int AS events, count(DISTINCT stream_key)::int AS streams
          FROM events WHERE event_type = 'RunScheduled' GROUP BY 1`,
     );
     expect(rows.filter((r) => !r.job.startsWith('_canary.'))).toHaveLength(JOBS);

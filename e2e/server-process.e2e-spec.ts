@@ -65,7 +65,7 @@ describe('the server process (npm start)', () => {
     const second = startServer(env);
     await waitForHealthy(port, second);
     const kept = await withClient(databaseUrl, (c) =>
-      c.query("SELECT event_type FROM events WHERE stream_id = 'e2e-persist'"),
+      c.query("SELECT event_type FROM events WHERE stream_key = es_stream_key('e2e-persist')"),
     );
     expect(kept.rows).toEqual([{ event_type: 'Kept' }]);
     expect(second.output()).not.toContain('migrations applied');
@@ -121,7 +121,7 @@ describe('the server process (npm start)', () => {
         (
           await withClient(databaseUrl, (c) =>
             c.query<{ event_type: string }>(
-              'SELECT event_type FROM events WHERE stream_id = $1 ORDER BY stream_revision',
+              'SELECT event_type FROM events WHERE stream_key = es_stream_key($1) ORDER BY stream_revision',
               [runStreamId(run.body.runId)],
             ),
           )

@@ -97,7 +97,7 @@ CREATE TABLE events (
   correlation_uuid uuid,
   kept_on date NOT NULL DEFAULT 'infinity'::date,
   schema_version smallint,
-  stream_id text COLLATE "C" NOT NULL,
+  stream_key bytea NOT NULL,
   event_type text NOT NULL,
   actor text,
   team text,
@@ -106,9 +106,9 @@ CREATE TABLE events (
   metadata json,
   CONSTRAINT events_event_type_check CHECK ((event_type <> ''::text)),
   CONSTRAINT events_pkey PRIMARY KEY (transaction_id, global_position, kept_on),
-  CONSTRAINT events_stream_id_check CHECK ((stream_id <> ''::text)),
+  CONSTRAINT events_stream_key_check CHECK ((length(stream_key) > 0)),
   CONSTRAINT events_stream_revision_check CHECK ((stream_revision >= 0)),
-  CONSTRAINT events_stream_revision_key UNIQUE (stream_id, stream_revision, kept_on)
+  CONSTRAINT events_stream_revision_key UNIQUE (stream_key, stream_revision, kept_on)
 )
 PARTITION BY LIST (kept_on);
 -- and its partitions by date, events_wYYYYMMDD (left out: they depend on the day)
@@ -581,18 +581,18 @@ CREATE OR REPLACE FUNCTION public.es_already_appended(p_streams text[], p_events
  STABLE
 AS $function$
   WITH wanted AS (
-    SELECT x.id, p_streams[x.s] AS stream_id FROM json_to_recordset(p_events) AS x(s int, id uuid)
+    SELECT x.id, es_stream_key(p_streams[x.s]) AS stream_key FROM json_to_recordset(p_events) AS x(s int, id uuid)
   ), found AS (
-    SELECT e.stream_id, e.stream_revision, e.transaction_id, e.global_position
-      FROM wanted w JOIN events e ON e.stream_id = w.stream_id AND e.event_id = w.id
+    SELECT e.stream_key, e.stream_revision, e.transaction_id, e.global_position
+      FROM wanted w JOIN events e ON e.stream_key = w.stream_key AND e.event_id = w.id
   )
-  SELECT DISTINCT ON (f.stream_id) f.stream_id, f.stream_revision, f.transaction_id, f.global_position
+  SELECT DISTINCT ON (f.stream_key) es_stream_name(f.stream_key), f.stream_revision, f.transaction_id, f.global_position
     FROM found f
    WHERE (SELECT count(*) FROM found) = (SELECT count(*) FROM wanted)
-   ORDER BY f.stream_id, f.global_position DESC
+   ORDER BY f.stream_key, f.global_position DESC
 $function$;
 
-CREATE OR REPLACE FUNCTION public.es_append(p_streams text[], p_expected bigint[], p_last_ids uuid[], p_events json)
+CREATE OR REPLACE FUNCTION public.es_append(p_streams text[], p_keys bytea[], p_expected bigint[], p_last_ids uuid[], p_events json)
  RETURNS TABLE(r_stream text, r_revision bigint, r_commit xid8, r_position bigint)
  LANGUAGE plpgsql
 AS $function$
@@ -604,7 +604,7 @@ DECLARE
   v_bad_unexpected boolean;
   v_own_xid xid8 := pg_current_xact_id_if_assigned();
 BEGIN
-  -- The shard fence (above): shared with every other append, exclusive for a move's fence.
+  -- The shard fence (0034): shared with every other append, exclusive for a move's fence.
   PERFORM pg_advisory_xact_lock_shared(chronicle_shard_fence_key());
   IF EXISTS (SELECT 1 FROM moving_shards WHERE direction = 'out') THEN
     PERFORM chronicle_refuse_moving_out(p_streams, p_events);
@@ -615,13 +615,13 @@ BEGIN
      FROM unnest(p_streams, p_expected) AS u(s, e) WHERE u.e >= -3 AND u.e <> -1 ORDER BY u.s;
 
   WITH heads AS (
-    SELECT u.i, u.s, u.e, u.l, h.stream_revision AS current, h.transaction_id AS writer, h.event_id AS last_id,
+    SELECT u.i, u.s, u.k, u.e, u.l, h.stream_revision AS current, h.transaction_id AS writer, h.event_id AS last_id,
            h.kept_on AS home
-      FROM unnest(p_streams, p_expected, p_last_ids) WITH ORDINALITY AS u(s, e, l, i)
+      FROM unnest(p_streams, p_keys, p_expected, p_last_ids) WITH ORDINALITY AS u(s, k, e, l, i)
       LEFT JOIN LATERAL (
         -- A new stream (-4) is not looked for: a one-time filter, so no partition is read for it.
         SELECT e.stream_revision, e.transaction_id, e.event_id, e.kept_on FROM events e
-         WHERE u.e <> -4 AND e.stream_id = u.s ORDER BY e.stream_revision DESC LIMIT 1
+         WHERE u.e <> -4 AND e.stream_key = u.k ORDER BY e.stream_revision DESC LIMIT 1
       ) h ON true
   ), judged AS (
     SELECT heads.*,
@@ -652,16 +652,16 @@ BEGIN
 
   RETURN QUERY
   WITH inserted AS (
-    INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, actor, team,
+    INSERT INTO events (event_id, stream_key, stream_revision, event_type, data, metadata, actor, team,
                         correlation_id, correlation_uuid, schema_version, kept_on)
-    SELECT x.id, p_streams[x.s], v_base[x.s] + 1 + x.n, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.cu, x.sv,
+    SELECT x.id, p_keys[x.s], v_base[x.s] + 1 + x.n, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.cu, x.sv,
            v_homes[x.s]
       FROM json_to_recordset(p_events)
         AS x(s int, n bigint, id uuid, type text, data json, metadata json, actor text, team text, cid text, cu uuid, sv smallint)
-    RETURNING stream_id, stream_revision, global_position
+    RETURNING stream_key, stream_revision, global_position
   )
-    SELECT i.stream_id, max(i.stream_revision), pg_current_xact_id(), max(i.global_position)
-      FROM inserted i GROUP BY i.stream_id;
+    SELECT es_stream_name(i.stream_key), max(i.stream_revision), pg_current_xact_id(), max(i.global_position)
+      FROM inserted i GROUP BY i.stream_key;
 END
 $function$;
 
@@ -676,6 +676,18 @@ CREATE OR REPLACE FUNCTION public.es_stream_ends(p_stream text)
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 RETURN starts_with(p_stream, 'run-'::text);
+
+CREATE OR REPLACE FUNCTION public.es_stream_key(p_stream text)
+ RETURNS bytea
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+RETURN CASE WHEN ((length(p_stream) = 40) AND starts_with(p_stream, 'run-run_'::text) AND (substr(p_stream, 9) ~ '^[0-9a-f]{32}$'::text)) THEN ('\x00'::bytea || decode(substr(p_stream, 9), 'hex'::text)) ELSE convert_to(p_stream, 'UTF8'::name) END;
+
+CREATE OR REPLACE FUNCTION public.es_stream_name(p_key bytea)
+ RETURNS text
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+RETURN CASE WHEN (get_byte(p_key, 0) = 0) THEN ('run-run_'::text || encode(substr(p_key, 2), 'hex'::text)) ELSE convert_from(p_key, 'UTF8'::name) END;
 
 CREATE OR REPLACE FUNCTION public.job_overlap_policy(p_definition jsonb)
  RETURNS text

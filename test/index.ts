@@ -8,3 +8,4 @@ export * from './worker-handlers';
 export * from './query-plan';
 export * from './captured-logs';
 export * from './run-decisions';
+export * from './migrations-before';

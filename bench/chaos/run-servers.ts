@@ -119,7 +119,8 @@ export class ChaosRunServers {
   /** Each run stream's last revision on `server` now: what it has committed. */
   async committedOn(server: PostgresServer): Promise<Map<string, bigint>> {
     const { rows } = await this.poolOf(server.url).query<{ stream_id: string; revision: string }>(
-      `SELECT stream_id, max(stream_revision)::text AS revision FROM events WHERE stream_id LIKE 'run-%' GROUP BY stream_id`,
+      `SELECT es_stream_name(stream_key) AS stream_id, max(stream_revision)::text AS revision FROM events
+        WHERE es_stream_name(stream_key) LIKE 'run-%' GROUP BY stream_key`,
     );
     return new Map(rows.map((r) => [r.stream_id, BigInt(r.revision)]));
   }

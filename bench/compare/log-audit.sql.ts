@@ -19,8 +19,8 @@ const RUN_STREAMS_SQL = `
                  bool_or(event_type = $3) AS leased,
                  bool_or(event_type = $4) AS succeeded
             FROM events
-           WHERE stream_id LIKE $1
-           GROUP BY stream_id) AS run_streams`;
+           WHERE es_stream_name(stream_key) LIKE $1
+           GROUP BY stream_key) AS run_streams`;
 
 /** Audits the log in `log` (the log's own database in split mode) against what the scenario counted. */
 export async function auditRunLog(log: Pool, runs: RunsCounted): Promise<LogAudit> {

@@ -489,8 +489,8 @@ export function dispatchPolicySuite(
         );
         const rows = await rowsOnEvery<{ stream_id: string; event_type: string }>(
           setup.logs,
-          `SELECT stream_id, event_type FROM events
-            WHERE event_type IN ('RunLeased', 'RunSucceeded') AND stream_id = ANY($1::text[])
+          `SELECT es_stream_name(stream_key) AS stream_id, event_type FROM events
+            WHERE event_type IN ('RunLeased', 'RunSucceeded') AND es_stream_name(stream_key) = ANY($1::text[])
             ORDER BY transaction_id, global_position`,
           [runs.map((r) => runStreamId(r.run_id))],
         );

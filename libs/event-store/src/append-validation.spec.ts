@@ -13,6 +13,7 @@ describe('append validation', () => {
   it.each([
     [[], /nothing to append/],
     [[{ streamId: '', expected: 'any', events: [{ type: 'A', data: {} }] }], /non-empty string/],
+    [[{ streamId: 'run-\0x', expected: 'any', events: [{ type: 'A', data: {} }] }], /must not hold a NUL/],
     [[{ streamId: 's', expected: 'any', events: [] }], /no events for stream s/],
     [[{ streamId: 's', expected: -1n, events: [{ type: 'A', data: {} }] }], /negative/],
     [[{ streamId: 's', expected: 'any', events: [{ id: 'nope', type: 'A', data: {} }] }], /not a UUID/],

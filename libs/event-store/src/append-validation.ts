@@ -25,6 +25,7 @@ export function prepareAppends(appends: readonly StreamAppend[]): PreparedAppend
   return appends.map(({ streamId, expected, events }) => {
     if (typeof streamId !== 'string' || streamId === '')
       throw new InvalidAppendError('stream id must be a non-empty string');
+    if (streamId.includes('\0')) throw new InvalidAppendError('stream id must not hold a NUL character');
     if (seen.has(streamId)) throw new InvalidAppendError(`stream ${streamId} appears twice in one append`);
     seen.add(streamId);
     if (typeof expected === 'bigint' && expected < 0n)

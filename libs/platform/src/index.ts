@@ -13,7 +13,6 @@ export {
   datedPartition,
   datedPartitions,
   makeWeeks,
-  nextStreams,
   tryLocked,
   utcDate,
 } from './database/dated-partitions';

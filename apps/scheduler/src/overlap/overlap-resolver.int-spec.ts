@@ -58,8 +58,8 @@ describe('overlap policies of scheduled jobs', () => {
   const cancelled = async (policy: string): Promise<Array<[string, string, string]>> =>
     (
       await db.pool.query<{ fire: string; reason: string; detail: string }>(
-        `SELECT substring(stream_id from 'fire-[0-9]') AS fire, data->>'reason' AS reason, data->>'detail' AS detail FROM events
-          WHERE event_type = 'RunCancelled' AND stream_id LIKE $1 ORDER BY stream_id`,
+        `SELECT substring(es_stream_name(stream_key) from 'fire-[0-9]') AS fire, data->>'reason' AS reason, data->>'detail' AS detail FROM events
+          WHERE event_type = 'RunCancelled' AND es_stream_name(stream_key) LIKE $1 ORDER BY 1`,
         [`run-ops.${policy}-%`],
       )
     ).rows.map((r) => [r.fire, r.reason, r.detail]);

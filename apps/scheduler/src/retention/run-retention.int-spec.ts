@@ -91,7 +91,7 @@ describe('run retention (partitions by the day a run is due)', () => {
       LOG_WEEK,
       false,
     );
-    await db.pool.query('UPDATE events SET kept_on = $1 WHERE stream_id = ANY($2::text[])', [
+    await db.pool.query('UPDATE events SET kept_on = $1 WHERE es_stream_name(stream_key) = ANY($2::text[])', [
       LOG_WEEK,
       logged.map(runStreamId),
     ]);

@@ -123,7 +123,7 @@ describe('the scheduler over two run servers', () => {
 
     expect(await reaper.reapOnce(scope)).toBe(1);
     const { rows } = await b.log.query<{ event_type: string }>(
-      'SELECT event_type FROM events WHERE stream_id = $1 ORDER BY stream_revision',
+      'SELECT event_type FROM events WHERE stream_key = es_stream_key($1) ORDER BY stream_revision',
       [runStreamId(runId)],
     );
     expect(rows.map((r) => r.event_type)).toContain('LeaseExpired');

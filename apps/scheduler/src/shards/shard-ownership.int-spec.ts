@@ -131,7 +131,7 @@ describe('shards: ownership, spread, takeover and the fence', () => {
     await expect(minuteOn.materialiseBatch(stale)).rejects.toBeInstanceOf(ShardFencedError);
     // Nothing was written twice: one RunScheduled per job and minute.
     const { rows } = await db.log.query<{ n: number; runs: number }>(
-      "SELECT count(*)::int AS n, count(DISTINCT stream_id)::int AS runs FROM events WHERE event_type = 'RunScheduled'",
+      "SELECT count(*)::int AS n, count(DISTINCT stream_key)::int AS runs FROM events WHERE event_type = 'RunScheduled'",
     );
     expect(rows[0]).toEqual({ n: jobs.length, runs: jobs.length });
     // The paused node finds out at its next round.

@@ -60,7 +60,7 @@ describe('the SQL agrees with the domain', () => {
   it('a run is locked by the key es_append takes for its stream', async () => {
     const { rows } = await db.pool.query<{ same: boolean; appendUsesIt: boolean }>(
       `SELECT run_stream_id($1) = $2 AND run_lock_key($1) = stream_lock_key($2) AND stream_lock_key($2) = hashtextextended($2, 0) AS same,
-              position('stream_lock_key(u.s)' IN pg_get_functiondef('es_append(text[], bigint[], uuid[], json)'::regprocedure)) > 0 AS "appendUsesIt"`,
+              position('stream_lock_key(u.s)' IN pg_get_functiondef('es_append(text[], bytea[], bigint[], uuid[], json)'::regprocedure)) > 0 AS "appendUsesIt"`,
       ['run_x1', runStreamId('run_x1')],
     );
     expect(rows[0]).toEqual({ same: true, appendUsesIt: true });

@@ -1,6 +1,7 @@
 import { type Queryable, SQLSTATE, sqlStateOf } from '@chronicle/platform';
 import type { PreparedAppend } from '../append-validation';
 import { withMetadataColumns } from './metadata-columns';
+import { streamKey } from './stream-key';
 import { InvalidAppendError, WrongExpectedRevisionError } from '../event-store.errors';
 import type { AppendResult, ExpectedRevision, ReadModelWrite } from '../event-store.port';
 
@@ -18,8 +19,8 @@ const EXPECTED_CODE: Record<Exclude<ExpectedRevision, bigint>, bigint> = {
   new_stream: -4n,
 };
 
-const APPEND_SQL = 'SELECT * FROM es_append($1::text[], $2::bigint[], $3::uuid[], $4::json)';
-const APPEND_PARAMETERS = 4;
+const APPEND_SQL = 'SELECT * FROM es_append($1::text[], $2::bytea[], $3::bigint[], $4::uuid[], $5::json)';
+const APPEND_PARAMETERS = 5;
 
 /**
  * One round trip for the whole append, however many streams and events:
@@ -38,6 +39,7 @@ export async function appendEvents(
   writeThrough?: ReadModelWrite,
 ): Promise<AppendResult[]> {
   const streams = appends.map((a) => a.streamId);
+  const keys = streams.map(streamKey);
   const expected = appends.map((a) =>
     (typeof a.expected === 'bigint' ? a.expected : EXPECTED_CODE[a.expected]).toString(),
   );
@@ -50,7 +52,7 @@ export async function appendEvents(
   let rows: AppendRow[];
   try {
     // Named: prepared once per connection, not parsed on every append.
-    ({ rows } = await db.query<AppendRow>(withWriteThrough([streams, expected, lastIds, events], writeThrough)));
+    ({ rows } = await db.query<AppendRow>(withWriteThrough([streams, keys, expected, lastIds, events], writeThrough)));
   } catch (err) {
     throw translateAppendError(err, appends);
   }
@@ -89,7 +91,7 @@ function combinedText(name: string, write: string): string {
   return text;
 }
 
-/** The append and `write` as one statement: the write's $n follow the append's four, its WITH list joins the append's. */
+/** The append and `write` as one statement: the write's $n follow the append's five, its WITH list joins the append's. */
 function appendWithWrite(write: string): string {
   const renumbered = write.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + APPEND_PARAMETERS}`);
   // A data-modifying WITH must be at the top level.

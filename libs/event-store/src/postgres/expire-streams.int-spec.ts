@@ -17,7 +17,7 @@ describe('PostgreSQL log retention by week', () => {
   const partitionsOf = async (streamId: string): Promise<string[]> =>
     (
       await db.pool.query<{ partition: string }>(
-        'SELECT DISTINCT tableoid::regclass::text AS partition FROM events WHERE stream_id = $1 ORDER BY 1',
+        'SELECT DISTINCT tableoid::regclass::text AS partition FROM events WHERE stream_key = es_stream_key($1) ORDER BY 1',
         [streamId],
       )
     ).rows.map((r) => r.partition);
@@ -31,7 +31,10 @@ describe('PostgreSQL log retention by week', () => {
         week,
         false,
       );
-    await db.pool.query('UPDATE events SET kept_on = $1 WHERE stream_id = ANY($2::text[])', [week, streamIds]);
+    await db.pool.query('UPDATE events SET kept_on = $1 WHERE es_stream_name(stream_key) = ANY($2::text[])', [
+      week,
+      streamIds,
+    ]);
   };
 
   const wholeLog = async (): Promise<readonly RecordedEvent[]> => store.readAll({ from: START, maxCount: 100_000 });
@@ -128,8 +131,8 @@ describe('PostgreSQL log retention by week', () => {
   it('makes the weeks ahead, and gives rows of a week without a partition their own', async () => {
     const later = addDays(currentWeek, 35);
     await db.pool.query(
-      `INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, kept_on)
-       VALUES (gen_random_uuid(), 'run-unsorted', 0, 'RunScheduled', '{}', $1)`,
+      `INSERT INTO events (event_id, stream_key, stream_revision, event_type, data, kept_on)
+       VALUES (gen_random_uuid(), es_stream_key('run-unsorted'), 0, 'RunScheduled', '{}', $1)`,
       [later],
     );
     expect(await partitionsOf('run-unsorted')).toEqual(['events_unsorted']);

@@ -5,7 +5,6 @@ import {
   datedPartition,
   datedPartitions,
   makeWeeks,
-  nextStreams,
   tryLocked,
   utcDate,
   type Queryable,
@@ -85,10 +84,11 @@ async function expirePass(db: PoolClient, request: ExpireStreamsRequest): Promis
     let judged: LogPosition | undefined;
     let expiredHere = 0;
     let complete = true;
-    for (let after = ''; ;) {
-      const ids = await nextStreams(db, partition, after, EXPIRY_BATCH);
-      if (ids.length === 0) break;
-      after = ids.at(-1)!;
+    for (let after: Buffer = Buffer.alloc(0); ;) {
+      const batch = await nextStreams(db, partition, after, EXPIRY_BATCH);
+      if (batch.length === 0) break;
+      after = batch.at(-1)!.key;
+      const ids = batch.map((stream) => stream.name);
       const ending = ids.filter(streamEnds);
       // Read before they are judged: an event that comes while `over` decides is newer.
       judged = later(judged, await headOf(db, partition, ending));
@@ -135,13 +135,38 @@ async function headOf(
            FROM unnest($1::text[]) AS s(stream_id)
           CROSS JOIN LATERAL (
             SELECT transaction_id, global_position FROM ${partition} p
-             WHERE p.stream_id = s.stream_id ORDER BY p.stream_revision DESC LIMIT 1
+             WHERE p.stream_key = es_stream_key(s.stream_id) ORDER BY p.stream_revision DESC LIMIT 1
           ) e
           ORDER BY e.transaction_id DESC, e.global_position DESC LIMIT 1`,
     streamIds === undefined ? [] : [streamIds],
   );
   const row = rows[0];
   return row === undefined ? undefined : { commit: BigInt(row.commit), prepare: BigInt(row.prepare) };
+}
+
+/**
+ * The streams of a partition's rows after the key `after`, in key order, each once with its name: read
+ * through the partition's stream key (a row limit with that order, which PostgreSQL serves by a range
+ * scan; a DISTINCT may scan the whole partition per batch). At most `rows` rows are read, so a batch
+ * ends with a stream whose rows it may not all have seen: the next starts after that stream, and the
+ * pass acts on whole streams by name. Analyze a partition before walking it (analyzeForWalk): with no
+ * statistics (rows moved in since autovacuum last came) PostgreSQL takes it for small and scans it
+ * whole per batch.
+ */
+export async function nextStreams(
+  db: Queryable,
+  partition: string,
+  after: Buffer,
+  rows: number,
+): Promise<{ key: Buffer; name: string }[]> {
+  const { rows: found } = await db.query<{ key: Buffer; name: string }>(
+    `SELECT stream_key AS key, es_stream_name(stream_key) AS name FROM ${partition}
+      WHERE stream_key > $1 ORDER BY stream_key LIMIT ${rows}`,
+    [after],
+  );
+  const streams: { key: Buffer; name: string }[] = [];
+  for (const stream of found) if (streams.at(-1)?.name !== stream.name) streams.push(stream);
+  return streams;
 }
 
 function later(a: LogPosition | undefined, b: LogPosition | undefined): LogPosition | undefined {
@@ -161,11 +186,11 @@ async function moveStreams(db: PoolClient, week: string, streamIds: readonly str
     await tx.query(`SELECT pg_advisory_xact_lock(stream_lock_key(u.s)) FROM unnest($1::text[]) AS u(s) ORDER BY u.s`, [
       streamIds,
     ]);
-    await tx.query(`UPDATE events SET kept_on = $3 WHERE kept_on = $1 AND stream_id = ANY($2::text[])`, [
-      week,
-      streamIds,
-      to,
-    ]);
+    await tx.query(
+      `UPDATE events SET kept_on = $3
+        WHERE kept_on = $1 AND stream_key = ANY(ARRAY(SELECT es_stream_key(s) FROM unnest($2::text[]) AS s))`,
+      [week, streamIds, to],
+    );
     return true;
   });
   return moved === true;

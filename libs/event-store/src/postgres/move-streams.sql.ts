@@ -39,7 +39,9 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
            FROM json_to_recordset($1::json) AS x(stream text, revision bigint) GROUP BY x.stream
        )
        SELECT g.stream, g.first, h.head FROM given g
-         LEFT JOIN LATERAL (SELECT max(e.stream_revision) AS head FROM events e WHERE e.stream_id = g.stream) h ON true
+         LEFT JOIN LATERAL (
+           SELECT max(e.stream_revision) AS head FROM events e WHERE e.stream_key = es_stream_key(g.stream)
+         ) h ON true
         WHERE g.first <> coalesce(h.head, -1) + 1`,
       [JSON.stringify(rows)],
     );
@@ -55,12 +57,12 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
                 type text, data json, metadata json, actor text, team text, cid text, cu uuid, sv smallint,
                 recorded_at timestamptz)
        )
-       INSERT INTO events (event_id, stream_id, stream_revision, event_type, data, metadata, actor, team,
+       INSERT INTO events (event_id, stream_key, stream_revision, event_type, data, metadata, actor, team,
                            correlation_id, correlation_uuid, schema_version, recorded_at, kept_on)
-       SELECT x.id, x.stream, x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.cu, x.sv,
+       SELECT x.id, es_stream_key(x.stream), x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.cu, x.sv,
               x.recorded_at,
               coalesce(
-                (SELECT e.kept_on FROM events e WHERE e.stream_id = x.stream LIMIT 1),
+                (SELECT e.kept_on FROM events e WHERE e.stream_key = es_stream_key(x.stream) LIMIT 1),
                 CASE WHEN es_stream_ends(x.stream)
                      THEN date_trunc('week', (min(x.recorded_at) OVER (PARTITION BY x.stream)) AT TIME ZONE 'UTC')::date
                      ELSE 'infinity'::date END)
@@ -81,7 +83,10 @@ export async function removeStreams(pool: Pool, streamIds: readonly string[]): P
       `SELECT pg_advisory_xact_lock(stream_lock_key(s)) FROM (SELECT DISTINCT unnest($1::text[]) AS s) u ORDER BY s`,
       [streamIds],
     );
-    const { rowCount } = await tx.query('DELETE FROM events WHERE stream_id = ANY($1::text[])', [streamIds]);
+    const { rowCount } = await tx.query(
+      'DELETE FROM events WHERE stream_key = ANY(ARRAY(SELECT es_stream_key(s) FROM unnest($1::text[]) AS s))',
+      [streamIds],
+    );
     return rowCount ?? 0;
   });
 }

@@ -8,6 +8,7 @@ import type {
   RecordedEvent,
 } from '../event-store.port';
 import { metadataFromColumns } from './metadata-columns';
+import { streamKey } from './stream-key';
 
 interface EventRow {
   event_id: string;
@@ -25,6 +26,8 @@ interface EventRow {
   recorded_ms: number;
 }
 
+// A stream is kept by its key (migrations/0049: a run's stream in 17 bytes, stream-key.ts) and read back
+// by its name.
 // transaction_id is read as text under another name: ordering by the output
 // name would sort by the text and leave the index. data and metadata are read
 // as their text and parsed when first looked at (metadata with its columns, metadata-columns.ts; the
@@ -32,7 +35,7 @@ interface EventRow {
 // (the projector) skips most events' data, those its rows already reflect.
 // recorded_at as epoch milliseconds (it is stored to the millisecond): a
 // number, not a timestamp string to parse.
-const COLUMNS = `event_id, stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type,
+const COLUMNS = `event_id, es_stream_name(stream_key) AS stream_id, stream_revision, transaction_id::text AS commit_position, global_position, event_type,
   data::text AS data, metadata::text AS metadata, actor, team,
   coalesce(correlation_uuid::text, correlation_id) AS correlation_id, schema_version,
   (extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`;
@@ -50,12 +53,12 @@ export async function readStreamEvents(
   const from = options.fromRevision?.toString() ?? (backwards ? MAX_BIGINT : '0');
   const { rows } = await db.query<EventRow>(
     `SELECT ${COLUMNS} FROM events
-      WHERE stream_id = $1
+      WHERE stream_key = $1
         AND stream_revision ${backwards ? '<=' : '>='} $2
         AND ($3::timestamptz IS NULL OR recorded_at <= $3)
       ORDER BY stream_revision ${backwards ? 'DESC' : 'ASC'}
       LIMIT $4`,
-    [streamId, from, options.until ?? null, options.maxCount ?? MAX_BIGINT],
+    [streamKey(streamId), from, options.until ?? null, options.maxCount ?? MAX_BIGINT],
   );
   return rows.map(toRecordedEvent);
 }
@@ -72,8 +75,9 @@ export async function readStreamsEvents(
   if (streamIds.length === 0) return byStream;
   const { rows } = await db.query<EventRow>({
     name: 'es_read_streams',
-    text: `SELECT ${COLUMNS} FROM events WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, stream_revision`,
-    values: [[...new Set(streamIds)]],
+    text: `SELECT ${COLUMNS} FROM events
+            WHERE stream_key = ANY($1::bytea[]) ORDER BY stream_key, stream_revision`,
+    values: [[...new Set(streamIds)].map(streamKey)],
   });
   for (const row of rows) byStream.get(row.stream_id)?.push(toRecordedEvent(row));
   return byStream;
@@ -84,9 +88,9 @@ export async function readEventsAt(db: Queryable, refs: readonly EventRef[]): Pr
   if (refs.length === 0) return [];
   const { rows } = await db.query<EventRow>({
     name: 'es_read_events',
-    text: `SELECT ${COLUMNS} FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS ref(stream_id, revision, n)
-             JOIN events USING (stream_id) WHERE events.stream_revision = ref.revision ORDER BY ref.n`,
-    values: [refs.map((r) => r.streamId), refs.map((r) => r.revision.toString())],
+    text: `SELECT ${COLUMNS} FROM unnest($1::bytea[], $2::bigint[]) WITH ORDINALITY AS ref(key, revision, n)
+             JOIN events ON events.stream_key = ref.key AND events.stream_revision = ref.revision ORDER BY ref.n`,
+    values: [refs.map((r) => streamKey(r.streamId)), refs.map((r) => r.revision.toString())],
   });
   return rows.map(toRecordedEvent);
 }
@@ -125,8 +129,9 @@ export async function findEvents(db: Queryable, options: FindEventsOptions): Pro
   const conditions: string[] = [];
   if (options.team !== undefined) conditions.push(`team = ${param(options.team)}`);
   if (options.actor !== undefined) conditions.push(`actor = ${param(options.actor)}`);
-  if (options.streamId !== undefined) conditions.push(`stream_id = ${param(options.streamId)}`);
-  if (options.streamPrefix !== undefined) conditions.push(`starts_with(stream_id, ${param(options.streamPrefix)})`);
+  if (options.streamId !== undefined) conditions.push(`stream_key = ${param(streamKey(options.streamId))}`);
+  if (options.streamPrefix !== undefined)
+    conditions.push(`starts_with(es_stream_name(stream_key), ${param(options.streamPrefix)})`);
   if (options.type !== undefined) conditions.push(`event_type = ${param(options.type)}`);
   if (options.since !== undefined) conditions.push(`recorded_at >= ${param(options.since)}`);
   if (options.until !== undefined) conditions.push(`recorded_at < ${param(options.until)}`);

@@ -81,34 +81,9 @@ export async function makeWeeks(
   }
 }
 
-/**
- * The streams of a partition's rows after `after` (and matching `where`), in stream order, each once:
- * read through the partition's index on stream_id (a row limit with that order, which PostgreSQL serves
- * by a range scan; a DISTINCT may scan the whole partition per batch). At most `rows` rows are read, so
- * a batch ends with a stream whose rows it may not all have seen: the next starts after that stream,
- * and the callers act on whole streams by id. Analyze a partition before walking it (analyzeForWalk):
- * with no statistics (rows moved in since autovacuum last came) PostgreSQL takes it for small and
- * scans it whole per batch.
- */
-/** Fresh statistics of a partition about to be walked by nextStreams (a sample: fractions of a second). */
+/** Fresh statistics of a partition about to be walked in key order (a sample: fractions of a second). */
 export async function analyzeForWalk(db: Queryable, partition: string): Promise<void> {
   await db.query(`ANALYZE ${partition}`);
-}
-
-export async function nextStreams(
-  db: Queryable,
-  partition: string,
-  after: string,
-  rows: number,
-  where = 'true',
-): Promise<string[]> {
-  const { rows: found } = await db.query<{ stream_id: string }>(
-    `SELECT stream_id FROM ${partition} WHERE ${where} AND stream_id > $1 ORDER BY stream_id LIMIT ${rows}`,
-    [after],
-  );
-  const streams: string[] = [];
-  for (const { stream_id } of found) if (streams.at(-1) !== stream_id) streams.push(stream_id);
-  return streams;
 }
 
 /**

@@ -1,11 +1,6 @@
-import { mkdtemp, readdir, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import { Client } from 'pg';
-import { createEmptyDatabase } from '@chronicle/testing';
+import { createEmptyDatabase, migrationsBefore } from '@chronicle/testing';
 import { migrate } from './migrate';
-
-const MIGRATIONS = path.resolve(__dirname, '../../../../migrations');
 
 /**
  * migrations/0037 lays `runs` and `events` out again: a database that held rows before it must read
@@ -14,15 +9,6 @@ const MIGRATIONS = path.resolve(__dirname, '../../../../migrations');
 describe('migration 0037 (lean row layouts) on a database with rows', () => {
   let db: Awaited<ReturnType<typeof createEmptyDatabase>>;
   let client: Client;
-
-  /** A folder of links to the migrations before `version`: what a database had then. */
-  const migrationsBefore = async (version: string): Promise<string> => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
-    for (const file of await readdir(MIGRATIONS))
-      if (/^\d{4}_.*\.sql$/.test(file) && file < version)
-        await symlink(path.join(MIGRATIONS, file), path.join(dir, file));
-    return dir;
-  };
 
   beforeAll(async () => {
     db = await createEmptyDatabase();
