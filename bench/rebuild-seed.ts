@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { defineNewJobs, newRunScheduled } from '@chronicle/commands';
+import { defineNewJobs, madeRunId, newRunScheduled } from '@chronicle/commands';
 import {
   RUN_EVENT_SCHEMA_VERSION,
   runStreamId,
@@ -67,7 +66,8 @@ const RUN_METADATA = { actor: 'worker:platform', schemaVersion: RUN_EVENT_SCHEMA
 
 /** Run n's events, from its due time on: up to 3 attempts, each leased, maybe extended, then ended. */
 function lifeOf(n: number, job: JobDefinition, dueMs: number): { runId: string; events: RunEvent[] } {
-  const runId = `run_${n.toString(36)}_${randomUUID().slice(0, 8)}`;
+  // An id as the server makes one for a request: the log keeps its stream as the server's would be kept.
+  const runId = madeRunId(job.name);
   const iso = (ms: number): string => new Date(ms).toISOString();
   const events: RunEvent[] = [
     {

@@ -51,7 +51,7 @@ export {
 export { GetTeamQuotas, SetTeamQuotas, type TeamLimits } from './quotas/team-quotas.command';
 export { EnqueueRuns } from './runs/enqueue-runs.command';
 export { GetRun, GetRunAsOf, GetRunEvents } from './runs/get-run.query';
-export { findDerivedRuns, newRunScheduled, scheduledRunId, scheduledRunIdBefore } from './runs/new-run';
+export { findDerivedRuns, madeRunId, newRunScheduled, scheduledRunId, scheduledRunIdBefore } from './runs/new-run';
 export { isRetiredRun, retiredRunIds } from './runs/retired-runs.sql';
 export { TransitionRun, TransitionRunHandler } from './runs/transition-run.command';
 export { backfillRequests } from './schedules/backfill';
