@@ -26,8 +26,18 @@ export class ReadySignal extends WakeSignal<Wanting> {
   /** The next-token timers of wakeOneAt, by wantingKey. */
   private readonly tokenTimers = new Map<string, { readonly at: number; readonly timer: NodeJS.Timeout }>();
 
+  /**
+   * Moves each time runs became ready or places were freed, here or as another process announced: what a
+   * claim read of the ready runs before may lack runs it would choose now (CandidateBuffer).
+   */
+  get epoch(): number {
+    return this.changes;
+  }
+  private changes = 0;
+
   /** Runs became ready: wake this process's waiters and tell the other processes. */
   override notify(): void {
+    this.changes++;
     super.notify();
     this.publish?.();
   }
@@ -90,6 +100,7 @@ export class ReadySignal extends WakeSignal<Wanting> {
 
   /** What another process announced, runs ready or places freed: this process's waiters only. */
   wakeHere(vacancies?: readonly Vacancy[]): void {
+    this.changes++;
     if (vacancies === undefined) super.notify();
     else this.wakeFor(vacancies);
   }
@@ -100,6 +111,7 @@ export class ReadySignal extends WakeSignal<Wanting> {
   }
 
   private wakeFor(vacancies: readonly Vacancy[]): void {
+    this.changes++;
     for (const { queue, team } of vacancies)
       this.notifyOne((w) => w === undefined || (w.queues.includes(queue) && (w.team === null || w.team === team)));
   }

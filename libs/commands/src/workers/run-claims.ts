@@ -16,6 +16,7 @@ import {
 } from './claim-candidates.sql';
 import { claimReadyRuns, withStoredPayloads, type ClaimRequest } from './claim-ready-runs';
 import { type ClaimScope, takeWithinRooms } from './claim-ready-runs.sql';
+import { CANDIDATES_READ_AHEAD, CandidateBuffer } from './candidate-buffer';
 import { chooseRuns } from './choose-runs';
 import { ReadySignal } from './ready-signal';
 import { TeamsServed } from './teams-served';
@@ -48,6 +49,8 @@ export class RunClaims {
    * leave them out, so that calls at once do not all choose the same oldest runs and find them taken.
    */
   private readonly claiming = new Set<string>();
+  /** Candidates read from each server and not chosen yet, for the next calls of the same scope. */
+  private readonly kept = new CandidateBuffer<ClaimCandidateRow>();
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -126,16 +129,23 @@ export class RunClaims {
   ): Promise<LeasedRun[]> {
     const { control, settings, scope } = await this.overServers(servers, caller, request, teamsServed);
     const { grants, caps, rates, teamRates } = settings;
+    const kept = keptScope(scope, grants, request.prefetchMs);
     const leftOut: string[] = [];
     const leases: LeasedRun[] = [];
     let asked = servers;
     for (let round = 0; round < MAX_CLAIM_ROUNDS && leases.length < request.max; round++) {
       const limit = request.max - leases.length;
       const skipped = [...leftOut, ...this.claiming];
-      const found = await this.candidatesOn(asked, scope, { grants, limit, skipped, prefetchMs: request.prefetchMs });
+      const found = await this.candidatesOn(asked, scope, {
+        grants,
+        limit,
+        skipped,
+        prefetchMs: request.prefetchMs,
+        kept,
+      });
       // A server that cannot be reached is passed over for the rest of the call: the others' runs are leased.
       asked = found.map((f) => f.server);
-      const chosen = this.chooseAmong(servers, found, limit);
+      const chosen = this.chooseAmong(servers, found, limit, kept);
       if (chosen.length === 0) break;
       const claimed = await this.claimWithinCaps(
         control,
@@ -170,13 +180,15 @@ export class RunClaims {
     const teamsServed = await this.teamsServed.of(caller, request.queues);
     const { settings, scope } = await this.overServers(servers, caller, request, teamsServed);
     const { grants, caps, rates, teamRates } = settings;
+    const kept = keptScope(scope, grants, request.prefetchMs);
     const found = await this.candidatesOn(servers, scope, {
       grants,
       limit: request.max,
       skipped: [...this.claiming],
       prefetchMs: request.prefetchMs,
+      kept,
     });
-    const chosen = this.chooseAmong(servers, found, request.max);
+    const chosen = this.chooseAmong(servers, found, request.max, kept);
     const release = (): void => {
       for (const run of chosen) this.claiming.delete(run.run_id);
     };
@@ -207,12 +219,14 @@ export class RunClaims {
 
   /**
    * The batch among the servers' candidates by the dispatch policy (chooseRuns: a team's runs from the
-   * servers in a rotating order), leaving out those other calls are claiming; the chosen are claiming now.
+   * servers in a rotating order), leaving out those other calls are claiming; the chosen are claiming now,
+   * and gone from the candidates kept for the scope.
    */
   private chooseAmong(
     servers: readonly RunServer[],
     found: ReadonlyArray<{ candidates: ReadonlyArray<ClaimCandidateRow & { server: RunServer }> }>,
     limit: number,
+    kept: string,
   ): Array<ClaimCandidateRow & { server: RunServer }> {
     const first = this.turns++ % servers.length;
     const turn = (run: { server: RunServer }): number =>
@@ -220,27 +234,44 @@ export class RunClaims {
     const free = found.flatMap((f) => f.candidates).filter((run) => !this.claiming.has(run.run_id));
     const chosen = chooseRuns(free, this.config.priorityWeights, limit, Math.random, turn);
     for (const run of chosen) this.claiming.add(run.run_id);
+    for (const [server, runs] of this.servers.split(chosen, (run) => run.server))
+      this.kept.forget(kept, server.name, new Set(runs.map((run) => run.run_id)));
     return chosen;
   }
 
   /**
-   * Each server's candidates, every server asked at once and locking nothing (findClaimCandidates), each
-   * candidate with its server; the answers of those that answer. Its reserved runs are not proposed, nor
-   * `skipped` (the runs an earlier round of the call left out, and those other calls are claiming).
+   * Each server's candidates, locking nothing, each candidate with its server; the answers of those that
+   * answer. A server whose candidates kept for the scope (`kept`, CandidateBuffer) still hold `limit` is not
+   * asked; the others are asked at once (findClaimCandidates), for CANDIDATES_READ_AHEAD times `limit`,
+   * and what they propose is kept. Its reserved runs are not proposed, nor `skipped` (the runs an earlier
+   * round of the call left out, and those other calls are claiming).
    */
   private async candidatesOn(
     servers: readonly RunServer[],
     scope: ClaimScope,
-    options: { grants: readonly QueueGrantRow[]; limit: number; skipped: readonly string[]; prefetchMs?: number },
+    options: {
+      grants: readonly QueueGrantRow[];
+      limit: number;
+      skipped: readonly string[];
+      prefetchMs?: number;
+      kept: string;
+    },
   ): Promise<
     Array<{ server: RunServer; capped: boolean; candidates: Array<ClaimCandidateRow & { server: RunServer }> }>
   > {
-    const { grants, limit, skipped: notThese, prefetchMs = 0 } = options;
+    const { grants, limit, skipped: notThese, prefetchMs = 0, kept } = options;
+    const epoch = this.ready.epoch;
     const answers = await Promise.all(
       servers.map((server) =>
         this.servers.unlessUnavailable(async () => {
           const skipped = [...(await server.decisions.reservedRunIds()), ...notThese];
-          const found = await findClaimCandidates(server.pool, scope, { grants, limit, skipped, prefetchMs });
+          const excluded = new Set(skipped);
+          let found = this.kept.take(kept, server.name, epoch, limit, (id) => excluded.has(id));
+          if (found === undefined) {
+            const read = { grants, limit: limit * CANDIDATES_READ_AHEAD, skipped, prefetchMs };
+            found = await findClaimCandidates(server.pool, scope, read);
+            this.kept.keep(kept, server.name, epoch, found);
+          }
           return { server, capped: found.capped, candidates: found.candidates.map((run) => ({ ...run, server })) };
         }),
       ),
@@ -355,4 +386,9 @@ export class RunClaims {
       done();
     }
   }
+}
+
+/** The candidates kept for a claim (CandidateBuffer) are those of the same caller's scope, grants and prefetch. */
+function keptScope(scope: ClaimScope, grants: readonly QueueGrantRow[], prefetchMs = 0): string {
+  return JSON.stringify([scope.team, scope.queues, scope.teamsServed, prefetchMs, grants]);
 }
