@@ -16,6 +16,7 @@ import {
   type ExpiryReport,
   type LogPosition,
 } from '../event-store.port';
+import { streamKey } from './stream-key';
 
 /**
  * Retention of the PostgreSQL log (migrations/0019): `events` is partitioned by week, a stream's
@@ -132,13 +133,13 @@ async function headOf(
       ? `SELECT transaction_id::text AS commit, global_position AS prepare FROM ${partition}
           ORDER BY transaction_id DESC, global_position DESC LIMIT 1`
       : `SELECT e.transaction_id::text AS commit, e.global_position AS prepare
-           FROM unnest($1::text[]) AS s(stream_id)
+           FROM unnest($1::bytea[]) AS s(key)
           CROSS JOIN LATERAL (
             SELECT transaction_id, global_position FROM ${partition} p
-             WHERE p.stream_key = es_stream_key(s.stream_id) ORDER BY p.stream_revision DESC LIMIT 1
+             WHERE p.stream_key = s.key ORDER BY p.stream_revision DESC LIMIT 1
           ) e
           ORDER BY e.transaction_id DESC, e.global_position DESC LIMIT 1`,
-    streamIds === undefined ? [] : [streamIds],
+    streamIds === undefined ? [] : [streamIds.map(streamKey)],
   );
   const row = rows[0];
   return row === undefined ? undefined : { commit: BigInt(row.commit), prepare: BigInt(row.prepare) };
@@ -186,11 +187,11 @@ async function moveStreams(db: PoolClient, week: string, streamIds: readonly str
     await tx.query(`SELECT pg_advisory_xact_lock(stream_lock_key(u.s)) FROM unnest($1::text[]) AS u(s) ORDER BY u.s`, [
       streamIds,
     ]);
-    await tx.query(
-      `UPDATE events SET kept_on = $3
-        WHERE kept_on = $1 AND stream_key = ANY(ARRAY(SELECT es_stream_key(s) FROM unnest($2::text[]) AS s))`,
-      [week, streamIds, to],
-    );
+    await tx.query('UPDATE events SET kept_on = $3 WHERE kept_on = $1 AND stream_key = ANY($2::bytea[])', [
+      week,
+      streamIds.map(streamKey),
+      to,
+    ]);
     return true;
   });
   return moved === true;

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { START, type LogPosition, type RecordedEvent } from '../event-store.port';
 import { InvalidAppendError } from '../event-store.errors';
 import { withMetadataColumns } from './metadata-columns';
+import { streamKey } from './stream-key';
 
 /**
  * EventStore.importEvents on this log, in one transaction: the streams' locks taken (es_append's, in
@@ -20,6 +21,7 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
         i,
         id: e.id,
         stream: e.streamId,
+        key: streamKey(e.streamId).toString('hex'),
         revision: e.revision.toString(),
         type: e.type,
         data: e.data,
@@ -35,12 +37,12 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
     );
     const { rows: broken } = await tx.query<{ stream: string; first: string; head: string | null }>(
       `WITH given AS (
-         SELECT x.stream, min(x.revision) AS first
-           FROM json_to_recordset($1::json) AS x(stream text, revision bigint) GROUP BY x.stream
+         SELECT x.stream, decode(x.key, 'hex') AS key, min(x.revision) AS first
+           FROM json_to_recordset($1::json) AS x(stream text, key text, revision bigint) GROUP BY x.stream, x.key
        )
        SELECT g.stream, g.first, h.head FROM given g
          LEFT JOIN LATERAL (
-           SELECT max(e.stream_revision) AS head FROM events e WHERE e.stream_key = es_stream_key(g.stream)
+           SELECT max(e.stream_revision) AS head FROM events e WHERE e.stream_key = g.key
          ) h ON true
         WHERE g.first <> coalesce(h.head, -1) + 1`,
       [JSON.stringify(rows)],
@@ -53,16 +55,17 @@ export async function importEvents(pool: Pool, events: readonly RecordedEvent[])
     }
     const { rows: written } = await tx.query<{ commit: string; prepare: string }>(
       `WITH x AS (
-         SELECT * FROM json_to_recordset($1::json) AS x(i integer, id uuid, stream text, revision bigint,
+         SELECT x.*, decode(x.key, 'hex') AS stream_key
+           FROM json_to_recordset($1::json) AS x(i integer, id uuid, stream text, key text, revision bigint,
                 type text, data json, metadata json, actor text, team text, cid text, cu uuid, sv smallint,
                 recorded_at timestamptz)
        )
        INSERT INTO events (event_id, stream_key, stream_revision, event_type, data, metadata, actor, team,
                            correlation_id, correlation_uuid, schema_version, recorded_at, kept_on)
-       SELECT x.id, es_stream_key(x.stream), x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.cu, x.sv,
+       SELECT x.id, x.stream_key, x.revision, x.type, x.data, x.metadata, x.actor, x.team, x.cid, x.cu, x.sv,
               x.recorded_at,
               coalesce(
-                (SELECT e.kept_on FROM events e WHERE e.stream_key = es_stream_key(x.stream) LIMIT 1),
+                (SELECT e.kept_on FROM events e WHERE e.stream_key = x.stream_key LIMIT 1),
                 CASE WHEN es_stream_ends(x.stream)
                      THEN date_trunc('week', (min(x.recorded_at) OVER (PARTITION BY x.stream)) AT TIME ZONE 'UTC')::date
                      ELSE 'infinity'::date END)
@@ -83,10 +86,9 @@ export async function removeStreams(pool: Pool, streamIds: readonly string[]): P
       `SELECT pg_advisory_xact_lock(stream_lock_key(s)) FROM (SELECT DISTINCT unnest($1::text[]) AS s) u ORDER BY s`,
       [streamIds],
     );
-    const { rowCount } = await tx.query(
-      'DELETE FROM events WHERE stream_key = ANY(ARRAY(SELECT es_stream_key(s) FROM unnest($1::text[]) AS s))',
-      [streamIds],
-    );
+    const { rowCount } = await tx.query('DELETE FROM events WHERE stream_key = ANY($1::bytea[])', [
+      streamIds.map(streamKey),
+    ]);
     return rowCount ?? 0;
   });
 }
