@@ -6,7 +6,7 @@ export const CANDIDATES_READ_AHEAD = 2;
 const MAX_SCOPES = 1_000;
 
 interface Kept<C> {
-  readonly candidates: C[];
+  candidates: C[];
   readonly capped: boolean;
   readonly at: number;
   readonly epoch: number;
@@ -56,8 +56,7 @@ export class CandidateBuffer<C extends { readonly run_id: string }> {
   forget(scope: string, server: string, runIds: ReadonlySet<string>): void {
     const kept = this.kept.get(keyOf(scope, server));
     if (kept === undefined) return;
-    const left = kept.candidates.filter((run) => !runIds.has(run.run_id));
-    kept.candidates.splice(0, kept.candidates.length, ...left);
+    kept.candidates = kept.candidates.filter((run) => !runIds.has(run.run_id));
   }
 }
 

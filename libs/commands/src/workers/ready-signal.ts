@@ -100,9 +100,9 @@ export class ReadySignal extends WakeSignal<Wanting> {
 
   /** What another process announced, runs ready or places freed: this process's waiters only. */
   wakeHere(vacancies?: readonly Vacancy[]): void {
+    if (vacancies !== undefined) return this.wakeFor(vacancies);
     this.changes++;
-    if (vacancies === undefined) super.notify();
-    else this.wakeFor(vacancies);
+    super.notify();
   }
 
   /** How `notify` tells the other processes (ReadyBroadcast); none: this process only. */
